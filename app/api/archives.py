@@ -1,0 +1,53 @@
+"""GET /archives/{archiveId}, POST /archives/search."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query
+from fastapi.responses import PlainTextResponse
+from starlette.concurrency import run_in_threadpool
+
+from app.api.deps import ServicesDep, TenantDep
+from app.api.schemas.archives import ArchiveSearchRequest, ArchiveSearchResponse, ArchiveView
+from app.archives.service import (
+    SearchRequest,
+    expand_archive,
+    expand_archive_text,
+    search_archives,
+    search_text,
+)
+
+router = APIRouter(prefix="/archives", tags=["archives"])
+TEXT_RESPONSE = {200: {"content": {"text/plain": {"schema": {"type": "string"}}}}}
+
+
+@router.get("/{archiveId}", response_model=ArchiveView, responses=TEXT_RESPONSE, operation_id="expandArchive")
+async def expand_archive_endpoint(
+    services: ServicesDep,
+    tenant: TenantDep,
+    archive_id: Annotated[str, Path(alias="archiveId", max_length=64)],
+    session_id: Annotated[str, Query(alias="sessionId", min_length=1, max_length=512)],
+    format: Annotated[Literal["json", "text"], Query()] = "json",
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
+) -> object:
+    """One archive with its original messages, as JSON or as a text tool result."""
+    view = await run_in_threadpool(expand_archive, services.uow, tenant, session_id, archive_id, offset, limit)
+    if format == "text":
+        return PlainTextResponse(expand_archive_text(view))
+    return view
+
+
+@router.post("/search", response_model=ArchiveSearchResponse, responses=TEXT_RESPONSE, operation_id="searchArchives")
+async def search_archives_endpoint(body: ArchiveSearchRequest, services: ServicesDep, tenant: TenantDep) -> object:
+    """Search a session's archived messages and overviews: keyword, regex or ranked."""
+    request = SearchRequest(
+        session_id=body.session_id, query=body.query, mode=body.mode, archive_id=body.archive_id,
+        case_sensitive=body.case_sensitive, limit=body.limit,
+    )
+    timeout_s = services.settings.archives.regex_timeout_ms / 1000
+    result = await run_in_threadpool(search_archives, services.uow, tenant, request, timeout_s)
+    if body.format == "text":
+        return PlainTextResponse(search_text(result))
+    return result

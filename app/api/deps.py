@@ -1,0 +1,71 @@
+"""Request dependencies: the wired services and the caller's identity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, Request
+
+from app.assembly.recall import RecallSource
+from app.db.uow import UnitOfWork
+from app.errors import Unauthenticated
+from app.jobs.worker import Phase2Worker
+from app.metrics import Metrics
+from app.sessions.bypass import resolve_agent_id
+from app.sessions.identity import SessionIdentity
+from app.settings import Settings
+
+
+@dataclass
+class Services:
+    """Everything the lifespan builds; one instance per app."""
+
+    settings: Settings
+    uow: UnitOfWork
+    metrics: Metrics
+    recall: RecallSource
+    worker: Phase2Worker | None
+
+    def notify_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.notify()
+
+
+def get_services(request: Request) -> Services:
+    return request.app.state.services  # type: ignore[no-any-return]
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+def get_tenant(services: ServicesDep, authorization: Annotated[str | None, Header()] = None) -> str:
+    """The tenant of the API key; ``default`` while no keys are configured (api.md, Identity)."""
+    keys = services.settings.api_key_tenants
+    if not keys:
+        return "default"
+    scheme, _, token = (authorization or "").partition(" ")
+    tenant = keys.get(token.strip()) if scheme.lower() == "bearer" else None
+    if tenant is None:
+        raise Unauthenticated("a valid API key is required (Authorization: Bearer <key>)")
+    return tenant
+
+
+TenantDep = Annotated[str, Depends(get_tenant)]
+UserIdHeader = Annotated[str | None, Header(alias="X-User-Id", max_length=256)]
+
+
+def hook_identity(tenant: str, body: Any, user_header: str | None) -> SessionIdentity:
+    """Who a hook body is about: session, agent (api.md rules) and user."""
+    return SessionIdentity(
+        tenant_id=tenant,
+        session_id=body.session_id,
+        session_key=body.session_key or _runtime_str(body.runtime_context, "sessionKey"),
+        agent_id=resolve_agent_id(body.agent_id, body.session_key, body.runtime_context),
+        user_id=user_header or body.user_id or "default",
+    )
+
+
+def _runtime_str(runtime_context: dict[str, Any] | None, key: str) -> str | None:
+    value = (runtime_context or {}).get(key)
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,94 @@
+"""POST /assemble, /after-turn, /compact: the OpenClaw hooks forwarded by the plugin shim."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+
+from app.api.deps import ServicesDep, TenantDep, UserIdHeader, hook_identity
+from app.api.schemas.hooks import (
+    AfterTurnRequest,
+    AfterTurnResponse,
+    AssembleRequest,
+    AssembleResponse,
+    CompactRequest,
+    CompactResponse,
+)
+from app.assembly.service import AssembleInput, assemble
+from app.sessions.capture import TurnInput, capture_turn
+from app.sessions.compact import CompactInput, compact_session
+
+router = APIRouter(tags=["hooks"])
+
+
+@router.post("/assemble", response_model=AssembleResponse, response_model_exclude_none=True,
+             operation_id="assemble")
+async def assemble_endpoint(body: AssembleRequest, services: ServicesDep, tenant: TenantDep,
+                            user_id: UserIdHeader = None) -> dict[str, object]:
+    """Rebuild the prompt history (pre_prompt) or inject recalled context (tool_loop)."""
+    fields = body.model_fields_set
+    pre_prompt = bool({"prompt", "available_tools", "citations_mode"} & fields)
+    request = AssembleInput(
+        identity=hook_identity(tenant, body, user_id),
+        messages=body.messages,
+        phase="pre_prompt" if pre_prompt else "tool_loop",
+        token_budget=body.token_budget,
+        prompt=body.prompt,
+        options=body.options or {},
+        runtime_context=body.runtime_context,
+    )
+    return await assemble(services.uow, services.settings, services.recall, request)
+
+
+@router.post("/after-turn", response_model=AfterTurnResponse, operation_id="afterTurn")
+async def after_turn_endpoint(body: AfterTurnRequest, services: ServicesDep, tenant: TenantDep,
+                              user_id: UserIdHeader = None) -> AfterTurnResponse:
+    """Store the turn's new messages (idempotent) and commit when the window passes the threshold."""
+    started = time.perf_counter()
+    messages = body.messages if body.messages is not None else ([body.message] if body.message is not None else [])
+    turn = TurnInput(
+        identity=hook_identity(tenant, body, user_id),
+        messages=messages,
+        pre_prompt_message_count=body.pre_prompt_message_count,
+        is_heartbeat=body.is_heartbeat,
+        token_budget=_budget(body.token_budget, body.runtime_context),
+    )
+    result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
+    if result.archive_scheduled:
+        services.notify_worker()
+    return AfterTurnResponse(
+        ok=True,
+        ingested=result.ingested,
+        duplicates=result.duplicates,
+        skipped=result.skipped,
+        pending_tokens=result.pending_tokens,
+        commit=result.commit,
+        compact_recommended=result.compact_recommended,
+        duration_ms=int((time.perf_counter() - started) * 1000),
+    )
+
+
+@router.post("/compact", response_model=CompactResponse, response_model_exclude_none=True,
+             operation_id="compact")
+async def compact_endpoint(body: CompactRequest, services: ServicesDep, tenant: TenantDep,
+                           user_id: UserIdHeader = None) -> dict[str, object]:
+    """Archive everything now and (by default) wait for the Working Memory."""
+    request = CompactInput(
+        identity=hook_identity(tenant, body, user_id),
+        token_budget=body.token_budget,
+        current_token_count=body.current_token_count,
+        custom_instructions=body.custom_instructions,
+        wait=body.wait,
+        timeout_ms=body.timeout_ms,
+    )
+    return await compact_session(services.uow, services.settings, services.notify_worker, request)
+
+
+def _budget(token_budget: float | None, runtime_context: dict[str, object] | None) -> int | None:
+    """tokenBudget from the request, else runtimeContext.tokenBudget (lifecycle.md, Capture 5)."""
+    for candidate in (token_budget, (runtime_context or {}).get("tokenBudget")):
+        if isinstance(candidate, int | float) and not isinstance(candidate, bool) and candidate >= 1:
+            return int(candidate)
+    return None

@@ -1,0 +1,95 @@
+"""Pure ASGI middleware (not BaseHTTPMiddleware, which breaks contextvars): request id, body-size
+limit, access log and request metrics."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.metrics import Metrics
+
+log = structlog.get_logger("app.access")
+REQUEST_ID_HEADER = b"x-request-id"
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def _envelope(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+
+
+class RequestContextMiddleware:
+    """Request id in and out, body limit, one access-log line and metrics per request."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int, metrics: Metrics) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        request_id = headers.get(REQUEST_ID_HEADER, b"").decode("latin-1")[:128] or uuid.uuid4().hex
+        started = time.perf_counter()
+        state: dict[str, Any] = {"status": 500, "started": False}
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                state["status"] = message["status"]
+                state["started"] = True
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (REQUEST_ID_HEADER, request_id.encode("latin-1"))]
+            await send(message)
+
+        try:
+            if self._declared_too_large(headers):
+                await self._reject_too_large(send_with_id)
+            else:
+                await self.app(scope, self._limited(receive), send_with_id)
+        except BodyTooLarge:
+            if not state["started"]:
+                await self._reject_too_large(send_with_id)
+        finally:
+            self._record(scope, state["status"], time.perf_counter() - started)
+            structlog.contextvars.unbind_contextvars("request_id")
+
+    def _declared_too_large(self, headers: dict[bytes, bytes]) -> bool:
+        declared = headers.get(b"content-length")
+        return declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes
+
+    def _limited(self, receive: Receive) -> Receive:
+        seen = 0
+
+        async def wrapped() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body_bytes:
+                    raise BodyTooLarge()
+            return message
+
+        return wrapped
+
+    async def _reject_too_large(self, send: Send) -> None:
+        body = _envelope("PAYLOAD_TOO_LARGE", f"request body exceeds {self.max_body_bytes} bytes")
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    def _record(self, scope: Scope, status: int, seconds: float) -> None:
+        route = getattr(scope.get("route"), "path", None) or "unmatched"
+        method = scope.get("method", "")
+        self.metrics.requests.labels(route, method, str(status)).inc()
+        self.metrics.latency.labels(route).observe(seconds)
+        log.info("request", method=method, route=route, status=status, duration_ms=round(seconds * 1000, 2))

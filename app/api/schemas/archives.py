@@ -1,0 +1,59 @@
+"""Shapes of /archives (api.md, Archives)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from app.api.schemas.base import ApiModel
+
+
+class ArchiveMessage(ApiModel):
+    seq: int
+    message: dict[str, Any]
+
+
+class ArchiveView(ApiModel):
+    archive_id: str
+    session_id: str
+    status: str
+    abstract: str
+    overview: str
+    message_count: int
+    first_seq: int
+    last_seq: int
+    started_at: str | None
+    ended_at: str | None
+    created_at: str | None
+    completed_at: str | None
+    messages: list[ArchiveMessage]
+    error: str | None
+
+
+class ArchiveSearchRequest(ApiModel):
+    session_id: str = Field(min_length=1, max_length=512)
+    query: str = Field(min_length=1, max_length=2000)
+    archive_id: str | None = None
+    mode: Literal["keyword", "regex", "ranked"] = "keyword"
+    case_sensitive: bool = False
+    limit: int = Field(20, ge=1, le=200)
+    format: Literal["json", "text"] = "json"
+
+
+class ArchiveSearchHit(ApiModel):
+    archive_id: str
+    seq: int | None
+    role: str | None
+    kind: Literal["message", "overview"]
+    snippet: str
+    score: float | None
+    timestamp: str | None
+
+
+class ArchiveSearchResponse(ApiModel):
+    query: str
+    mode: str
+    count: int
+    truncated: bool
+    results: list[ArchiveSearchHit]

@@ -1,0 +1,73 @@
+"""Request and response shapes of /assemble, /after-turn and /compact (api.md, Hook endpoints)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from app.api.schemas.base import ApiModel, HookModel
+
+SESSION_ID = Field(min_length=1, max_length=512, description="The host's session id.")
+
+
+class HookBase(HookModel):
+    session_id: str = SESSION_ID
+    session_key: str | None = Field(None, max_length=1024)
+    agent_id: str | None = Field(None, max_length=256)
+    user_id: str | None = Field(None, max_length=256)
+    token_budget: float | None = None
+    runtime_context: dict[str, Any] | None = None
+    runtime_settings: dict[str, Any] | None = None
+
+
+class AssembleRequest(HookBase):
+    messages: list[Any]
+    available_tools: list[str] | None = None
+    citations_mode: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    options: dict[str, Any] | None = None
+
+
+class AssembleResponse(ApiModel):
+    messages: list[Any]
+    estimated_tokens: int
+    system_prompt_addition: str | None = None
+    prepend_context: str | None = None
+    diagnostics: dict[str, Any]
+
+
+class AfterTurnRequest(HookBase):
+    messages: list[Any] | None = None
+    message: Any | None = None
+    pre_prompt_message_count: int = Field(0, ge=0)
+    is_heartbeat: bool = False
+    auto_compaction_summary: Any | None = None
+
+
+class AfterTurnResponse(ApiModel):
+    ok: bool
+    ingested: int
+    duplicates: int
+    skipped: int
+    pending_tokens: int
+    commit: dict[str, Any]
+    compact_recommended: bool
+    duration_ms: int
+
+
+class CompactRequest(HookBase):
+    force: bool | None = None
+    current_token_count: float | None = None
+    compaction_target: str | None = None
+    custom_instructions: str | None = Field(None, max_length=20000)
+    wait: bool = True
+    timeout_ms: int = Field(120000, ge=0, le=600000)
+
+
+class CompactResponse(ApiModel):
+    ok: bool
+    compacted: bool
+    reason: str
+    result: dict[str, Any] | None = None

@@ -1,0 +1,105 @@
+"""SQL for archives and archived messages. Repositories never commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, load_only
+
+from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
+
+
+def add_archive(db: Session, archive: Archive) -> Archive:
+    db.add(archive)
+    db.flush()
+    return archive
+
+
+def list_archives(db: Session, session: AgentSession) -> list[Archive]:
+    stmt = select(Archive).where(Archive.session_pk == session.id).order_by(Archive.archive_index)
+    return list(db.execute(stmt).scalars())
+
+
+def get_archive(db: Session, session: AgentSession, archive_index: int) -> Archive | None:
+    stmt = select(Archive).where(
+        Archive.session_pk == session.id, Archive.archive_index == archive_index
+    )
+    return db.execute(stmt).scalar_one_or_none()
+
+
+def get_archive_by_pk(db: Session, archive_pk: int) -> Archive | None:
+    return db.get(Archive, archive_pk)
+
+
+def latest_completed_before(db: Session, session_pk: int, archive_index: int) -> Archive | None:
+    """The newest completed archive older than ``archive_index`` (lifecycle.md, Phase 2 step 1)."""
+    stmt = (
+        select(Archive)
+        .where(
+            Archive.session_pk == session_pk,
+            Archive.archive_index < archive_index,
+            Archive.status == ArchiveStatus.COMPLETED,
+        )
+        .order_by(Archive.archive_index.desc())
+        .limit(1)
+    )
+    return db.execute(stmt).scalar_one_or_none()
+
+
+def archive_messages(
+    db: Session, archive: Archive, offset: int = 0, limit: int | None = None
+) -> list[StoredMessage]:
+    stmt = (
+        select(StoredMessage)
+        .where(StoredMessage.archive_pk == archive.id)
+        .order_by(StoredMessage.seq)
+        .offset(offset)
+        .limit(limit)
+    )
+    return list(db.execute(stmt).scalars())
+
+
+def messages_of_archives(db: Session, archive_pks: Sequence[int]) -> list[StoredMessage]:
+    if not archive_pks:
+        return []
+    stmt = (
+        select(StoredMessage)
+        .where(StoredMessage.archive_pk.in_(list(archive_pks)))
+        .order_by(StoredMessage.seq)
+    )
+    return list(db.execute(stmt).scalars())
+
+
+def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, StoredMessage]:
+    if not ids:
+        return {}
+    stmt = select(StoredMessage).where(StoredMessage.id.in_(list(ids)))
+    return {row.id: row for row in db.execute(stmt).scalars()}
+
+
+def iter_archived_texts(
+    db: Session, session: AgentSession, archive_pk: int | None, batch: int = 2000
+) -> Iterator[StoredMessage]:
+    """Archived messages (search fields only) in sequence order."""
+    stmt = select(StoredMessage).options(
+        load_only(
+            StoredMessage.id, StoredMessage.archive_pk, StoredMessage.seq, StoredMessage.role,
+            StoredMessage.search_text, StoredMessage.created_at,
+        )
+    ).where(StoredMessage.session_pk == session.id)
+    if archive_pk is None:
+        stmt = stmt.where(StoredMessage.archive_pk.is_not(None))
+    else:
+        stmt = stmt.where(StoredMessage.archive_pk == archive_pk)
+    result = db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch))
+    yield from result.scalars()
+
+
+def archive_status_counts(db: Session, session: AgentSession) -> dict[str, int]:
+    stmt = (
+        select(Archive.status, func.count())
+        .where(Archive.session_pk == session.id)
+        .group_by(Archive.status)
+    )
+    return {status: int(count) for status, count in db.execute(stmt)}

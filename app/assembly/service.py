@@ -1,0 +1,209 @@
+"""``POST /assemble``: rebuild the history (pre_prompt) or inject recall (tool_loop).
+
+lifecycle.md, Assemble. A passthrough returns the host's messages unchanged, as a new list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.archives import repository as archives_repo
+from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
+from app.assembly.guide import SESSION_CONTEXT_GUIDE
+from app.assembly.injection import latest_user_query, latest_user_text, prepend_to_latest_user
+from app.assembly.provider_validity import make_provider_valid
+from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
+from app.assembly.steps import fit_steps_to_budget
+from app.core.messages import Message, message_tokens, messages_tokens, role_of
+from app.core.tokens import estimate_text_tokens
+from app.db.models import ArchiveStatus
+from app.db.uow import UnitOfWork
+from app.sessions import repository as sessions_repo
+from app.sessions.bypass import is_bypassed, is_cron_session
+from app.sessions.fingerprint import message_fingerprint, new_message_indexes
+from app.sessions.identity import SessionIdentity
+from app.sessions.sanitize import contains_injected_context, sanitize_message_for_capture
+from app.settings import Settings
+
+SUMMARY_PREFIX = "[Session History Summary]\n"
+MIN_QUERY_CHARS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class AssembleInput:
+    identity: SessionIdentity
+    messages: list[Any]
+    phase: str
+    token_budget: Any = None
+    prompt: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    runtime_context: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class _Stored:
+    overview: str = ""
+    messages: list[Message] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    archives: dict[str, Any] = field(default_factory=dict)
+    known: bool = False
+
+
+def passthrough(req: AssembleInput, reason: str, started: float, **extra: Any) -> dict[str, Any]:
+    """The host's messages unchanged (a new list) with their estimate."""
+    messages = list(req.messages)
+    diagnostics = {"phase": req.phase, "mode": "passthrough", "reason": reason, **extra}
+    diagnostics["durationMs"] = _elapsed_ms(started)
+    return {"messages": messages, "estimatedTokens": _estimate(messages), "diagnostics": diagnostics}
+
+
+async def assemble(uow: UnitOfWork, settings: Settings, recall: RecallSource, req: AssembleInput) -> dict[str, Any]:
+    """Dispatch on the phase; never raises for recall problems."""
+    started = time.perf_counter()
+    ident = req.identity
+    if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
+        return passthrough(req, "session_bypassed", started)
+    if req.phase == "pre_prompt":
+        return await asyncio.to_thread(assemble_pre_prompt, uow, settings, req, started)
+    return await assemble_tool_loop(settings, recall, req, started)
+
+
+def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float) -> dict[str, Any]:
+    """History rebuild: summary first, then unsummarised and live messages, within the budget."""
+    stored = _load_stored(uow, req.identity)
+    if not stored.known or (not stored.overview and not stored.messages):
+        return passthrough(req, "no_stored_context", started)
+    host = _host_messages(req.messages)
+    appended = _unstored_host_messages(host, stored.counts)
+    candidates = stored.messages + appended
+    budget = resolve_budget(req.token_budget)
+    overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
+    summary = {"role": "user", "content": SUMMARY_PREFIX + overview} if overview else None
+    overview_tokens = message_tokens(summary) if summary else 0
+    guide_tokens = estimate_text_tokens(guide)
+    overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(budget)
+    if overview_dropped:
+        summary, guide, overview_tokens, guide_tokens = None, "", 0, 0
+    costs = [message_tokens(m, settings.capture.image_tokens) for m in candidates]
+    kept, dropped = fit_steps_to_budget(candidates, costs, message_budget(budget, guide_tokens, overview_tokens))
+    assembled = ([summary] if summary else []) + [candidates[i] for i in kept]
+    output = make_provider_valid(assembled)
+    result: dict[str, Any] = {
+        "messages": output,
+        "estimatedTokens": _estimate(output) + guide_tokens,
+        "diagnostics": {
+            "phase": "pre_prompt",
+            "mode": "assembled",
+            "reason": "overview_exceeds_budget" if overview_dropped else "ok",
+            "archives": {**stored.archives, "overviewIncluded": summary is not None},
+            "messages": {
+                "input": len(req.messages),
+                "stored": len(stored.messages),
+                "reconciled": len(appended),
+                "returned": len(output),
+                "dropped": dropped,
+            },
+            "budget": {"total": budget, "reserved": int(reserved_tokens(budget))},
+        },
+    }
+    if guide:
+        result["systemPromptAddition"] = guide
+    result["diagnostics"]["durationMs"] = _elapsed_ms(started)
+    return result
+
+
+async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: AssembleInput, started: float) -> dict[str, Any]:
+    """Recall injection into the latest user message (lifecycle.md, tool_loop phase)."""
+    messages = req.messages
+    if not messages or not isinstance(messages[-1], dict) or role_of(messages[-1]) != "user":
+        return passthrough(req, "non_user_tail", started)
+    if not req.options.get("autoRecall", settings.assemble.auto_recall):
+        return passthrough(req, "recall_disabled", started)
+    if contains_injected_context(latest_user_text(messages)):
+        return passthrough(req, "already_injected", started)
+    query = latest_user_query(messages)
+    if len(query) < MIN_QUERY_CHARS:
+        return passthrough(req, "query_too_short", started, recall={"query": query})
+    ident = req.identity
+    request = RecallRequest(
+        tenant_id=ident.tenant_id, user_id=ident.user_id, agent_id=ident.agent_id, query=query,
+        is_cron=is_cron_session(ident.session_key, req.runtime_context), options=req.options,
+    )
+    timeout_s = settings.assemble.recall_timeout_ms / 1000
+    try:
+        block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
+    except RecallUnavailable:
+        return passthrough(req, "recall_unavailable", started, recall={"query": query})
+    except TimeoutError:
+        return passthrough(req, "recall_timeout", started, recall={"query": query, "timedOut": True})
+    except Exception:  # noqa: BLE001 - recall must never fail the hook (quality.md, Degradation)
+        return passthrough(req, "recall_failed", started, recall={"query": query})
+    if block is None or not block.text:
+        return passthrough(req, "no_recall_hits", started, recall={"query": query})
+    output = prepend_to_latest_user(messages, block.text)
+    diagnostics = {"phase": "tool_loop", "mode": "assembled", "reason": "ok",
+                   "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
+                   "durationMs": _elapsed_ms(started)}
+    return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
+
+
+def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
+    """Overview of the newest completed archive + later unsummarised archives + live messages."""
+    with uow.read() as db:
+        session = sessions_repo.find_session(db, ident.tenant_id, ident.session_id)
+        if session is None:
+            return _Stored()
+        archives = archives_repo.list_archives(db, session)
+        completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
+        latest = completed[-1] if completed else None
+        floor = latest.archive_index if latest else 0
+        unsummarised = [a.id for a in archives if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED]
+        rows = archives_repo.messages_of_archives(db, unsummarised) + sessions_repo.live_messages(db, session)
+        counts: dict[str, int] = {}
+        for fp in sessions_repo.all_fingerprints(db, session):
+            counts[fp] = counts.get(fp, 0) + 1
+    statuses = [a.status for a in archives]
+    return _Stored(
+        overview=latest.overview if latest else "",
+        messages=[json.loads(row.body) for row in rows],
+        counts=counts,
+        archives={
+            "total": len(archives),
+            "completed": statuses.count(ArchiveStatus.COMPLETED),
+            "pending": statuses.count(ArchiveStatus.PENDING) + statuses.count(ArchiveStatus.RUNNING),
+            "failed": statuses.count(ArchiveStatus.FAILED),
+        },
+        known=True,
+    )
+
+
+def _host_messages(messages: list[Any]) -> list[Message | None]:
+    """The host's messages as capture would store them (None: never stored)."""
+    out: list[Message | None] = []
+    for message in messages:
+        if not isinstance(message, dict) or role_of(message) in ("", "system"):
+            out.append(None)
+        else:
+            out.append(sanitize_message_for_capture(message))
+    return out
+
+
+def _unstored_host_messages(host: list[Message | None], counts: dict[str, int]) -> list[Message]:
+    """lifecycle.md, pre_prompt step 3: host messages not stored yet, in the host's order."""
+    fps = [message_fingerprint(m) if m is not None else None for m in host]
+    return [host[i] for i in new_message_indexes(fps, 0, counts) if host[i] is not None]  # type: ignore[misc]
+
+
+def _estimate(messages: list[Any]) -> int:
+    return messages_tokens([m for m in messages if isinstance(m, dict)])
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+__all__ = ["AssembleInput", "assemble", "passthrough"]

@@ -1,0 +1,49 @@
+"""The interface every database dialect implements (full-text index and search)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+
+@dataclass(frozen=True, slots=True)
+class TextHit:
+    row_id: int
+    score: float | None
+
+
+class Dialect(ABC):
+    """Full-text operations over archived messages and archive overviews."""
+
+    name: str
+
+    @abstractmethod
+    def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
+        """Add (message id, search text) pairs to the message index."""
+
+    @abstractmethod
+    def unindex_session(self, db: Session, session_pk: int) -> None:
+        """Remove every index entry of a session's messages and archives."""
+
+    @abstractmethod
+    def index_archive_overview(self, db: Session, archive_pk: int, text: str) -> None:
+        """Replace the index entry of an archive's overview."""
+
+    @abstractmethod
+    def match_messages(
+        self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, ranked: bool
+    ) -> Iterator[TextHit]:
+        """Archived messages of a session whose text contains every term (ranked: any term, by BM25)."""
+
+    @abstractmethod
+    def match_overviews(
+        self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, ranked: bool
+    ) -> Iterator[TextHit]:
+        """Archives of a session whose overview matches the terms, as for messages."""
+
+    @abstractmethod
+    def min_indexed_term_chars(self) -> int:
+        """Terms shorter than this cannot be answered by the index (callers scan instead)."""

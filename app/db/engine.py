@@ -1,0 +1,82 @@
+"""Engine creation and the SQLite connection policy.
+
+SQLite policy (one place, with reasons):
+- the stock ``sqlite3`` module cannot load extensions, so connections come from ``pysqlite3``;
+- sqlite-vec is loaded on every connection, extension loading is switched off again at once;
+- WAL lets readers run beside the single writer; ``synchronous`` is configurable (FULL by default,
+  so that a 200 from /after-turn survives power loss, not only a process crash);
+- foreign keys on, busy timeout set;
+- the driver's implicit transactions are disabled and we emit BEGIN ourselves, so a write unit of
+  work can take the write lock up front with ``BEGIN IMMEDIATE`` (no deadlocking lock upgrades).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pysqlite3.dbapi2 as sqlite_dbapi
+import sqlite_vec
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+from app.settings import Settings
+
+BEGIN_MODE_OPTION = "ce_begin"
+MIN_SQLITE_VERSION = (3, 43, 0)  # contentless-delete FTS5 tables
+
+
+def is_sqlite_url(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def create_db_engine(settings: Settings) -> Engine:
+    """Build the engine for ``settings.database_url`` with the dialect's connection policy."""
+    url = make_url(settings.database_url)
+    if url.get_backend_name() != "sqlite":
+        raise ValueError(
+            f"unsupported database backend {url.get_backend_name()!r}: this build runs on SQLite"
+        )
+    return _create_sqlite_engine(settings, url.set(drivername="sqlite+pysqlite"))
+
+
+def _create_sqlite_engine(settings: Settings, url: Any) -> Engine:
+    database = url.database
+    if database and database != ":memory:":
+        Path(database).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    _check_sqlite_version()
+    engine = create_engine(
+        url,
+        module=sqlite_dbapi,
+        pool_size=settings.db.pool_size,
+        max_overflow=32,
+        connect_args={"check_same_thread": False, "timeout": settings.db.busy_timeout_ms / 1000},
+    )
+    synchronous = settings.db.sqlite_synchronous
+    busy_ms = settings.db.busy_timeout_ms
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
+        dbapi_conn.enable_load_extension(True)
+        sqlite_vec.load(dbapi_conn)
+        dbapi_conn.enable_load_extension(False)
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        mode = conn.get_execution_options().get(BEGIN_MODE_OPTION, "DEFERRED")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+    return engine
+
+
+def _check_sqlite_version() -> None:
+    version = tuple(int(p) for p in sqlite_dbapi.sqlite_version.split("."))
+    if version < MIN_SQLITE_VERSION:
+        raise RuntimeError(f"SQLite {sqlite_dbapi.sqlite_version} is too old; need {MIN_SQLITE_VERSION}")

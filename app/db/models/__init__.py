@@ -1,0 +1,8 @@
+"""ORM models: one module per aggregate. Importing this package registers every table."""
+
+from app.db.models.agent_session import AgentSession
+from app.db.models.archive import Archive, ArchiveStatus
+from app.db.models.job import Job, JobStatus
+from app.db.models.message import StoredMessage
+
+__all__ = ["AgentSession", "Archive", "ArchiveStatus", "Job", "JobStatus", "StoredMessage"]

@@ -1,0 +1,55 @@
+"""The service's error hierarchy: each error carries its code and HTTP status (api.md, Errors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AppError(Exception):
+    """Base of every error that is rendered as the API error envelope."""
+
+    code = "INTERNAL"
+    http_status = 500
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class InvalidArgument(AppError):
+    code = "INVALID_ARGUMENT"
+    http_status = 400
+
+
+class Unauthenticated(AppError):
+    code = "UNAUTHENTICATED"
+    http_status = 401
+
+
+class NotFound(AppError):
+    code = "NOT_FOUND"
+    http_status = 404
+
+    def __init__(self, kind: str, resource: str) -> None:
+        super().__init__(f"{kind.capitalize()} not found: {resource}", {"type": kind, "resource": resource})
+
+
+class Conflict(AppError):
+    code = "CONFLICT"
+    http_status = 409
+
+
+class PayloadTooLarge(AppError):
+    code = "PAYLOAD_TOO_LARGE"
+    http_status = 413
+
+
+class Unavailable(AppError):
+    code = "UNAVAILABLE"
+    http_status = 503
+
+
+class DeadlineExceeded(AppError):
+    code = "DEADLINE_EXCEEDED"
+    http_status = 504

@@ -1,0 +1,95 @@
+"""Phase 2 of a commit: the archive pipeline (lifecycle.md, Phase 2).
+
+read inputs (one short transaction) → build the Working Memory (no transaction open) → write the
+results and mark the archive completed, last, in one transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from app.archives import repository as archives_repo
+from app.core.clock import utcnow
+from app.db.models import AgentSession, ArchiveStatus, StoredMessage
+from app.db.uow import UnitOfWork
+from app.jobs import queue
+from app.jobs.queue import ClaimedJob
+from app.working_memory.service import WmInputs, WmResult, WorkingMemoryBuilder
+
+
+class JobLost(Exception):
+    """The job's lease passed to another worker; our results must not be written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Phase2Context:
+    uow: UnitOfWork
+    builder: WorkingMemoryBuilder
+    worker_id: str
+    fault_delay_s: float = 0.0
+
+
+async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
+    """Process one claimed archive job end to end."""
+    inputs = await asyncio.to_thread(_load_inputs, ctx.uow, job)
+    if ctx.fault_delay_s:
+        await asyncio.sleep(ctx.fault_delay_s)
+    result = await ctx.builder.build(inputs)
+    await asyncio.to_thread(_write_results, ctx, job, result)
+    return result
+
+
+def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> WmInputs:
+    with uow.read() as db:
+        archive = archives_repo.get_archive_by_pk(db, job.archive_pk)
+        if archive is None:
+            raise JobLost(f"archive {job.archive_pk} is gone")
+        rows = archives_repo.archive_messages(db, archive)
+        prior = archives_repo.latest_completed_before(db, job.session_pk, job.archive_index)
+        first_user = db.execute(
+            select(StoredMessage.search_text)
+            .where(StoredMessage.session_pk == job.session_pk, StoredMessage.role == "user")
+            .order_by(StoredMessage.seq)
+            .limit(1)
+        ).scalar_one_or_none()
+        return WmInputs(
+            messages=[json.loads(row.body) for row in rows],
+            prior_overview=prior.overview if prior is not None else None,
+            first_user_request=first_user,
+            custom_instructions=archive.custom_instructions,
+        )
+
+
+def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult) -> None:
+    now = utcnow()
+    with ctx.uow.write() as db:
+        if not queue.still_owned(db, job.job_id, ctx.worker_id):
+            raise JobLost(f"job {job.job_id} is no longer held by {ctx.worker_id}")
+        archive = archives_repo.get_archive_by_pk(db, job.archive_pk)
+        if archive is None:
+            raise JobLost(f"archive {job.archive_pk} is gone")
+        archive.overview = result.overview
+        archive.abstract = result.abstract
+        archive.overview_tokens = result.overview_tokens
+        archive.wm_path = result.path
+        archive.usage_json = json.dumps(result.usage) if result.usage else None
+        archive.error = None
+        archive.error_stage = None
+        ctx.uow.dialect.index_archive_overview(db, archive.id, result.overview)
+        _add_usage(db, job.session_pk, result)
+        queue.mark_succeeded(db, job.job_id, now)
+        # Completed last, in the same transaction as the results: readers see all or nothing.
+        archive.completed_at = now
+        archive.status = ArchiveStatus.COMPLETED
+
+
+def _add_usage(db: object, session_pk: int, result: WmResult) -> None:
+    session = db.get(AgentSession, session_pk)  # type: ignore[attr-defined]
+    if session is None:
+        return
+    session.llm_prompt_tokens += int(result.usage.get("prompt_tokens", 0) or 0)
+    session.llm_completion_tokens += int(result.usage.get("completion_tokens", 0) or 0)

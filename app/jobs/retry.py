@@ -1,0 +1,40 @@
+"""Retry decisions for background work: exponential backoff with jitter, honouring Retry-After."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sqlalchemy.exc import OperationalError
+
+from app.providers.protocols import TransientProviderError
+
+
+@dataclass(frozen=True, slots=True)
+class RetryDecision:
+    retry: bool
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RetryStrategy:
+    """``base × 2^(attempt-1)`` capped, plus up to 25% jitter; at most ``max_attempts`` in all."""
+
+    max_attempts: int = 4
+    base_s: float = 1.0
+    cap_s: float = 8.0
+
+    def decide(self, error: BaseException, attempt: int, rng: random.Random | None = None) -> RetryDecision:
+        if not is_transient(error) or attempt >= self.max_attempts:
+            return RetryDecision(retry=False)
+        delay = min(self.cap_s, self.base_s * 2 ** (attempt - 1))
+        delay += (rng or random).uniform(0, delay * 0.25)
+        retry_after = getattr(error, "retry_after", None)
+        if isinstance(retry_after, int | float) and retry_after > delay:
+            delay = float(retry_after)
+        return RetryDecision(retry=True, delay_s=delay)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Provider hiccups and a busy database are worth another attempt; bugs are not."""
+    return isinstance(error, TransientProviderError | OperationalError | TimeoutError)

@@ -1,0 +1,155 @@
+"""The Phase 2 worker: claims jobs with a lease, renews it while working, retries transient failures.
+
+The embedded default runs one worker inside the API process; scale-out can run more against the
+same database. A job whose worker dies is claimed again when its lease expires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+
+import structlog
+
+from app.core.clock import utcnow
+from app.db.uow import UnitOfWork
+from app.jobs import queue
+from app.jobs.phase2 import JobLost, Phase2Context, run_phase2
+from app.jobs.queue import ClaimedJob
+from app.jobs.retry import RetryStrategy
+from app.settings import WorkerSettings
+from app.working_memory.service import WorkingMemoryBuilder
+
+log = structlog.get_logger("app.jobs.worker")
+
+JobObserver = Callable[[str, float], None]
+
+
+class Phase2Worker:
+    """Runs Phase 2 jobs until stopped."""
+
+    def __init__(
+        self,
+        uow: UnitOfWork,
+        builder: WorkingMemoryBuilder,
+        settings: WorkerSettings,
+        observe: JobObserver | None = None,
+    ) -> None:
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._uow = uow
+        self._settings = settings
+        self._lease = timedelta(seconds=settings.lease_s)
+        self._retry = RetryStrategy(max_attempts=settings.max_attempts)
+        self._ctx = Phase2Context(uow, builder, self.worker_id, settings.fault_delay_ms / 1000)
+        self._observe = observe
+        self._wake = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._running: set[asyncio.Task[None]] = set()
+
+    async def start(self, *, reclaim_own: bool) -> None:
+        """Start the loop; ``reclaim_own`` requeues jobs a previous process left running."""
+        self._loop = asyncio.get_running_loop()
+        if reclaim_own:
+            count = await asyncio.to_thread(self._requeue_all_running)
+            if count:
+                log.info("phase2_jobs_reclaimed", count=count)
+        self._main = asyncio.create_task(self._run(), name="phase2-worker")
+
+    async def stop(self) -> None:
+        """Stop claiming and cancel running jobs; their leases expire and they run again later."""
+        tasks = [t for t in (self._main, *self._running) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def notify(self) -> None:
+        """Wake the worker now (safe from any thread): a job was just enqueued."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._wake.set)
+
+    async def _run(self) -> None:
+        interval = self._settings.poll_interval_ms / 1000
+        while True:
+            try:
+                while len(self._running) < self._settings.concurrency:
+                    job = await asyncio.to_thread(self._claim)
+                    if job is None:
+                        break
+                    task = asyncio.create_task(self._process(job))
+                    self._running.add(task)
+                    task.add_done_callback(self._finished)
+            except Exception:
+                log.exception("phase2_claim_failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=interval)
+            self._wake.clear()
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self._wake.set()
+
+    def _claim(self) -> ClaimedJob | None:
+        now = utcnow()
+        with self._uow.write() as db:
+            queue.requeue_expired(db, now)
+            return queue.claim_next(db, self.worker_id, now, self._lease)
+
+    def _requeue_all_running(self) -> int:
+        with self._uow.write() as db:
+            return queue.requeue_all_running(db, utcnow())
+
+    async def _process(self, job: ClaimedJob) -> None:
+        bound = log.bind(job_id=job.job_id, archive_pk=job.archive_pk, attempt=job.attempts)
+        renewer = asyncio.create_task(self._renew_forever(job))
+        started = asyncio.get_running_loop().time()
+        outcome = "succeeded"
+        try:
+            result = await run_phase2(self._ctx, job)
+            bound.info("phase2_completed", action="completed", wm_path=result.path)
+        except JobLost as exc:
+            outcome = "lost"
+            bound.warning("phase2_lost", action="lost", reason=str(exc))
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded on the job
+            outcome = await asyncio.to_thread(self._record_failure, job, exc)
+            bound.warning("phase2_failed", action=outcome, error=_describe(exc))
+        finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+        if self._observe is not None:
+            self._observe(outcome, asyncio.get_running_loop().time() - started)
+
+    async def _renew_forever(self, job: ClaimedJob) -> None:
+        period = max(0.05, self._settings.lease_s / 3)
+        while True:
+            await asyncio.sleep(period)
+            await asyncio.to_thread(self._renew, job)
+
+    def _renew(self, job: ClaimedJob) -> None:
+        with self._uow.write() as db:
+            queue.renew_lease(db, job.job_id, self.worker_id, utcnow(), self._lease)
+
+    def _record_failure(self, job: ClaimedJob, exc: BaseException) -> str:
+        decision = self._retry.decide(exc, job.attempts)
+        now = utcnow()
+        with self._uow.write() as db:
+            if not queue.still_owned(db, job.job_id, self.worker_id):
+                return "lost"
+            if decision.retry:
+                queue.schedule_retry(db, job, now + timedelta(seconds=decision.delay_s), _describe(exc), "working_memory", now)
+                return "retry"
+            queue.mark_failed(db, job, _describe(exc), "working_memory", now)
+            return "failed"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or exc.__class__.__name__
+    return f"{exc.__class__.__name__}: {text}"[:2000]

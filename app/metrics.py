@@ -1,0 +1,43 @@
+"""The service's Prometheus metrics, one registry per app instance."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "ce_http_requests", "HTTP requests by route, method and status.",
+            ["route", "method", "status"], registry=self.registry,
+        )
+        self.latency = Histogram(
+            "ce_http_request_duration_seconds", "HTTP request latency by route.",
+            ["route"], buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.phase2_jobs = Counter(
+            "ce_phase2_jobs", "Phase 2 job runs by outcome.", ["outcome"], registry=self.registry
+        )
+        self.phase2_duration = Histogram(
+            "ce_phase2_job_duration_seconds", "Phase 2 job durations.",
+            buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.queue_depth = Gauge(
+            "ce_phase2_queue_depth", "Phase 2 jobs queued or running.", registry=self.registry
+        )
+        self.llm_calls = Counter(
+            "ce_llm_calls", "LLM calls by outcome.", ["outcome"], registry=self.registry
+        )
+        self.llm_tokens = Counter(
+            "ce_llm_tokens", "LLM tokens by kind.", ["kind"], registry=self.registry
+        )
+
+    def observe_job(self, outcome: str, seconds: float) -> None:
+        self.phase2_jobs.labels(outcome).inc()
+        self.phase2_duration.observe(seconds)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

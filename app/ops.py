@@ -1,0 +1,28 @@
+"""Operational checks used by /readyz and /metrics."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select, text
+
+from app.db.migrate import current_and_head
+from app.db.models import Job, JobStatus
+from app.db.uow import UnitOfWork
+
+
+def readiness_problem(uow: UnitOfWork) -> str | None:
+    """None when ready, else why not."""
+    try:
+        with uow.read() as db:
+            db.execute(text("SELECT 1"))
+        current, head = current_and_head(uow.engine)
+    except Exception as exc:  # noqa: BLE001 - any failure means not ready
+        return f"database unavailable: {exc.__class__.__name__}"
+    if current != head:
+        return f"migrations not current: database at {current}, code at {head}"
+    return None
+
+
+def queue_depth(uow: UnitOfWork) -> int:
+    with uow.read() as db:
+        stmt = select(func.count()).select_from(Job).where(Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))
+        return int(db.execute(stmt).scalar_one())

@@ -1,0 +1,178 @@
+"""Capture (``POST /after-turn``): store each new message of a turn once, in order.
+
+sanitize → fingerprint → occurrence-aware dedupe → append with gapless sequence numbers →
+advance the pending-token window → auto-commit when the threshold is reached. Everything happens
+in one write transaction; no model is called (lifecycle.md, Capture).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.core.canonical_json import compact_json
+from app.core.clock import utcnow
+from app.core.messages import Message, message_text, message_tokens, role_of
+from app.db.models import AgentSession
+from app.db.uow import UnitOfWork
+from app.sessions import repository as repo
+from app.sessions.active import active_tokens
+from app.sessions.bypass import is_bypassed
+from app.sessions.commit import commit_phase1
+from app.sessions.fingerprint import message_fingerprint, new_message_indexes
+from app.sessions.identity import SessionIdentity
+from app.sessions.sanitize import sanitize_message_for_capture
+from app.sessions.window import advance_pending_tokens, pushed_out_positions
+from app.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class TurnInput:
+    identity: SessionIdentity
+    messages: list[Any]
+    pre_prompt_message_count: int = 0
+    is_heartbeat: bool = False
+    token_budget: int | None = None
+
+
+@dataclass(slots=True)
+class CaptureResult:
+    ingested: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    pending_tokens: int = 0
+    commit: dict[str, Any] = field(default_factory=dict)
+    compact_recommended: bool = False
+    archive_scheduled: bool = False
+
+
+@dataclass(slots=True)
+class _Prepared:
+    fingerprints: list[str | None]
+    sanitized: dict[int, Message]
+    skipped: int
+
+
+def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> CaptureResult:
+    """Store the new messages of a turn and commit when the window passes the threshold."""
+    budget = turn.token_budget or settings.commit.default_token_budget
+    threshold = math.floor(budget * settings.commit.token_threshold_ratio)
+    start = min(max(0, turn.pre_prompt_message_count), len(turn.messages))
+    ident = turn.identity
+    if turn.is_heartbeat or is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
+        return _skip_all(uow, ident, len(turn.messages) - start, threshold)
+    prepared = _prepare(turn.messages, start)
+    with uow.write() as db:
+        session = repo.find_session(db, ident.tenant_id, ident.session_id)
+        if session is None:
+            session = repo.add_session(db, ident.new_session_row(settings.commit.keep_recent_count, utcnow()))
+        result = _append_new(uow, db, session, prepared, start, settings.capture.image_tokens)
+        result.skipped = prepared.skipped
+        if session.pending_tokens >= threshold and session.live_count > 0:
+            outcome = commit_phase1(db, session, settings.commit.keep_recent_count, utcnow())
+            result.archive_scheduled = outcome.archived
+            result.commit = _commit_report(outcome.archive_id, outcome.reason, threshold, settings)
+        else:
+            result.commit = {"triggered": False, "reason": "below_threshold", "threshold": threshold}
+        result.pending_tokens = session.pending_tokens
+        limit = settings.commit.force_compact_ratio * budget
+        result.compact_recommended = active_tokens(db, session) > limit
+    return result
+
+
+def _commit_report(archive_id: str | None, reason: str | None, threshold: int, settings: Settings) -> dict[str, Any]:
+    keep = settings.commit.keep_recent_count
+    if archive_id is None:
+        return {"triggered": False, "reason": reason, "threshold": threshold, "keepRecentCount": keep}
+    return {"triggered": True, "archiveId": archive_id, "reason": "threshold", "threshold": threshold, "keepRecentCount": keep}
+
+
+def _skip_all(uow: UnitOfWork, ident: SessionIdentity, count: int, threshold: int) -> CaptureResult:
+    with uow.read() as db:
+        session = repo.find_session(db, ident.tenant_id, ident.session_id)
+        pending = session.pending_tokens if session else 0
+    return CaptureResult(
+        skipped=max(0, count),
+        pending_tokens=pending,
+        commit={"triggered": False, "reason": "below_threshold", "threshold": threshold},
+    )
+
+
+def _prepare(messages: list[Any], start: int) -> _Prepared:
+    """Sanitize the candidates and fingerprint every snapshot message that could match one."""
+    fingerprints: list[str | None] = [None] * len(messages)
+    sanitized: dict[int, Message] = {}
+    skipped = 0
+    for index in range(start, len(messages)):
+        clean = _sanitized(messages[index])
+        if clean is None:
+            skipped += 1
+            continue
+        sanitized[index] = clean
+        fingerprints[index] = message_fingerprint(clean)
+    # Earlier snapshot messages only matter when they could share a candidate's fingerprint;
+    # role, tool call id and timestamp survive sanitation, so they are a cheap first filter.
+    candidate_keys = {_cheap_key(m) for m in sanitized.values()}
+    for index in range(start):
+        message = messages[index]
+        if isinstance(message, dict) and _cheap_key(message) in candidate_keys:
+            clean = _sanitized(message)
+            fingerprints[index] = message_fingerprint(clean) if clean is not None else None
+    return _Prepared(fingerprints, sanitized, skipped)
+
+
+def _sanitized(message: Any) -> Message | None:
+    if not isinstance(message, dict) or role_of(message) in ("", "system"):
+        return None
+    return sanitize_message_for_capture(message)
+
+
+def _cheap_key(message: Message) -> tuple[Any, ...]:
+    return (message.get("role"), message.get("toolCallId"), message.get("toolUseId"), str(message.get("timestamp")))
+
+
+def _append_new(
+    uow: UnitOfWork, db: Session, session: AgentSession, prepared: _Prepared, start: int, image_tokens: int
+) -> CaptureResult:
+    candidate_fps = [fp for i, fp in enumerate(prepared.fingerprints) if i >= start and fp is not None]
+    stored = repo.fingerprint_counts(db, session, candidate_fps)
+    new_indexes = new_message_indexes(prepared.fingerprints, start, stored)
+    rows = []
+    for offset, index in enumerate(new_indexes):
+        message = prepared.sanitized[index]
+        rows.append(
+            repo.NewMessageRow(
+                seq=session.last_seq + offset + 1,
+                role=role_of(message),
+                body=compact_json(message),
+                search_text=message_text(message),
+                tokens=message_tokens(message, image_tokens),
+                fingerprint=prepared.fingerprints[index] or "",
+            )
+        )
+    result = CaptureResult(ingested=len(rows), duplicates=len(candidate_fps) - len(rows))
+    if rows:
+        _advance_window(db, session, [r.tokens for r in rows])
+        ids = repo.insert_messages(db, session, rows, utcnow())
+        uow.dialect.index_messages(db, zip(ids, (r.search_text for r in rows), strict=True))
+        session.last_seq += len(rows)
+        session.live_count += len(rows)
+        session.total_message_count += len(rows)
+        session.updated_at = utcnow()
+    return result
+
+
+def _advance_window(db: Session, session: AgentSession, appended: list[int]) -> None:
+    """lifecycle.md, Capture step 4: O(1) per message, reading only the messages pushed out."""
+    before = session.live_count
+    positions = [p for p in pushed_out_positions(before, session.keep_recent_count, len(appended)) if p < before]
+    # Live messages are a contiguous run of sequence numbers ending at last_seq.
+    first_live_seq = session.last_seq - before + 1
+    by_seq = repo.live_tokens_by_seq(db, session, [first_live_seq + p for p in positions])
+    stored = {p: by_seq.get(first_live_seq + p, 0) for p in positions}
+    session.pending_tokens = advance_pending_tokens(
+        session.pending_tokens, session.keep_recent_count, before, appended, stored
+    )

@@ -1,0 +1,85 @@
+"""Message fingerprints and occurrence-aware duplicate detection (lifecycle.md, Capture step 2).
+
+The host's ``prePromptMessageCount`` says where the new messages of a snapshot start, but the
+service never trusts it alone: a candidate is stored only when its fingerprint occurs in the
+snapshot (up to and including the candidate) more often than the session already holds it.
+
+Counting occurrences instead of asking "is this fingerprint known?" makes three cases hold at once:
+sending the same snapshot twice stores nothing the second time; overlapping windows (OpenClaw's
+tool loop resends earlier messages) store each message once; and a message genuinely repeated in
+one snapshot (for example two identical tool results without timestamps) is stored as often as it
+occurs. The stored counts must cover every message of the session, live and archived, because the
+host's snapshot still holds messages that were archived since.
+
+Known limit: a host that forgets older messages of its own transcript and then sends a new message
+identical to a stored one (same role, content, tool call id and timestamp) has that message taken
+for a duplicate. OpenClaw stamps user and assistant messages with a millisecond timestamp, which
+keeps genuine repeats apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.core.canonical_json import canonical_json
+from app.core.messages import Message
+
+# Keys beyond role and content that identify a message; included only when present and not null.
+_IDENTITY_KEYS = ("toolCallId", "toolUseId", "timestamp")
+
+
+def fingerprint_payload(message: Message) -> dict[str, Any]:
+    """The fields a fingerprint covers: role, content, tool call id and timestamp when present."""
+    payload: dict[str, Any] = {"role": message.get("role"), "content": message.get("content")}
+    for key in _IDENTITY_KEYS:
+        if message.get(key) is not None:
+            payload[key] = message[key]
+    return payload
+
+
+def message_fingerprint(message: Message) -> str:
+    """SHA-256 hex of the canonical JSON of the message's identity (lifecycle.md, Capture 2).
+
+    Compute it on the sanitized message, the form that is stored.
+    """
+    encoded = canonical_json(fingerprint_payload(message)).encode("utf-8")
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def new_message_indexes(
+    snapshot_fps: Sequence[str | None],
+    start: int,
+    stored_counts: Mapping[str, int],
+) -> list[int]:
+    """Indexes (into ``snapshot_fps``, all ``>= start``) of the candidates that are new.
+
+    ``snapshot_fps`` holds one fingerprint per message of the host's whole snapshot, or None for
+    a message that is never stored (skipped or sanitized away): it is neither counted nor
+    selected. ``start`` is the clamped ``prePromptMessageCount``. ``stored_counts`` maps a
+    fingerprint to how many messages of the session already carry it (missing means 0).
+
+    The candidate at index ``i`` whose fingerprint ``F`` is the n-th occurrence of ``F`` in
+    ``snapshot_fps[:i + 1]`` is new iff ``n > stored_counts[F]``. Indexes come back in snapshot
+    order, so appending them in that order keeps the host's order.
+    """
+    start = max(0, start)
+    seen: dict[str, int] = {}
+    new: list[int] = []
+    for index, fp in enumerate(snapshot_fps):
+        if fp is None:
+            continue
+        occurrence = seen.get(fp, 0) + 1
+        seen[fp] = occurrence
+        if index >= start and occurrence > stored_counts.get(fp, 0):
+            new.append(index)
+    return new
+
+
+def fingerprint_counts(fps: Sequence[str]) -> dict[str, int]:
+    """How many times each fingerprint occurs (to build ``stored_counts`` from stored messages)."""
+    counts: dict[str, int] = {}
+    for fp in fps:
+        counts[fp] = counts.get(fp, 0) + 1
+    return counts

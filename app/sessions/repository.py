@@ -1,0 +1,135 @@
+"""SQL for sessions and their messages. Repositories never commit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from app.db.models import AgentSession, Archive, Job, StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessageRow:
+    seq: int
+    role: str
+    body: str
+    search_text: str
+    tokens: int
+    fingerprint: str
+
+
+def find_session(db: Session, tenant_id: str, session_id: str) -> AgentSession | None:
+    stmt = select(AgentSession).where(
+        AgentSession.tenant_id == tenant_id, AgentSession.session_id == session_id
+    )
+    return db.execute(stmt).scalar_one_or_none()
+
+
+def add_session(db: Session, row: AgentSession) -> AgentSession:
+    db.add(row)
+    db.flush()
+    return row
+
+
+def fingerprint_counts(db: Session, session: AgentSession, fingerprints: Sequence[str]) -> dict[str, int]:
+    """How many stored messages of the session (live or archived) carry each fingerprint."""
+    if not fingerprints:
+        return {}
+    stmt = (
+        select(StoredMessage.fingerprint, func.count())
+        .where(
+            StoredMessage.tenant_id == session.tenant_id,
+            StoredMessage.session_pk == session.id,
+            StoredMessage.fingerprint.in_(set(fingerprints)),
+        )
+        .group_by(StoredMessage.fingerprint)
+    )
+    return {fp: int(count) for fp, count in db.execute(stmt)}
+
+
+def all_fingerprints(db: Session, session: AgentSession) -> list[str]:
+    stmt = select(StoredMessage.fingerprint).where(
+        StoredMessage.tenant_id == session.tenant_id, StoredMessage.session_pk == session.id
+    )
+    return list(db.execute(stmt).scalars())
+
+
+def insert_messages(
+    db: Session, session: AgentSession, rows: Sequence[NewMessageRow], now: datetime
+) -> list[int]:
+    """Append rows; returns their ids in order."""
+    values = [
+        {
+            "tenant_id": session.tenant_id,
+            "session_pk": session.id,
+            "seq": row.seq,
+            "role": row.role,
+            "body": row.body,
+            "search_text": row.search_text,
+            "tokens": row.tokens,
+            "fingerprint": row.fingerprint,
+            "created_at": now,
+        }
+        for row in rows
+    ]
+    result = db.execute(insert(StoredMessage).returning(StoredMessage.id, sort_by_parameter_order=True), values)
+    return [row_id for (row_id,) in result]
+
+
+def live_tokens_by_seq(db: Session, session: AgentSession, seqs: Sequence[int]) -> dict[int, int]:
+    """Tokens of live messages with the given sequence numbers."""
+    if not seqs:
+        return {}
+    stmt = select(StoredMessage.seq, StoredMessage.tokens).where(
+        StoredMessage.session_pk == session.id, StoredMessage.seq.in_(list(seqs))
+    )
+    return {int(seq): int(tokens) for seq, tokens in db.execute(stmt)}
+
+
+def live_messages(db: Session, session: AgentSession) -> list[StoredMessage]:
+    stmt = (
+        select(StoredMessage)
+        .where(StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None))
+        .order_by(StoredMessage.seq)
+    )
+    return list(db.execute(stmt).scalars())
+
+
+def live_token_sum(db: Session, session: AgentSession) -> int:
+    stmt = select(func.coalesce(func.sum(StoredMessage.tokens), 0)).where(
+        StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None)
+    )
+    return int(db.execute(stmt).scalar_one())
+
+
+def move_to_archive(db: Session, session: AgentSession, archive_pk: int, last_seq: int) -> int:
+    """Move every live message up to ``last_seq`` into the archive (one statement)."""
+    stmt = (
+        update(StoredMessage)
+        .where(
+            StoredMessage.session_pk == session.id,
+            StoredMessage.archive_pk.is_(None),
+            StoredMessage.seq <= last_seq,
+        )
+        .values(archive_pk=archive_pk)
+    )
+    return int(db.execute(stmt).rowcount)
+
+
+def delete_session_rows(db: Session, session: AgentSession) -> tuple[int, int]:
+    """Delete a session with its messages, archives and jobs; returns (messages, archives)."""
+    messages = db.execute(
+        select(func.count()).select_from(StoredMessage).where(StoredMessage.session_pk == session.id)
+    ).scalar_one()
+    archives = db.execute(
+        select(func.count()).select_from(Archive).where(Archive.session_pk == session.id)
+    ).scalar_one()
+    db.execute(delete(Job).where(Job.session_pk == session.id))
+    db.execute(delete(StoredMessage).where(StoredMessage.session_pk == session.id))
+    db.execute(delete(Archive).where(Archive.session_pk == session.id))
+    db.execute(delete(AgentSession).where(AgentSession.id == session.id))
+    return int(messages), int(archives)

@@ -1,0 +1,146 @@
+"""Capture sanitation of user and assistant text (lifecycle.md, Capture step 3).
+
+The rules are those of the reference's ``sanitizeUserTextForCapture`` (openviking.md §5.7), applied
+in the same order: a legacy tool placeholder becomes empty; a compacted system message becomes its
+payload; injected recall envelopes, ``<relevant-memories>`` blocks, conversation and sender metadata
+blocks, metadata-only fenced JSON, the leading timestamp prefix and the leading
+``[Subagent Context]`` marker are removed; NUL characters are removed.
+
+Decision on whitespace: stored messages are kept as close to lossless as possible, so with
+``collapse_whitespace=False`` (the storage path) only the removal rules apply and the result is
+stripped at both ends; newlines and runs of spaces inside the text are preserved. With
+``collapse_whitespace=True`` (the recall-query path) the reference's last rule applies exactly:
+every whitespace run becomes one space, then the text is trimmed. The compacted-system-message
+rule returns its collapsed payload in both modes, as the reference does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.core.messages import Message, role_of
+
+# Rule 1: the whole text is a legacy tool placeholder such as "[tool: bash]" or "[toolUse: x]".
+_TOOL_PLACEHOLDER_RE = re.compile(r"\A\s*\[tool(?::\s*|Use:\s*)[^\]]+\]\s*\Z", re.IGNORECASE)
+
+# Rule 2: "System: [...] Compacted <payload>"; the reference's "." stops at line terminators and
+# its "$" is the end of the input.
+_NOT_EOL = r"[^\n\r\u2028\u2029]"
+_COMPACTED_SYSTEM_MSG_RE = re.compile(
+    rf"\ASystem:\s*\[{_NOT_EOL}*?\]\s*Compacted\s*({_NOT_EOL}+)\Z", re.IGNORECASE
+)
+
+_OPENVIKING_CONTEXT_RE = re.compile(
+    r"<openviking-context\b[^>]*>[\s\S]*?</openviking-context>", re.IGNORECASE
+)
+_RELEVANT_MEMORIES_RE = re.compile(
+    r"<relevant-memories>[\s\S]*?</relevant-memories>", re.IGNORECASE
+)
+_CONVERSATION_METADATA_RE = re.compile(
+    r"(?:\A|\n)\s*(?:Conversation info|Conversation metadata|会话信息|对话信息)\s*"
+    r"(?:\([^)]+\))?\s*:\s*```[\s\S]*?```",
+    re.IGNORECASE,
+)
+_SENDER_METADATA_RE = re.compile(r"Sender\s*\([^)]*\)\s*:\s*```[\s\S]*?```", re.IGNORECASE)
+_FENCED_JSON_RE = re.compile(r"```json\s*([\s\S]*?)```", re.IGNORECASE)
+_METADATA_KEY_RE = re.compile(
+    r'"(session|sessionid|sessionkey|conversationid|channel|sender|userid|agentid|timestamp'
+    r'|timezone)"\s*:',
+    re.IGNORECASE,
+)
+_MIN_METADATA_KEYS = 3
+
+# Rule 6: examples "[2026-03-29T10:00:00Z] " and "[Fri 2026-04-10 17:20 GMT+8] "; "[[" is a link.
+_TIMESTAMP_PREFIX_RE = re.compile(
+    r"\A\s*(?!\[\[)\[(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\s+)?"
+    r"(?:[0-9]{4}[-/][0-9]{2}[-/][0-9]{2}|[0-9]{2}[-/][0-9]{2}[-/][0-9]{2,4})"
+    r"(?:[T\s][0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\.[0-9]+)?(?:Z|[+-][0-9]{1,2}(?::[0-9]{2})?)?"
+    r"(?:\s*[A-Z]{1,5}(?:[+-][0-9]{1,2})?)?)?\s*\]\s*",
+    re.IGNORECASE,
+)
+_SUBAGENT_CONTEXT_RE = re.compile(r"\A\s*\[Subagent Context\]", re.IGNORECASE)
+_WHITESPACE_RE = re.compile(r"\s+")
+
+_INJECTION_MARKERS = ("<openviking-context", "Source: openviking-auto-recall")
+
+
+def _collapse(text: str) -> str:
+    return _WHITESPACE_RE.sub(" ", text).strip()
+
+
+def _strip_metadata_json(match: re.Match[str]) -> str:
+    # Only a fenced JSON block that is clearly host metadata goes; other JSON is user content.
+    keys = {key.lower() for key in _METADATA_KEY_RE.findall(match.group(1))}
+    return " " if len(keys) >= _MIN_METADATA_KEYS else match.group(0)
+
+
+def sanitize_text(text: str, *, collapse_whitespace: bool) -> str:
+    """Apply the capture sanitation rules of openviking.md §5.7 to one text."""
+    if _TOOL_PLACEHOLDER_RE.match(text):
+        return ""
+    compacted = _COMPACTED_SYSTEM_MSG_RE.match(text)
+    if compacted:
+        return _collapse(compacted.group(1))
+    text = _OPENVIKING_CONTEXT_RE.sub(" ", text)
+    text = _RELEVANT_MEMORIES_RE.sub(" ", text)
+    text = _CONVERSATION_METADATA_RE.sub(" ", text)
+    text = _SENDER_METADATA_RE.sub(" ", text)
+    text = _FENCED_JSON_RE.sub(_strip_metadata_json, text)
+    text = _TIMESTAMP_PREFIX_RE.sub("", text, count=1)
+    text = _SUBAGENT_CONTEXT_RE.sub("", text, count=1)
+    text = text.replace("\x00", "")
+    return _collapse(text) if collapse_whitespace else text.strip()
+
+
+def contains_injected_context(text: str) -> bool:
+    """Whether a text already carries a recall envelope (lifecycle.md, tool_loop step 2)."""
+    return any(marker in text for marker in _INJECTION_MARKERS)
+
+
+def _is_text_block(block: Any) -> bool:
+    return (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
+def _sanitize_blocks(blocks: list[Any]) -> list[Any]:
+    """Sanitize text blocks, drop those left empty; every other block is kept as it is."""
+    out: list[Any] = []
+    for block in blocks:
+        if not _is_text_block(block):
+            out.append(block)
+            continue
+        cleaned = sanitize_text(block["text"], collapse_whitespace=False)
+        if not cleaned:
+            continue
+        out.append(block if cleaned == block["text"] else {**block, "text": cleaned})
+    return out
+
+
+def sanitize_message_for_capture(message: Message) -> Message | None:
+    """Sanitize a user or assistant message for storage; None when nothing is left of it.
+
+    Other roles, and content that is neither a string nor a list, come back as the same object.
+    When sanitation changes nothing, the same object is returned; otherwise a new dict whose other
+    fields are the original values (lifecycle.md, Capture step 3).
+    """
+    if role_of(message) not in ("user", "assistant"):
+        return message
+    content = message.get("content")
+    if isinstance(content, str):
+        cleaned = sanitize_text(content, collapse_whitespace=False)
+        if not cleaned:
+            return None
+        return message if cleaned == content else {**message, "content": cleaned}
+    if isinstance(content, list):
+        blocks = _sanitize_blocks(content)
+        if not blocks:
+            return None
+        unchanged = len(blocks) == len(content) and all(
+            a is b for a, b in zip(blocks, content, strict=True)
+        )
+        return message if unchanged else {**message, "content": blocks}
+    return message

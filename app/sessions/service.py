@@ -1,0 +1,112 @@
+"""Session use cases behind /sessions and /compact: read, delete, commit, wait for an archive."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from app.archives import repository as archives_repo
+from app.archives.service import archive_summary, session_or_404
+from app.core.clock import isoformat, utcnow
+from app.db.models import Archive, ArchiveStatus
+from app.db.models.archive import TERMINAL_ARCHIVE_STATUSES
+from app.db.uow import UnitOfWork
+from app.errors import NotFound
+from app.sessions import repository as repo
+from app.sessions.commit import CommitOutcome, commit_phase1
+
+WAIT_POLL_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveState:
+    archive_pk: int
+    archive_id: str
+    status: str
+    overview: str
+    error: str | None
+    error_stage: str | None
+    message_count: int
+    summary: dict[str, Any]
+
+
+def get_session_view(uow: UnitOfWork, tenant_id: str, session_id: str) -> dict[str, Any]:
+    """The session's identity, counters and archives."""
+    with uow.read() as db:
+        session = session_or_404(db, tenant_id, session_id)
+        archives = archives_repo.list_archives(db, session)
+    return {
+        "sessionId": session.session_id,
+        "sessionKey": session.session_key,
+        "agentId": session.agent_id,
+        "userId": session.user_id,
+        "messageCount": session.live_count,
+        "totalMessageCount": session.total_message_count,
+        "pendingTokens": session.pending_tokens,
+        "keepRecentCount": session.keep_recent_count,
+        "commitCount": session.commit_count,
+        "lastCommitAt": isoformat(session.last_commit_at),
+        "createdAt": isoformat(session.created_at),
+        "updatedAt": isoformat(session.updated_at),
+        "llmUsage": {
+            "promptTokens": session.llm_prompt_tokens,
+            "completionTokens": session.llm_completion_tokens,
+        },
+        "archives": [archive_summary(a) for a in archives],
+    }
+
+
+def delete_session(uow: UnitOfWork, tenant_id: str, session_id: str) -> dict[str, Any]:
+    """Remove the session, its messages, archives, jobs and their search index entries."""
+    with uow.write() as db:
+        session = session_or_404(db, tenant_id, session_id)
+        uow.dialect.unindex_session(db, session.id)
+        messages, archives = repo.delete_session_rows(db, session)
+    return {"sessionId": session_id, "deleted": {"messages": messages, "archives": archives}}
+
+
+def commit_session(
+    uow: UnitOfWork, tenant_id: str, session_id: str, keep_recent_count: int, custom_instructions: str | None = None
+) -> CommitOutcome:
+    """Phase 1 now; raises NotFound for an unknown session."""
+    with uow.write() as db:
+        session = repo.find_session(db, tenant_id, session_id)
+        if session is None:
+            raise NotFound("session", session_id)
+        return commit_phase1(db, session, keep_recent_count, utcnow(), custom_instructions)
+
+
+def archive_state(uow: UnitOfWork, archive_pk: int) -> ArchiveState | None:
+    with uow.read() as db:
+        archive = archives_repo.get_archive_by_pk(db, archive_pk)
+        return _state(archive) if archive is not None else None
+
+
+def _state(archive: Archive) -> ArchiveState:
+    return ArchiveState(
+        archive_pk=archive.id,
+        archive_id=archive.archive_id,
+        status=archive.status,
+        overview=archive.overview,
+        error=archive.error,
+        error_stage=archive.error_stage,
+        message_count=archive.message_count,
+        summary=archive_summary(archive),
+    )
+
+
+async def wait_for_archive(uow: UnitOfWork, archive_pk: int, timeout_s: float) -> ArchiveState | None:
+    """Poll until the archive is completed or failed, or the timeout passes (then its last state)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(0.0, timeout_s)
+    while True:
+        state = await asyncio.to_thread(archive_state, uow, archive_pk)
+        if state is None or state.status in TERMINAL_ARCHIVE_STATUSES:
+            return state
+        if loop.time() >= deadline:
+            return state
+        await asyncio.sleep(min(WAIT_POLL_S, max(0.0, deadline - loop.time())))
+
+
+__all__ = ["ArchiveState", "ArchiveStatus", "commit_session", "delete_session", "get_session_view", "wait_for_archive"]

@@ -1,0 +1,150 @@
+"""Service settings: environment variables with the ``CE_`` prefix, groups nested with ``__``.
+
+Every field has a description and a default; the README lists each one (a test checks it).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import lru_cache
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+class LlmSettings(BaseModel):
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL (unset: no LLM).")
+    api_key: str | None = Field(None, description="API key sent as a Bearer token to the LLM.")
+    model: str | None = Field(None, description="Model name for Working Memory and extraction.")
+    timeout_s: float = Field(120.0, gt=0, description="Timeout of one LLM call, in seconds.")
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+class CommitSettings(BaseModel):
+    token_threshold_ratio: float = Field(
+        0.5, ge=0, le=1, description="Auto-commit when pending tokens reach this share of the budget (0 = every turn)."
+    )
+    keep_recent_count: int = Field(
+        10, ge=0, le=10000, description="Messages kept live by an automatic commit (commitKeepRecentCount)."
+    )
+    force_compact_ratio: float = Field(
+        0.7, ge=0, le=1, description="compactRecommended when active tokens exceed this share of the budget."
+    )
+    default_token_budget: int = Field(
+        128000, gt=0, description="Token budget used when a request gives none."
+    )
+
+
+class CaptureSettings(BaseModel):
+    bypass_session_patterns: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated globs over sessionKey (else sessionId); `*` = [^:]*, `**` = .*.",
+    )
+    image_tokens: int = Field(1000, ge=0, description="Token cost counted for each image block.")
+
+    @field_validator("bypass_session_patterns", mode="before")
+    @classmethod
+    def _split_patterns(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [p.strip() for p in value.replace("\n", ",").split(",") if p.strip()]
+        return value
+
+
+class AssembleSettings(BaseModel):
+    auto_recall: bool = Field(True, description="Inject recalled context on tool_loop assembles.")
+    recall_timeout_ms: int = Field(5000, ge=1, description="Time budget of recall inside /assemble.")
+
+
+class ArchiveSettings(BaseModel):
+    regex_timeout_ms: int = Field(
+        1000, ge=10, description="Hard time limit of one regex archive search."
+    )
+
+
+class WorkerSettings(BaseModel):
+    enabled: bool = Field(True, description="Run the Phase 2 worker inside the API process.")
+    lease_s: float = Field(60.0, gt=0, description="Lease of a claimed Phase 2 job, renewed while it runs.")
+    poll_interval_ms: int = Field(200, ge=10, description="How often an idle worker looks for jobs.")
+    concurrency: int = Field(2, ge=1, le=64, description="Phase 2 jobs one worker runs at once.")
+    max_attempts: int = Field(4, ge=1, description="Attempts of a Phase 2 job before it is marked failed.")
+    fault_delay_ms: int = Field(
+        0, ge=0, description="Fault injection for crash tests: hold each Phase 2 job this long while running."
+    )
+
+
+class DatabaseSettings(BaseModel):
+    sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
+        "FULL", description="SQLite synchronous mode (FULL: a 200 survives power loss; NORMAL: process crash only)."
+    )
+    busy_timeout_ms: int = Field(10000, ge=0, description="SQLite busy timeout for a locked database.")
+    pool_size: int = Field(8, ge=1, description="Connections kept in the pool.")
+
+
+class Settings(BaseSettings):
+    """All settings of the service."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="CE_", env_nested_delimiter="__", extra="ignore", env_file=None
+    )
+
+    host: str = Field("127.0.0.1", description="Address to listen on (non-loopback requires API keys).")
+    port: int = Field(8080, ge=1, le=65535, description="Port to listen on.")
+    database_url: str = Field(
+        "sqlite:///./data/context-engine.db", description="SQLAlchemy URL of the database."
+    )
+    max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Largest accepted request body.")
+    log_format: Literal["json", "console"] = Field("console", description="Log output format.")
+    log_level: str = Field("INFO", description="Log level.")
+    auto_migrate: bool = Field(True, description="Apply database migrations when the service starts.")
+    api_keys: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated `key:tenant` pairs; when set, every request needs a Bearer key.",
+    )
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    commit: CommitSettings = Field(default_factory=CommitSettings)
+    capture: CaptureSettings = Field(default_factory=CaptureSettings)
+    assemble: AssembleSettings = Field(default_factory=AssembleSettings)
+    archives: ArchiveSettings = Field(default_factory=ArchiveSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    db: DatabaseSettings = Field(default_factory=DatabaseSettings)
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [p.strip() for p in value.split(",") if p.strip()]
+        return value
+
+    @property
+    def api_key_tenants(self) -> dict[str, str]:
+        """Map of API key → tenant id."""
+        pairs = (entry.split(":", 1) for entry in self.api_keys)
+        return {key: tenant or "default" for key, tenant in pairs}
+
+    @property
+    def is_loopback(self) -> bool:
+        if self.host in LOOPBACK_NAMES:
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    def check_safe_to_serve(self) -> None:
+        """Refuse to listen on a non-loopback address without API keys (quality.md, Security)."""
+        if not self.is_loopback and not self.api_keys:
+            raise ValueError(
+                f"refusing to listen on {self.host} without API keys: set CE_API_KEYS or bind to 127.0.0.1"
+            )
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """Settings read from the environment once (for the CLI)."""
+    return Settings()

@@ -1,0 +1,22 @@
+"""The only dialect-branching DDL of the migrations: full-text tables."""
+
+from __future__ import annotations
+
+from alembic import op
+
+
+def _dialect() -> str:
+    return op.get_bind().dialect.name
+
+
+def create_text_index(name: str) -> None:
+    """A contentless trigram FTS5 table keyed by the indexed row's id (see app/db/dialects/sqlite.py)."""
+    if _dialect() != "sqlite":
+        raise NotImplementedError(f"text index for {_dialect()}")
+    op.execute(
+        f"CREATE VIRTUAL TABLE {name} USING fts5(text, tokenize='trigram', content='', contentless_delete=1)"
+    )
+
+
+def drop_text_index(name: str) -> None:
+    op.execute(f"DROP TABLE IF EXISTS {name}")
