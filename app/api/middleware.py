@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 import structlog
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.metrics import Metrics
@@ -17,8 +18,12 @@ log = structlog.get_logger("app.access")
 REQUEST_ID_HEADER = b"x-request-id"
 
 
-class BodyTooLarge(Exception):
-    pass
+class BodyTooLarge(HTTPException):
+    """Raised from ``receive`` past the limit. An HTTPException, because FastAPI turns any other
+    error raised while it reads the body into a 400."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"request body exceeds {limit} bytes")
 
 
 def _envelope(code: str, message: str) -> bytes:
@@ -76,7 +81,7 @@ class RequestContextMiddleware:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_body_bytes:
-                    raise BodyTooLarge()
+                    raise BodyTooLarge(self.max_body_bytes)
             return message
 
         return wrapped

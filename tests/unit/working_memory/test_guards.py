@@ -364,3 +364,12 @@ def test_open_issues_passthrough_cases() -> None:
     assert enforce_open_issues_resolved(None, ISSUES_OLD) is None
     assert enforce_open_issues_resolved(KEEP, ISSUES_OLD) is KEEP
     assert enforce_open_issues_resolved(append, ISSUES_OLD) is append
+
+
+def test_key_facts_layer2_threshold_is_seventy_percent() -> None:
+    names = ["Alice", "Bruno", "Chloe", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas"]
+    old = bullets([f"{name} joined" for name in names])
+    seven = update(bullets([f"{name} joined" for name in names[:7]]))
+    assert enforce_key_facts_consolidation(seven, old) is seven
+    six = update(bullets([f"{name} joined" for name in names[:6]]))
+    assert enforce_key_facts_consolidation(six, old) == KEEP  # rejected; nothing fresh to salvage
