@@ -39,18 +39,20 @@ class Phase2Worker:
         builder: WorkingMemoryBuilder,
         settings: WorkerSettings,
         observe: JobObserver | None = None,
+        retry: RetryStrategy | None = None,
     ) -> None:
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._uow = uow
         self._settings = settings
         self._lease = timedelta(seconds=settings.lease_s)
-        self._retry = RetryStrategy(max_attempts=settings.max_attempts)
+        self._retry = retry or RetryStrategy(max_attempts=settings.max_attempts)
         self._ctx = Phase2Context(uow, builder, self.worker_id, settings.fault_delay_ms / 1000)
         self._observe = observe
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
+        self._stopping = False
 
     async def start(self, *, reclaim_own: bool) -> None:
         """Start the loop; ``reclaim_own`` requeues jobs a previous process left running."""
@@ -63,6 +65,10 @@ class Phase2Worker:
 
     async def stop(self) -> None:
         """Stop claiming and cancel running jobs; their leases expire and they run again later."""
+        # A flag as well as cancellation: a cancel that lands while the wake-up wait completes can
+        # be swallowed by asyncio.wait_for, and the loop must still end.
+        self._stopping = True
+        self._wake.set()
         tasks = [t for t in (self._main, *self._running) if t is not None]
         for task in tasks:
             task.cancel()
@@ -77,9 +83,9 @@ class Phase2Worker:
 
     async def _run(self) -> None:
         interval = self._settings.poll_interval_ms / 1000
-        while True:
+        while not self._stopping:
             try:
-                while len(self._running) < self._settings.concurrency:
+                while not self._stopping and len(self._running) < self._settings.concurrency:
                     job = await asyncio.to_thread(self._claim)
                     if job is None:
                         break
@@ -89,7 +95,8 @@ class Phase2Worker:
             except Exception:
                 log.exception("phase2_claim_failed")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=interval)
+                async with asyncio.timeout(interval):
+                    await self._wake.wait()
             self._wake.clear()
 
     def _finished(self, task: asyncio.Task[None]) -> None:

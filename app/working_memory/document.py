@@ -29,7 +29,7 @@ CURRENT_STATE_MAX_CHARS = 600
 
 _BULLET_RE = re.compile(r"^(?:[-*]|\d+[\.)])\s+(.*)$")
 _FENCE_RE = re.compile(r"^\s*```[\w-]*\s*$")
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
+_SENTENCE_END_RE = re.compile(r"[.!?;](?=\s)|[。！？；]")
 
 
 def section_key(name: str) -> str:
@@ -107,8 +107,12 @@ def split_sentences(text: str) -> list[str]:
     """Non-empty sentences of each line, split after ASCII and CJK sentence ends."""
     out: list[str] = []
     for line in text.splitlines():
-        out.extend(s.strip() for s in _SENTENCE_SPLIT_RE.split(line) if s and s.strip())
-    return out
+        start = 0
+        for match in _SENTENCE_END_RE.finditer(line):
+            out.append(line[start : match.end()].strip())
+            start = match.end()
+        out.append(line[start:].strip())
+    return [sentence for sentence in out if sentence]
 
 
 def _first_content_line(body: str) -> str:

@@ -7,6 +7,7 @@ into the prior WM through the same guards as any model answer, so the guards bou
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,19 +42,23 @@ SECTION_CAPS: dict[str, int] = {
     "Open Issues": 5,
 }
 OPEN_ISSUES_WINDOW = 20  # "from the latest messages"
-_SCAN_CHARS = 20_000  # per message: bounds the work on huge tool outputs
+# Per message, then per archive: bounds the work on huge pastes and tool outputs.
+_SCAN_CHARS = 8_000
+_ARCHIVE_SCAN_CHARS = 1_000_000
 _TOKEN_SCAN_CHARS = 256  # the path regex backtracks; long blobs are not paths
 
+# The guard's value anchors (dates, numbers with units, money, decisions) in one pass over
+# lower-cased text; their patterns hold no upper-case escapes, so lowering them is safe.
+_ANY_ANCHOR_RE = re.compile("|".join(p.pattern for p in ANCHOR_VALUE_PATTERNS).lower())
 _LEADING_META_RE = re.compile(r"^\s*\[[^\]\n]{1,80}\]\s*")
+# Matched against lower-cased text: an IGNORECASE alternation is several times slower.
 _FAILURE_RE = re.compile(
     r"error|fail|exception|traceback|crash|fatal|panic|wrong|incorrect|mistake"
-    r"|失败|错误|报错|异常|出错",
-    re.IGNORECASE,
+    r"|失败|错误|报错|异常|出错"
 )
 _TODO_RE = re.compile(
-    r"\b(?:TODO|FIXME|XXX|pending|follow[- ]?up|next steps?|not yet|still needs?|blocked|blocker"
-    r"|unresolved|TBD)\b|待办|待处理|未解决|还需要|下一步",
-    re.IGNORECASE,
+    r"\b(?:todo|fixme|xxx|pending|follow[- ]?up|next steps?|not yet|still needs?|blocked|blocker"
+    r"|unresolved|tbd)\b|待办|待处理|未解决|还需要|下一步"
 )
 _TITLE_FILLER = frozenset(
     "please pls can could would will you help me i we want need to let's lets hi hello hey".split()
@@ -61,7 +66,9 @@ _TITLE_FILLER = frozenset(
 # Bare acknowledgements are not requests.
 _ACKS = frozenset("ok okay k thanks thx yes no sure continue 好 好的 继续 谢谢 嗯 对".split())
 _ACKS |= {"thank you", "go ahead", "go on"}
-_EDGE_PUNCT = "\"'`()[]{}<>,;:!?"
+_EDGE_PUNCT = "\"'`()[]{}<>,;:!?。，、；：！？（）【】「」《》“”‘’"
+_PATH_LEFT_RE = re.compile(r"[A-Za-z0-9_.:/\\~%+-]*$")
+_PATH_RIGHT_RE = re.compile(r"[A-Za-z0-9_./\\~%+#?=&-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +76,7 @@ class _View:
     role: str
     text: str  # all prompt-visible text (tool calls included), bounded
     prose: str  # what the user/assistant actually wrote
+    sentences: tuple[str, ...]  # of ``prose``
     is_error: bool
     tool_name: str
 
@@ -92,15 +100,18 @@ def _prose(message: dict[str, Any], role: str) -> str:
 
 def _views(messages: list[dict[str, Any]]) -> list[_View]:
     views: list[_View] = []
-    for message in (m for m in messages if isinstance(m, dict)):
+    dicts = [m for m in messages if isinstance(m, dict)]
+    scan = min(_SCAN_CHARS, max(1_000, _ARCHIVE_SCAN_CHARS // max(1, len(dicts))))
+    for message in dicts:
         role = role_of(message)
-        prose = _prose(message, role)[:_SCAN_CHARS]
+        prose = _prose(message, role)[:scan]
         name = message.get("toolName")
         views.append(
             _View(
                 role=role,
-                text=prose if role == "user" else message_text(message)[:_SCAN_CHARS],
+                text=prose if role == "user" else message_text(message)[:scan],
                 prose=prose,
+                sentences=tuple(split_sentences(prose)),
                 is_error=role == "toolResult" and message.get("isError") is True,
                 tool_name=name if isinstance(name, str) else "",
             )
@@ -116,6 +127,7 @@ class _Collector:
         self.cap = cap
         self.items: list[str] = []
         self.seen: set[str] = set()
+        self.tried: set[str] = set()
 
     @property
     def full(self) -> bool:
@@ -123,10 +135,11 @@ class _Collector:
 
     def add(self, item: str, key: str | None = None) -> None:
         """Add ``item`` unless full, empty, already known (by ``key``) or already in the batch."""
-        core = _short(key if key is not None else item).strip("_* `")
-        if self.full or not core or not is_fresh(core, self.prior_lower):
+        if self.full or item in self.tried:
             return
-        if core.lower() in self.seen:
+        self.tried.add(item)
+        core = _short(key if key is not None else item).strip("_* `")
+        if not core or core.lower() in self.seen or not is_fresh(core, self.prior_lower):
             return
         self.seen.add(core.lower())
         self.items.append(_short(item))
@@ -136,14 +149,11 @@ class _Collector:
 
 
 def make_title(request: str) -> str:
-    """A few meaningful words of a request: first line, leading filler dropped, ≤ 8 words."""
-    lines = [
-        ln for ln in _LEADING_META_RE.sub("", request or "", count=1).splitlines() if ln.strip()
-    ]
-    if not lines:
+    """A few meaningful words of a request: first sentence, leading filler dropped, ≤ 8 words."""
+    sentences = split_sentences(_LEADING_META_RE.sub("", request or "", count=1))
+    if not sentences:
         return ""
-    words = [w.strip(_EDGE_PUNCT) for w in lines[0].split()]
-    words = [w for w in words if w]
+    words = [w for w in (w.strip(_EDGE_PUNCT) for w in sentences[0].split()) if w]
     while len(words) > 1 and words[0].lower() in _TITLE_FILLER:
         words.pop(0)
     title = " ".join(words[:TITLE_MAX_WORDS]).rstrip(".,;:!?。！？")
@@ -160,43 +170,50 @@ def _is_ack(text: str) -> bool:
 
 def _key_facts(views: list[_View], collector: _Collector) -> None:
     scored: list[tuple[int, int, str]] = []
-    for sentence in (s for v in views for s in split_sentences(v.prose) if not _is_question(s)):
-        anchors = {m.group(0).lower() for p in ANCHOR_VALUE_PATTERNS for m in p.finditer(sentence)}
-        if anchors:
-            scored.append((-len(anchors), len(scored), sentence))
+    for view in (v for v in views if _ANY_ANCHOR_RE.search(v.prose.lower())):
+        for sentence in (s for s in view.sentences if not _is_question(s)):
+            anchors = set(_ANY_ANCHOR_RE.findall(sentence.lower()))
+            if anchors:
+                scored.append((-len(anchors), len(scored), sentence))
     # The most anchor-dense sentences win; they are then kept in conversation order.
     best = sorted(scored)[: collector.cap * 3]
     for _, _, sentence in sorted(best, key=lambda entry: entry[1]):
         collector.add(sentence)
 
 
-def _display_path(token: str, match: str) -> str:
-    cleaned = token.strip(_EDGE_PUNCT).rstrip(".")
-    return cleaned if match in cleaned and len(cleaned) <= 160 else match
+def _display_path(token: str, match: re.Match[str]) -> str:
+    # The guard's pattern stops short of "App.tsx" or "https://…/x.png"; show the whole path.
+    left = _PATH_LEFT_RE.search(token, 0, match.start())
+    right = _PATH_RIGHT_RE.match(token, match.end())
+    full = (left.group(0) if left else "") + match.group(0) + (right.group(0) if right else "")
+    return full.rstrip(".:?&#") if len(full) <= 160 else match.group(0)
 
 
-def _path_hits(text: str) -> list[tuple[str, str, str]]:
-    hits: list[tuple[str, str, str]] = []
-    for sentence in split_sentences(text):
-        for token in sentence.split():
+def _path_hits(text: str, scanned: set[str]) -> Iterator[tuple[str, str, str]]:
+    for line in text.splitlines():
+        for token in line.split():
             if len(token) > _TOKEN_SCAN_CHARS or ("." not in token and "/" not in token):
                 continue
-            hits.extend(
-                (m, _display_path(token, m), sentence) for m in WM_PATH_LIKE_RE.findall(token)
-            )
-    return hits
+            if token in scanned:
+                continue  # logs repeat paths; the first line that mentions one is kept
+            scanned.add(token)
+            for match in WM_PATH_LIKE_RE.finditer(token):
+                yield match.group(0), _display_path(token, match), line
 
 
 def _files(views: list[_View], collector: _Collector) -> None:
     # Paths the conversation names first, then those only seen in tool output.
     ordered = sorted(views, key=lambda v: v.role == "toolResult")
-    for match, display, sentence in (h for v in ordered for h in _path_hits(v.text)):
+    scanned: set[str] = set()
+    for match, display, line in (h for v in ordered for h in _path_hits(v.text, scanned)):
         if collector.full:
             return
-        if is_fresh(match, collector.prior_lower):
-            context = _short(sentence, BULLET_MAX_CHARS - len(display) - 3)
-            item = display if _flat(sentence) == display else f"{display} — {context}"
-            collector.add(item, key=display)
+        if display.lower() in collector.seen or not is_fresh(match, collector.prior_lower):
+            continue
+        sentence = next((s for s in split_sentences(line) if display in s), line)
+        context = _short(sentence, BULLET_MAX_CHARS - len(display) - 3)
+        item = display if _flat(sentence) == display else f"{display} — {context}"
+        collector.add(item, key=display)
 
 
 def _failure_line(text: str) -> str:
@@ -207,7 +224,7 @@ def _failure_line(text: str) -> str:
 
 def _is_failure(line: str) -> bool:
     # A bare "Traceback (most recent call last):" says nothing; its last line does.
-    return bool(_FAILURE_RE.search(line)) and not line.startswith("Traceback")
+    return bool(_FAILURE_RE.search(line.lower())) and not line.startswith("Traceback")
 
 
 def _errors(views: list[_View], collector: _Collector) -> None:
@@ -215,15 +232,19 @@ def _errors(views: list[_View], collector: _Collector) -> None:
         if view.is_error and (line := _failure_line(view.text)):
             collector.add(f"{view.tool_name or 'tool'} error: {line}", key=line)
     # Then failure lines the conversation wrote, then those of successful tool output.
-    said = [s for v in views for s in split_sentences(v.prose)]
+    said = [v.sentences for v in views if _FAILURE_RE.search(v.prose.lower())]
     logged = [
-        ln for v in views if v.role == "toolResult" and not v.is_error for ln in v.text.splitlines()
+        v.text.splitlines()
+        for v in views
+        if v.role == "toolResult" and not v.is_error and _FAILURE_RE.search(v.text.lower())
     ]
-    for line in (ln.strip() for ln in said + logged):
+    checked: set[str] = set()
+    for line in (ln.strip() for lines in said + logged for ln in lines):
         if collector.full:
             return
-        if _is_failure(line):
+        if line and line not in checked and _is_failure(line):
             collector.add(line)
+        checked.add(line)
 
 
 def _open_issues(views: list[_View], collector: _Collector) -> None:
@@ -232,12 +253,12 @@ def _open_issues(views: list[_View], collector: _Collector) -> None:
     last_answer = answers[-1] if answers else -1
     user_after = any(v.role == "user" for v in latest[last_answer + 1 :])
     for index, view in enumerate(latest):
-        for sentence in split_sentences(view.prose):
+        for sentence in view.sentences:
             if _is_question(sentence) and view.role == "user" and index > last_answer:
                 collector.add(f"Unanswered: {sentence}", key=sentence)
             elif _is_question(sentence) and index == last_answer and not user_after:
                 collector.add(f"Awaiting user: {sentence}", key=sentence)
-            elif _TODO_RE.search(sentence):
+            elif _TODO_RE.search(sentence.lower()):
                 collector.add(sentence)
 
 

@@ -117,7 +117,10 @@ def test_is_wm_v2_legacy_and_empty() -> None:
 
 def test_abstract_is_title_body_skipping_italic_description() -> None:
     doc = render_wm(
-        {"Session Title": "_A short and distinctive title_\nFix login bug in auth", "Current State": "x"}
+        {
+            "Session Title": "_A short and distinctive title_\nFix login bug in auth",
+            "Current State": "x",
+        }
     )
     assert extract_abstract(doc) == "Fix login bug in auth"
 
@@ -147,7 +150,9 @@ def test_normalize_adds_missing_sections_empty() -> None:
 
 
 def test_normalize_folds_unknown_sections_into_key_facts() -> None:
-    doc = normalize_created_wm("## Session Title\nT\n## Key Facts & Decisions\n- a\n## Extra\n- b\n")
+    doc = normalize_created_wm(
+        "## Session Title\nT\n## Key Facts & Decisions\n- a\n## Extra\n- b\n"
+    )
     parsed = parse_wm_sections(doc)
     assert "## Extra" not in parsed
     key_facts = parsed["## Key Facts & Decisions"]

@@ -64,7 +64,9 @@ SEVEN = [f"## {name}" for name in WM_SEVEN_SECTIONS]
 FIRST = [
     user("[Mon 2024-05-06 09:00 UTC] Please help me fix the login bug in src/auth/login.py"),
     assistant("Let me read it.", ("c1", "read", {"path": "src/auth/login.py"})),
-    tool_result("c1", "read", "Traceback (most recent call last):\nKeyError: 'session_token'", True),
+    tool_result(
+        "c1", "read", "Traceback (most recent call last):\nKeyError: 'session_token'", True
+    ),
     assistant(
         "The handler reads session_token before it is set. We decided to move the check because "
         "the middleware runs first. Tests run on 2024-05-07 and the fix costs $0. "
@@ -97,7 +99,9 @@ def test_fresh_document_sections() -> None:
 
 def test_title_from_first_user_request_of_session() -> None:
     later = [user("now look at the billing page"), assistant("Sure.")]
-    ops = build_extractive_ops(later, prior_wm=None, first_user_request="Migrate the Postgres schema")
+    ops = build_extractive_ops(
+        later, prior_wm=None, first_user_request="Migrate the Postgres schema"
+    )
     assert ops["Session Title"] == {"op": "UPDATE", "content": "Migrate the Postgres schema"}
 
 
@@ -114,6 +118,18 @@ def test_make_title_is_short() -> None:
     assert make_title("[Tue 10:00] Hello?") == "Hello"
     assert make_title("") == ""
     assert len(make_title("x" * 500)) <= 80
+
+
+def test_title_of_cjk_request_is_first_sentence() -> None:
+    request = "请帮我修复登录模块的问题，文件在 src/登录/auth.py。然后部署。" * 5
+    assert make_title(request) == "请帮我修复登录模块的问题，文件在 src/登录/auth.py"
+
+
+def test_cjk_punctuation_not_part_of_path() -> None:
+    wm = update_working_memory_extractive(None, [user("文件在 src/登录/auth.py。部署失败了。")])
+    assert items(wm, "Files & Context")[0].startswith("src/登录/auth.py — ")
+    assert "src/登录/auth.py。 —" not in wm
+    assert "部署失败了。" in items(wm, "Errors & Corrections")
 
 
 def test_ops_shapes() -> None:
@@ -139,7 +155,9 @@ def test_non_dict_messages_ignored() -> None:
 
 
 def test_acknowledgements_are_not_goals() -> None:
-    wm = update_working_memory_extractive(None, [user("Deploy the api"), user("ok"), user("thanks!")])
+    wm = update_working_memory_extractive(
+        None, [user("Deploy the api"), user("ok"), user("thanks!")]
+    )
     assert items(wm, "Task & Goals") == ["Deploy the api"]
 
 
@@ -152,13 +170,14 @@ def test_no_duplicates_against_prior_or_within_batch() -> None:
 
 def test_path_text_appears_verbatim_once() -> None:
     messages = [
-        user("Edit `web/components/App.tsx` and web/components/App.tsx again, plus https://example.com/a/b.png"),
+        user("Edit `web/components/App.tsx` and web/components/App.tsx again."),
+        user("Is https://example.com/a/b.png? the logo"),
         assistant("", ("c1", "edit", {"path": "web/components/App.tsx"})),
     ]
     files = items(update_working_memory_extractive(None, messages), "Files & Context")
     assert sum(item.startswith("web/components/App.tsx") for item in files) == 1
     assert files[0].startswith("web/components/App.tsx — Edit `web/components/App.tsx`")
-    assert any("https://example.com/a/b.png" in item for item in files)
+    assert files[1].startswith("https://example.com/a/b.png — ")  # "?" is not part of it
 
 
 def test_errors_and_corrections_sources() -> None:
@@ -310,6 +329,7 @@ def test_large_archive_is_fast_and_bounded() -> None:
 
 
 def _timed(messages: list[Message]) -> float:
-    start = time.perf_counter()
+    # CPU time: a loaded test machine must not make this flaky.
+    start = time.process_time()
     update_working_memory_extractive(None, messages)
-    return time.perf_counter() - start
+    return time.process_time() - start

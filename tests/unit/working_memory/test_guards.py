@@ -37,7 +37,10 @@ def test_title_overlap_accepted() -> None:
 
 
 def test_title_zero_overlap_kept() -> None:
-    assert enforce_title_stability(update("Completely Unrelated Topic"), "Database Migration Plan") == KEEP
+    assert (
+        enforce_title_stability(update("Completely Unrelated Topic"), "Database Migration Plan")
+        == KEEP
+    )
     assert enforce_title_stability(update("React Components"), "Python Migration Tools") == KEEP
 
 
@@ -102,7 +105,11 @@ def test_anchors_reference_example() -> None:
 
 
 def test_anchors_mixed_case_names() -> None:
-    assert extract_lexical_anchors("OpenAI McCloud JavaScript") == {"openai", "mccloud", "javascript"}
+    assert extract_lexical_anchors("OpenAI McCloud JavaScript") == {
+        "openai",
+        "mccloud",
+        "javascript",
+    }
 
 
 def test_anchors_stopwords_filtered() -> None:
@@ -119,7 +126,15 @@ def test_anchors_sources_case_insensitive_and_full_months_only() -> None:
 
 
 def test_anchor_stopwords_constant() -> None:
-    assert {"key", "facts", "decisions", "session", "working", "memory", "who"} <= WM_ANCHOR_STOPWORDS
+    assert {
+        "key",
+        "facts",
+        "decisions",
+        "session",
+        "working",
+        "memory",
+        "who",
+    } <= WM_ANCHOR_STOPWORDS
 
 
 # --- Guard 2: Key Facts consolidation (§3.5) ---
@@ -296,7 +311,10 @@ def test_append_only_update_demoted_to_fresh_append() -> None:
 
 
 def test_append_only_all_duplicate_update_is_keep() -> None:
-    assert enforce_append_only("## Errors & Corrections", update("- existing fact"), "- existing fact") == KEEP
+    assert (
+        enforce_append_only("## Errors & Corrections", update("- existing fact"), "- existing fact")
+        == KEEP
+    )
 
 
 def test_append_only_inner_markup_defeats_dedupe() -> None:
@@ -340,7 +358,9 @@ def test_open_issues_empty_update_restores_without_leading_newline() -> None:
 
 
 def test_open_issues_rewording_triggers_restore() -> None:
-    result = enforce_open_issues_resolved(update("- authentication is buggy"), "- bug in auth module")
+    result = enforce_open_issues_resolved(
+        update("- authentication is buggy"), "- bug in auth module"
+    )
     assert "silently dropped, restored" in result["content"] and "bug in auth" in result["content"]
 
 
@@ -367,7 +387,18 @@ def test_open_issues_passthrough_cases() -> None:
 
 
 def test_key_facts_layer2_threshold_is_seventy_percent() -> None:
-    names = ["Alice", "Bruno", "Chloe", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas"]
+    names = [
+        "Alice",
+        "Bruno",
+        "Chloe",
+        "Dmitri",
+        "Elena",
+        "Farid",
+        "Greta",
+        "Hiro",
+        "Ines",
+        "Jonas",
+    ]
     old = bullets([f"{name} joined" for name in names])
     seven = update(bullets([f"{name} joined" for name in names[:7]]))
     assert enforce_key_facts_consolidation(seven, old) is seven

@@ -24,7 +24,9 @@ KEEP = {"op": "KEEP"}
 
 def make_wm(**bodies: str) -> str:
     """Canonical WM from keyword bodies, e.g. ``key_facts_and_decisions="- a"``."""
-    names = {name.lower().replace(" & ", "_and_").replace(" ", "_"): name for name in WM_SEVEN_SECTIONS}
+    names = {
+        name.lower().replace(" & ", "_and_").replace(" ", "_"): name for name in WM_SEVEN_SECTIONS
+    }
     return render_wm({names[key]: body for key, body in bodies.items()})
 
 
@@ -271,7 +273,9 @@ def facts_wm(items: list[str]) -> str:
 
 
 def merge_facts(old: str, op: dict[str, Any]) -> list[str]:
-    return section_items(merge_wm_sections(old, {"Key Facts & Decisions": op}), "Key Facts & Decisions")
+    return section_items(
+        merge_wm_sections(old, {"Key Facts & Decisions": op}), "Key Facts & Decisions"
+    )
 
 
 def numbered(n: int) -> list[str]:
@@ -279,7 +283,10 @@ def numbered(n: int) -> list[str]:
 
 
 def test_anti_bloat_small_append_accepted() -> None:
-    assert len(merge_facts(facts_wm(numbered(10)), {"op": "APPEND", "items": ["new a", "new b"]})) == 12
+    assert (
+        len(merge_facts(facts_wm(numbered(10)), {"op": "APPEND", "items": ["new a", "new b"]}))
+        == 12
+    )
 
 
 def test_anti_bloat_oversized_append_capped_at_five() -> None:
@@ -295,7 +302,9 @@ def test_anti_bloat_oversized_append_dedupes() -> None:
 
 def test_anti_bloat_emergency_sentinel_then_stop() -> None:
     old = facts_wm(numbered(55))
-    first = merge_wm_sections(old, {"Key Facts & Decisions": {"op": "APPEND", "items": ["Emergency fact A"]}})
+    first = merge_wm_sections(
+        old, {"Key Facts & Decisions": {"op": "APPEND", "items": ["Emergency fact A"]}}
+    )
     items = section_items(first, "Key Facts & Decisions")
     assert len(items) == 56 and items[-1] == WM_CONSOLIDATION_SENTINEL
     assert "Emergency fact A" not in first
@@ -304,7 +313,10 @@ def test_anti_bloat_emergency_sentinel_then_stop() -> None:
 
 
 def test_anti_bloat_emergency_rejected_update_no_salvage() -> None:
-    assert len(merge_facts(facts_wm(numbered(55)), {"op": "UPDATE", "content": "- Only one bullet."})) == 55
+    assert (
+        len(merge_facts(facts_wm(numbered(55)), {"op": "UPDATE", "content": "- Only one bullet."}))
+        == 55
+    )
 
 
 def test_anti_bloat_oversized_non_strings_stringified() -> None:
@@ -315,7 +327,9 @@ def test_anti_bloat_oversized_non_strings_stringified() -> None:
 
 # --- Layer 1 / Layer 2 (§4.2, §4.3) ---
 
-DECISIONS = [f"Decision {i}: keep module_{i}.py because API contract {i} is stable." for i in range(1, 42)]
+DECISIONS = [
+    f"Decision {i}: keep module_{i}.py because API contract {i} is stable." for i in range(1, 42)
+]
 
 
 def test_layer1_reject_salvages_summary() -> None:
@@ -340,7 +354,9 @@ def test_layer1_reject_new_decision_appended() -> None:
 
 
 def test_salvage_keeps_new_fact_from_rejected_update() -> None:
-    content = "- Summary: all modules stable.\n- NEW: Caroline adopted a puppy named Max on 2024-06-15."
+    content = (
+        "- Summary: all modules stable.\n- NEW: Caroline adopted a puppy named Max on 2024-06-15."
+    )
     result = merge_facts(facts_wm(DECISIONS), {"op": "UPDATE", "content": content})
     assert len(result) >= 42
     assert any("Caroline adopted a puppy named Max" in item for item in result)
@@ -388,7 +404,16 @@ def test_layer2_accept_eleven_bullet_consolidation() -> None:
     result = merge_facts(facts_wm(FAMILY), {"op": "UPDATE", "content": bullets(CONSOLIDATED_11)})
     assert len(result) <= 15
     text = "\n".join(result)
-    for name in ("Caroline", "Melanie", "Marcus", "Biscuit", "Jake", "Yellowstone", "Sweden", "Portland"):
+    for name in (
+        "Caroline",
+        "Melanie",
+        "Marcus",
+        "Biscuit",
+        "Jake",
+        "Yellowstone",
+        "Sweden",
+        "Portland",
+    ):
         assert name in text
 
 

@@ -58,7 +58,7 @@ def test_multiple_warnings_joined_by_blank_line() -> None:
     )
     reminders = build_section_reminders(doc)
     assert reminders.count("WARNING:") == 2
-    assert "1500 tokens.\n\nWARNING: \"Open Issues\" has 30 bullets" in reminders
+    assert '1500 tokens.\n\nWARNING: "Open Issues" has 30 bullets' in reminders
 
 
 def test_key_facts_flagged_files_with_image_urls_not() -> None:

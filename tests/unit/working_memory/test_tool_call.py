@@ -29,7 +29,10 @@ def test_tool_envelope_and_name() -> None:
         "Emit a per-section decision (KEEP / UPDATE / APPEND) for the 7-section Working Memory "
         "document."
     )
-    assert WM_UPDATE_TOOL_CHOICE == {"type": "function", "function": {"name": "update_working_memory"}}
+    assert WM_UPDATE_TOOL_CHOICE == {
+        "type": "function",
+        "function": {"name": "update_working_memory"},
+    }
 
 
 def test_parameters_shape() -> None:
@@ -37,7 +40,10 @@ def test_parameters_shape() -> None:
     assert params["type"] == "object"
     assert params["required"] == ["sections"]
     assert params["additionalProperties"] is False
-    assert params["properties"]["checkpoint_summaries"] == {"type": "array", "items": {"type": "string"}}
+    assert params["properties"]["checkpoint_summaries"] == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
     sections = params["properties"]["sections"]
     assert sections["type"] == "object"
     assert sections["required"] == WM_SEVEN_SECTIONS
@@ -46,7 +52,9 @@ def test_parameters_shape() -> None:
 
 
 def test_op_schema_one_of_three_closed_shapes() -> None:
-    op = WM_UPDATE_TOOL["function"]["parameters"]["properties"]["sections"]["properties"]["Open Issues"]
+    op = WM_UPDATE_TOOL["function"]["parameters"]["properties"]["sections"]["properties"][
+        "Open Issues"
+    ]
     keep, update, append = op["oneOf"]
     for shape in (keep, update, append):
         assert shape["additionalProperties"] is False
@@ -172,7 +180,9 @@ def test_recover_truncated_update_content_still_gets_title() -> None:
         '{"sections": {"Session Title": {"op": "UPDATE", "content": "Auth refactor"}, '
         '"Current State": {"op": "UPDATE", "content": "halfway through the sent'
     )
-    assert recover_ops_from_raw(raw) == {"Session Title": {"op": "UPDATE", "content": "Auth refactor"}}
+    assert recover_ops_from_raw(raw) == {
+        "Session Title": {"op": "UPDATE", "content": "Auth refactor"}
+    }
 
 
 def test_recover_escaped_content() -> None:

@@ -1,0 +1,1 @@
+"""Benchmark suite of the context engine: ``python -m bench [--only NAME] [--quick]``."""

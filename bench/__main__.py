@@ -1,0 +1,54 @@
+"""Run the benchmarks and print one table: ``python -m bench [--only NAME ...] [--quick]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+
+from bench import after_turn, assemble
+from bench.common import Config, Row, print_table
+
+BENCHMARKS: dict[str, Callable[[Config], list[Row]]] = {
+    "after-turn": after_turn.run,
+    "assemble": assemble.run,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--only", action="append", choices=sorted(BENCHMARKS), metavar="NAME",
+                        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer iterations")
+    args = parser.parse_args(argv)
+    cfg = Config(quick=args.quick)
+    names = args.only or list(BENCHMARKS)
+    print(f"context-engine benchmarks ({'quick' if cfg.quick else 'full'}): python {platform.python_version()}, "
+          f"{os.cpu_count()} CPUs, {platform.platform()}", flush=True)
+    rows: list[Row] = []
+    failed: list[str] = []
+    began = time.perf_counter()
+    for name in names:
+        started = time.perf_counter()
+        print(f"running {name} ...", flush=True)
+        try:
+            rows.extend(BENCHMARKS[name](cfg))
+        except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others
+            failed.append(name)
+            traceback.print_exc()
+            rows.append(Row(name=name, workload="FAILED (see traceback above)", p50_ms=None, p99_ms=None,
+                            target="-", figure=None, target_value=None))
+        print(f"  {name} done in {time.perf_counter() - started:.1f} s", flush=True)
+    print()
+    print_table(rows)
+    print(f"\ntotal {time.perf_counter() - began:.0f} s; ratio = figure / target "
+          "(latency: <= 1 meets the target; throughput: >= 1 meets it)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
