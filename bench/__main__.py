@@ -10,12 +10,15 @@ import time
 import traceback
 from collections.abc import Callable
 
-from bench import after_turn, assemble
+from bench import after_turn, assemble, commit, search, working_memory
 from bench.common import Config, Row, print_table
 
 BENCHMARKS: dict[str, Callable[[Config], list[Row]]] = {
     "after-turn": after_turn.run,
     "assemble": assemble.run,
+    "commit": commit.run,
+    "working-memory": working_memory.run,
+    "search": search.run,
 }
 
 

@@ -27,7 +27,7 @@ async def delete_session_endpoint(session_id: SessionIdPath, services: ServicesD
     return await run_in_threadpool(delete_session, services.uow, tenant, session_id)
 
 
-@router.post("/{sessionId}/commit", response_model=CommitResponse, response_model_exclude_none=True,
+@router.post("/{sessionId}/commit", response_model=CommitResponse, response_model_exclude_unset=True,
              operation_id="commitSession")
 async def commit_session_endpoint(
     session_id: SessionIdPath,
@@ -43,8 +43,8 @@ async def commit_session_endpoint(
     if not outcome.archived or outcome.archive_pk is None:
         return CommitResponse(session_id=session_id, status="skipped", archive_id=None, reason=outcome.reason)
     services.notify_worker()
-    archive = None
+    response = CommitResponse(session_id=session_id, status="accepted", archive_id=outcome.archive_id)
     if body.wait:
         state = await wait_for_archive(services.uow, outcome.archive_pk, body.timeout_ms / 1000)
-        archive = state.summary if state is not None else None
-    return CommitResponse(session_id=session_id, status="accepted", archive_id=outcome.archive_id, archive=archive)
+        response.archive = state.summary if state is not None else None
+    return response

@@ -15,7 +15,6 @@ from alembic import op
 from app.db.base import UtcDateTime
 from migrations.helpers import create_text_index, drop_text_index
 
-
 revision: str = "0001_initial"
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None

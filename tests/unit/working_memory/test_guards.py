@@ -377,6 +377,9 @@ def test_open_issues_snippet_is_first_40_chars() -> None:
     long_item = "a" * 40 + " tail that may change"
     op = update("- " + "a" * 40 + " different tail")
     assert enforce_open_issues_resolved(op, "- " + long_item) is op
+    changed_at_36 = update("- " + "a" * 35 + "ccccc and more")
+    result = enforce_open_issues_resolved(changed_at_36, "- " + "a" * 35 + "bbbbb and more")
+    assert result["content"].endswith("[silently dropped, restored] " + "a" * 35 + "bbbbb and more")
 
 
 def test_open_issues_passthrough_cases() -> None:

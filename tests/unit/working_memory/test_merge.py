@@ -158,12 +158,13 @@ def test_guards_skip_empty_old_section() -> None:
     empty = make_wm()
     ops = {
         "Session Title": {"op": "UPDATE", "content": "Anything"},
-        "Errors & Corrections": {"op": "UPDATE", "content": "- first error"},
+        "Errors & Corrections": {"op": "UPDATE", "content": "first error, not a bullet"},
         "Key Facts & Decisions": {"op": "UPDATE", "content": "- f"},
     }
     merged = parse_wm_sections(merge_wm_sections(empty, ops))
     assert merged["## Session Title"] == "Anything"
-    assert merged["## Errors & Corrections"] == "- first error"
+    # The append-only guard would have demoted this to "- first error, not a bullet".
+    assert merged["## Errors & Corrections"] == "first error, not a bullet"
     assert merged["## Key Facts & Decisions"] == "- f"
 
 
