@@ -93,7 +93,7 @@ def latency(cfg: Config) -> Row:
 
 def throughput(cfg: Config) -> Row:
     sessions = 32
-    turns = cfg.pick(50, 20)
+    turns = cfg.pick(50, 10)
     clients = 8
     expected = turns * NEW_PER_TURN
     plans: dict[str, list[bytes]] = {}

@@ -1,9 +1,10 @@
 """Commit Phase 1 of 500 live messages, in process: the cost a commit adds inside the request.
 
-A template database is prepared once with ``capture_turn`` (one session, N live messages, no
-automatic commit). Every iteration copies the template to a fresh file, opens an engine on it,
-warms the connection, then times one write transaction: find the session, ``commit_phase1``
-(keep 10), commit. The figure is the whole transaction (what the request waits for); the
+A template database is prepared once with ``capture_turn`` (two sessions of N live messages, no
+automatic commit). Every iteration copies the template to a fresh file, opens an engine on it and
+commits the first session untimed (a long-running server has its connections open and its SQL
+compiled already), then times one write transaction on the second: find the session,
+``commit_phase1`` (keep 10), commit. The figure is the whole transaction (what the request waits for); the
 ``commit_phase1`` call alone is reported beside it.
 """
 
@@ -13,8 +14,6 @@ import gc
 import shutil
 import time
 from pathlib import Path
-
-from sqlalchemy import text
 
 from app.core.clock import utcnow
 from app.db.engine import create_db_engine
@@ -30,6 +29,7 @@ from bench.workload import Conversation
 KEEP = 10
 TENANT = "default"
 SESSION = "commit-bench"
+WARM_SESSION = "commit-warm-up"
 
 
 def _settings(path: Path) -> Settings:
@@ -44,15 +44,16 @@ def prepare_template(path: Path, live: int) -> Path:
     settings = _settings(path)
     engine = create_db_engine(settings)
     uow = UnitOfWork(engine)
-    conv = Conversation(seed=77)
-    snapshot = []
-    ident = SessionIdentity(TENANT, SESSION)
-    while len(snapshot) < live:
-        new = conv.messages(min(500, live - len(snapshot)))
-        result = capture_turn(uow, settings, TurnInput(ident, snapshot + new, len(snapshot)))
-        if result.ingested != len(new) or result.commit.get("triggered"):
-            raise RuntimeError(f"template capture went wrong: {result}")
-        snapshot += new
+    for seed, session_id in enumerate((WARM_SESSION, SESSION)):
+        conv = Conversation(seed=77 + seed)
+        snapshot = []
+        ident = SessionIdentity(TENANT, session_id)
+        while len(snapshot) < live:
+            new = conv.messages(min(500, live - len(snapshot)))
+            result = capture_turn(uow, settings, TurnInput(ident, snapshot + new, len(snapshot)))
+            if result.ingested != len(new) or result.commit.get("triggered"):
+                raise RuntimeError(f"template capture went wrong: {result}")
+            snapshot += new
     with engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     engine.dispose()
@@ -66,8 +67,10 @@ def measure_once(template: Path, workdir: Path, index: int, live: int) -> tuple[
     engine = create_db_engine(_settings(path))
     try:
         uow = UnitOfWork(engine)
-        with uow.read() as db:  # open and warm the pooled connection outside the timing
-            db.execute(text("SELECT count(*) FROM messages")).scalar_one()
+        with uow.write() as db:  # warm the connection and the compiled-SQL cache, untimed
+            warm = sessions_repo.find_session(db, TENANT, WARM_SESSION)
+            if warm is None or not commit_phase1(db, warm, KEEP, utcnow()).archived:
+                raise RuntimeError("warm-up commit failed")
         gc.collect()
         started = time.perf_counter()
         with uow.write() as db:
@@ -78,7 +81,8 @@ def measure_once(template: Path, workdir: Path, index: int, live: int) -> tuple[
             outcome = commit_phase1(db, session, KEEP, utcnow())
             inner_ms = (time.perf_counter() - inner) * 1000
         total_ms = (time.perf_counter() - started) * 1000
-        if not outcome.archived or outcome.messages_archived != live - KEEP:
+        # The split may move a few messages earlier so a tool call stays with its result.
+        if not outcome.archived or not live - KEEP - 8 <= outcome.messages_archived <= live - KEEP:
             raise RuntimeError(f"commit archived {outcome.messages_archived} of {live - KEEP}: {outcome}")
         return total_ms, inner_ms
     finally:

@@ -49,6 +49,7 @@ _PROSE = [
     "Let me check the logs again to see whether the retry actually happened.",
     "The root cause was an off-by-one error in the pagination cursor.",
     "I will run the full test suite before opening the pull request.",
+    "TODO: follow up on the flaky retry test once the fix is merged.",
 ]
 _QUESTIONS = [
     "Why does the worker retry forever when the upstream returns 429?",

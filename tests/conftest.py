@@ -12,9 +12,16 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.db.engine import create_db_engine
+from app.logging import configure_logging
 from app.db.migrate import upgrade_to_head
 from app.main import create_app
 from app.settings import Settings
+
+
+@pytest.fixture(scope="session", autouse=True)
+def quiet_logs() -> None:
+    """Warnings and errors only: request logs would drown the test output."""
+    configure_logging("console", "WARNING")
 
 
 @pytest.fixture(scope="session")

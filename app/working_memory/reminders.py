@@ -10,6 +10,7 @@ from app.working_memory.document import (
     section_key,
 )
 from app.working_memory.guards import (
+    WM_APPEND_ONLY_SECTIONS,
     WM_SECTION_BULLET_THRESHOLD,
     WM_SECTION_TOKEN_THRESHOLD,
 )
@@ -34,7 +35,7 @@ def build_section_reminders(overview: str | None) -> str:
     for name in WM_SEVEN_SECTIONS:
         key = section_key(name)
         # The append-only section is never asked to consolidate (§3.9).
-        if key not in parsed:
+        if key not in parsed or name in WM_APPEND_ONLY_SECTIONS:
             continue
         body = parsed[key]
         items = extract_bullet_items(body)

@@ -180,7 +180,9 @@ class TestWindowAndAutoCommit:
 
 
 class TestConcurrency:
-    async def _run_clients(self, client, sessions: list[str], turns: int, clients: int) -> dict[str, list]:
+    async def _run_clients(self, client, sessions: list[str], turns: int, clients: int, serial_per_session: bool) -> dict[str, list]:
+        """``clients`` concurrent senders; with ``serial_per_session`` a session's turns are sent one
+        at a time (as a host does), otherwise turns of one session race each other."""
         transcripts: dict[str, list] = {s: [] for s in sessions}
         locks = {s: asyncio.Lock() for s in sessions}
         work = [(s, t) for t in range(turns) for s in sessions]
@@ -196,20 +198,23 @@ class TestConcurrency:
                     pre = len(transcript)
                     transcript.extend([user(f"{session_id} turn {t}"), assistant(f"{session_id} answer {t}")])
                     snapshot = list(transcript)
-                await after_turn(client, snapshot, pre=pre, session_id=session_id, tokenBudget=10_000_000)
+                    if serial_per_session:
+                        await after_turn(client, snapshot, pre=pre, session_id=session_id, tokenBudget=10_000_000)
+                if not serial_per_session:
+                    await after_turn(client, snapshot, pre=pre, session_id=session_id, tokenBudget=10_000_000)
 
         await asyncio.gather(*(worker() for _ in range(clients)))
         return transcripts
 
     async def test_eight_clients_fifty_turns_one_session(self, client, db_path):
-        transcripts = await self._run_clients(client, ["one"], turns=50, clients=8)
+        transcripts = await self._run_clients(client, ["one"], turns=50, clients=8, serial_per_session=False)
         rows = stored_rows(db_path, "one")
         assert [seq for seq, _ in rows] == list(range(1, 101))
         assert sorted(b for _, b in rows) == sorted(json.dumps(m, separators=(",", ":")) for m in transcripts["one"])
 
     async def test_eight_clients_many_sessions(self, client, db_path):
         sessions = [f"s{i}" for i in range(8)]
-        transcripts = await self._run_clients(client, sessions, turns=50, clients=8)
+        transcripts = await self._run_clients(client, sessions, turns=50, clients=8, serial_per_session=True)
         for session_id in sessions:
             rows = stored_rows(db_path, session_id)
             assert [seq for seq, _ in rows] == list(range(1, 101))

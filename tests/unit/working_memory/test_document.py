@@ -42,6 +42,10 @@ def test_render_canonical_format_with_empty_sections() -> None:
     )
 
 
+def test_render_strips_trailing_whitespace_to_one_newline() -> None:
+    assert render_wm({"Open Issues": "- x\n\n  "}).endswith("## Open Issues\n- x\n")
+
+
 def test_render_empty_doc_has_all_headers_and_final_newline() -> None:
     doc = render_wm({})
     assert doc.endswith("## Open Issues\n")

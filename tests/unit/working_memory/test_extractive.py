@@ -217,13 +217,15 @@ def test_bullets_bounded_and_counts_capped() -> None:
     messages: list[Message] = []
     for i in range(60):
         messages.append(
-            user(f"Request {i}: {long} see pkg_{i}/mod_{i}.py on 2024-01-{i % 28 + 1:02d}. Done?")
+            user(
+                f"Request {i}: {long} see pkg_{i}/mod_{i}.py on 2024-01-{i % 28 + 1:02d}. Done {i}?"
+            )
         )
         messages.append(tool_result(f"c{i}", "exec", f"fatal error {i}: {long}", True))
     wm = update_working_memory_extractive(None, messages)
     for name, cap in SECTION_CAPS.items():
         section_items = items(wm, name)
-        assert 0 < len(section_items) <= cap, name
+        assert len(section_items) == cap, name
         assert all(len(item) <= BULLET_MAX_CHARS for item in section_items), name
 
 
@@ -307,12 +309,16 @@ def test_budget_trims_free_sections_only() -> None:
 
 
 def test_budget_drops_new_appends_before_old_content() -> None:
-    facts = "\n".join(f"- fact {i}: " + "f" * 1800 for i in range(24))  # ~11k tokens, guarded
-    prior = render_wm({"Session Title": "Full", "Key Facts & Decisions": facts})
-    wm = update_working_memory_extractive(prior, archive(2))
+    errors = "\n".join(
+        f"- error {i}: " + "e" * 950 for i in range(49)
+    )  # append-only, ~11.9k tokens
+    prior = render_wm({"Session Title": "Full", "Errors & Corrections": errors})
+    assert WM_TOKEN_BUDGET - 200 < estimate_text_tokens(prior) <= WM_TOKEN_BUDGET
+    wm = update_working_memory_extractive(prior, archive(2) + archive(3))
     assert estimate_text_tokens(wm) <= WM_TOKEN_BUDGET
-    assert body(wm, "Key Facts & Decisions").startswith(facts)
+    assert body(wm, "Errors & Corrections").startswith(errors)
     assert headers(wm) == SEVEN
+    assert body(wm, "Session Title") == "Full"
 
 
 def test_large_archive_is_fast_and_bounded() -> None:
