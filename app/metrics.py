@@ -39,5 +39,11 @@ class Metrics:
         self.phase2_jobs.labels(outcome).inc()
         self.phase2_duration.observe(seconds)
 
+    def observe_llm(self, outcome: str, usage: dict[str, int]) -> None:
+        self.llm_calls.labels(outcome).inc()
+        for kind in ("prompt_tokens", "completion_tokens"):
+            if usage.get(kind):
+                self.llm_tokens.labels(kind).inc(usage[kind])
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

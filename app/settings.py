@@ -20,10 +20,22 @@ class LlmSettings(BaseModel):
     api_key: str | None = Field(None, description="API key sent as a Bearer token to the LLM.")
     model: str | None = Field(None, description="Model name for Working Memory and extraction.")
     timeout_s: float = Field(120.0, gt=0, description="Timeout of one LLM call, in seconds.")
+    max_attempts: int = Field(4, ge=1, le=10, description="Attempts of one LLM call on transient errors.")
+    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of LLM calls.")
+    max_output_tokens: int = Field(4096, ge=64, description="Largest answer requested from the LLM.")
+    extra_headers: dict[str, str] = Field(
+        default_factory=dict, description='Extra HTTP headers for the LLM, as JSON (e.g. {"X-Org": "a"}).'
+    )
 
     @property
     def configured(self) -> bool:
         return bool(self.base_url and self.model)
+
+
+class WorkingMemorySettings(BaseModel):
+    mode: Literal["auto", "llm", "extractive"] = Field(
+        "auto", description="auto: the LLM when one is configured, else extractive; llm: require an LLM."
+    )
 
 
 class CommitSettings(BaseModel):
@@ -107,6 +119,7 @@ class Settings(BaseSettings):
         description="Comma-separated `key:tenant` pairs; when set, every request needs a Bearer key.",
     )
     llm: LlmSettings = Field(default_factory=LlmSettings)
+    wm: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
     assemble: AssembleSettings = Field(default_factory=AssembleSettings)
@@ -135,6 +148,11 @@ class Settings(BaseSettings):
             return ipaddress.ip_address(self.host).is_loopback
         except ValueError:
             return False
+
+    @property
+    def uses_llm(self) -> bool:
+        """Whether Phase 2 builds the Working Memory with the LLM."""
+        return self.wm.mode != "extractive" and self.llm.configured
 
     def check_safe_to_serve(self) -> None:
         """Refuse to listen on a non-loopback address without API keys (quality.md, Security)."""

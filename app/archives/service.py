@@ -80,6 +80,9 @@ def expand_archive(
         "completedAt": isoformat(archive.completed_at),
         "messages": [{"seq": row.seq, "message": json.loads(row.body)} for row in rows],
         "error": archive.error,
+        "errorStage": archive.error_stage,
+        "workingMemoryPath": archive.wm_path,
+        "usage": json.loads(archive.usage_json) if archive.usage_json else {},
     }
 
 

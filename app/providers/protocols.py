@@ -1,6 +1,10 @@
-"""What the domain knows about models: typed errors. Nothing above this layer knows HTTP."""
+"""What the domain knows about models: typed errors and the chat interface. Nothing above this
+layer knows HTTP."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 
 class ProviderError(Exception):
@@ -10,10 +14,45 @@ class ProviderError(Exception):
 class TransientProviderError(ProviderError):
     """Worth retrying: timeouts, connection errors, 429, 5xx."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status
 
 
 class PermanentProviderError(ProviderError):
     """Not worth retrying: other 4xx, malformed answers."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallResult:
+    """One tool call of an answer; ``arguments`` as the provider sent them (JSON text or object)."""
+
+    name: str
+    arguments: Any
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    content: str | None
+    tool_calls: list[ToolCallResult] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    model: str | None = None
+    attempts: int = 1
+
+
+class ChatModel(Protocol):
+    async def complete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, tool_choice: Any = None
+    ) -> ChatResult:
+        """One chat completion (retrying transient errors)."""
+        ...
+
+    async def complete_with_forced_tool(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> ChatResult:
+        """A completion that must call ``tool``; falls back to "required", then "auto" choices."""
+        ...

@@ -29,6 +29,11 @@ class ArchiveView(ApiModel):
     completed_at: str | None
     messages: list[ArchiveMessage]
     error: str | None
+    error_stage: str | None = None
+    working_memory_path: str | None = Field(
+        None, description="How the Working Memory was built: create, update, salvaged, fallback_create or extractive."
+    )
+    usage: dict[str, int] = Field(default_factory=dict, description="LLM token usage of this archive.")
 
 
 class ArchiveSearchRequest(ApiModel):

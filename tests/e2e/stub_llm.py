@@ -1,0 +1,83 @@
+"""A small OpenAI-compatible chat server on loopback with scripted answers, for end-to-end tests."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Answer = tuple[int, dict[str, Any] | str, dict[str, str]]
+Responder = Callable[[dict[str, Any]], Answer]
+
+
+def chat_answer(content: str | None = None, tool_arguments: Any = None, usage: tuple[int, int] = (100, 50)) -> Answer:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_arguments is not None:
+        arguments = tool_arguments if isinstance(tool_arguments, str) else json.dumps(tool_arguments)
+        message["tool_calls"] = [{"id": "call_1", "type": "function",
+                                  "function": {"name": "update_working_memory", "arguments": arguments}}]
+    body = {"id": "x", "object": "chat.completion", "model": "stub-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+    return 200, body, {}
+
+
+def error_answer(status: int, retry_after: str | None = None) -> Answer:
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    return status, {"error": {"message": f"stub error {status}"}}, headers
+
+
+@dataclass
+class StubLLM:
+    """Answers CREATE calls (no tools) and UPDATE calls (tools) from separate scripts."""
+
+    create: list[Responder] = field(default_factory=list)
+    update: list[Responder] = field(default_factory=list)
+    default_create: Responder | None = None
+    default_update: Responder | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def answer(self, body: dict[str, Any]) -> Answer:
+        self.requests.append(body)
+        is_update = bool(body.get("tools"))
+        script = self.update if is_update else self.create
+        if script:
+            return script.pop(0)(body)
+        fallback = self.default_update if is_update else self.default_create
+        if fallback is None:
+            return error_answer(500)
+        return fallback(body)
+
+    def start(self) -> str:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                status, payload, headers = stub.answer(body)
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def update_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r.get("tools")]
