@@ -23,8 +23,8 @@ from app.db.uow import UnitOfWork
 from app.jobs.worker import Phase2Worker
 from app.logging import configure_logging
 from app.metrics import Metrics
-from app.settings import Settings
 from app.providers.llm import OpenAICompatibleLLM
+from app.settings import Settings
 from app.working_memory.llm_builder import LlmWorkingMemoryBuilder
 from app.working_memory.service import ExtractiveBuilder, WorkingMemoryBuilder
 

@@ -31,6 +31,10 @@ class Metrics:
         self.llm_calls = Counter(
             "ce_llm_calls", "LLM calls by outcome.", ["outcome"], registry=self.registry
         )
+        self.llm_latency = Histogram(
+            "ce_llm_call_duration_seconds", "LLM call latency (one HTTP attempt).",
+            buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
         self.llm_tokens = Counter(
             "ce_llm_tokens", "LLM tokens by kind.", ["kind"], registry=self.registry
         )
@@ -39,8 +43,9 @@ class Metrics:
         self.phase2_jobs.labels(outcome).inc()
         self.phase2_duration.observe(seconds)
 
-    def observe_llm(self, outcome: str, usage: dict[str, int]) -> None:
+    def observe_llm(self, outcome: str, usage: dict[str, int], seconds: float) -> None:
         self.llm_calls.labels(outcome).inc()
+        self.llm_latency.observe(seconds)
         for kind in ("prompt_tokens", "completion_tokens"):
             if usage.get(kind):
                 self.llm_tokens.labels(kind).inc(usage[kind])

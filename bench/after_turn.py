@@ -83,6 +83,7 @@ def latency(cfg: Config) -> Row:
         figure=p50,
         target_value=10,
         p99_target=40,
+        samples=len(samples),
     )
     row.notes.append(
         f"p50/10 = {p50 / 10:.2f}, p99/40 = {p99 / 40:.2f} (ratio column = the worse of the two); "
@@ -171,6 +172,8 @@ def throughput(cfg: Config) -> Row:
         figure=rate,
         target_value=300,
         higher_is_better=True,
+        samples=len(latencies),
+        unit="turns/s",
     )
     verdict = "OK" if exact == sessions and stored == sent and not errors else "FAILED"
     cpu = f"server CPU {server_cpu:.1f} s, " if server_cpu is not None else ""

@@ -97,6 +97,7 @@ def run(cfg: Config) -> list[Row]:
                     target="p50<=15 ms",
                     figure=p50,
                     target_value=15,
+                    samples=len(samples),
                 )
                 msgs = diag["messages"]
                 row.notes.append(

@@ -118,6 +118,7 @@ def run(cfg: Config) -> list[Row]:
             target="<=20 ms (p50)",
             figure=p50,
             target_value=20,
+            samples=len(totals),
         )
         inner50, inner99 = summary(inners)
         row.notes.append(

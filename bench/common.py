@@ -51,6 +51,8 @@ class Row:
     target_value: float | None
     higher_is_better: bool = False
     p99_target: float | None = None
+    samples: int = 0
+    unit: str = "ms"
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -113,14 +115,23 @@ def fmt_ms(value: float | None) -> str:
     return f"{value:.2f}"
 
 
+def _figure(row: Row) -> str:
+    if row.figure is None:
+        return "-"
+    return f"{fmt_ms(row.figure)} {row.unit}" if row.unit == "ms" else f"{row.figure:.0f} {row.unit}"
+
+
 def print_table(rows: list[Row]) -> None:
-    headers = ["benchmark", "workload", "p50 ms", "p99 ms", "target", "ratio", ""]
+    """One line per row; p99 is left out ("-") when there are fewer than 5 samples."""
+    headers = ["benchmark", "workload", "n", "p50 ms", "p99 ms", "figure", "target", "ratio", ""]
     cells = [
         [
             r.name,
             r.workload,
+            str(r.samples) if r.samples else "-",
             fmt_ms(r.p50_ms),
-            fmt_ms(r.p99_ms),
+            fmt_ms(r.p99_ms) if r.samples >= 5 else "-",
+            _figure(r),
             r.target,
             "-" if r.ratio is None else f"{r.ratio:.2f}",
             r.verdict,
@@ -128,7 +139,7 @@ def print_table(rows: list[Row]) -> None:
         for r in rows
     ]
     widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    right = {2, 3, 5}
+    right = {2, 3, 4, 5, 7}
 
     def line(values: list[str]) -> str:
         return "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths, strict=True))).rstrip()

@@ -39,6 +39,7 @@ def run(cfg: Config) -> list[Row]:
         target="<=200 ms (p50)",
         figure=p50,
         target_value=200,
+        samples=len(samples),
     )
     create50, _ = summary(time_calls(create, max(3, iterations // 3), warmup=1))
     result = update_working_memory_extractive(prior, archive, first_user_request=first_request)

@@ -12,8 +12,8 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.db.engine import create_db_engine
-from app.logging import configure_logging
 from app.db.migrate import upgrade_to_head
+from app.logging import configure_logging
 from app.main import create_app
 from app.settings import Settings
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -32,7 +33,8 @@ _TEXT_PART_TYPES = (None, "text", "output_text")
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 _MAX_ERROR_CHARS = 300
 
-Observer = Callable[[str, dict[str, int]], None]
+# (outcome, token usage, seconds the attempt took)
+Observer = Callable[[str, dict[str, int], float], None]
 
 
 def backoff_delay(attempt: int, rng: random.Random) -> float:
@@ -127,7 +129,7 @@ class OpenAICompatibleLLM:
                     raise
                 log.warning("llm_tool_choice_rejected", fallback=choices[index + 1])
                 continue
-            return replace(result, attempts=tally.count)
+            return result
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _payload(
@@ -147,8 +149,8 @@ class OpenAICompatibleLLM:
         return payload
 
     def _headers(self) -> dict[str, str]:
-        """Request headers: JSON, the bearer token when set, then the extra headers."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        """Request headers: the bearer token when set, then the extra headers."""
+        headers = {"Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         headers.update(self._extra_headers)
@@ -158,14 +160,15 @@ class OpenAICompatibleLLM:
         """Send ``payload`` until it succeeds, fails permanently, or runs out of attempts."""
         for attempt in range(1, self._max_attempts + 1):
             tally.count += 1
+            started = time.perf_counter()
             try:
                 result = await self._attempt(payload)
             except PermanentProviderError as error:
-                self._notify("permanent_error", {})
+                self._notify("permanent_error", {}, time.perf_counter() - started)
                 log.warning("llm_permanent_error", status=error.status, attempt=attempt)
                 raise
             except TransientProviderError as error:
-                self._notify("transient_error", {})
+                self._notify("transient_error", {}, time.perf_counter() - started)
                 if attempt >= self._max_attempts:
                     raise TransientProviderError(
                         f"LLM call failed after {attempt} attempts: {error}",
@@ -176,7 +179,7 @@ class OpenAICompatibleLLM:
                 log.warning("llm_retry", status=error.status, attempt=attempt, delay_s=round(delay, 3))
                 await self._sleep(delay)
                 continue
-            self._notify("ok", dict(result.usage))
+            self._notify("ok", dict(result.usage), time.perf_counter() - started)
             return replace(result, attempts=tally.count)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -206,12 +209,12 @@ class OpenAICompatibleLLM:
         """``text`` with the API key masked, should a provider echo it."""
         return text.replace(self._api_key, "***") if self._api_key else text
 
-    def _notify(self, outcome: str, usage: dict[str, int]) -> None:
+    def _notify(self, outcome: str, usage: dict[str, int], seconds: float) -> None:
         """Report one attempt's outcome to the observer; an observer failure never fails the call."""
         if self._observe is None:
             return
         try:
-            self._observe(outcome, usage)
+            self._observe(outcome, usage, seconds)
         except Exception:
             log.exception("llm_observer_failed")
 

@@ -133,8 +133,14 @@ async def test_model_down_for_the_first_attempt_still_completes(make_settings, s
         history: list = []
         await chat(client, history, long_turn(1) + long_turn(2))
         view = await archive_when_done(client, "archive_001")
+        metrics = (await client.get("/metrics")).text
     assert view["status"] == "completed" and view["workingMemoryPath"] == "create"
     assert len(stub.requests) == 2
+    assert 'ce_llm_calls_total{outcome="transient_error"} 1.0' in metrics
+    assert 'ce_llm_calls_total{outcome="ok"} 1.0' in metrics
+    assert 'ce_llm_tokens_total{kind="prompt_tokens"} 100.0' in metrics
+    assert "ce_llm_call_duration_seconds_count 2.0" in metrics
+    assert 'ce_phase2_jobs_total{outcome="succeeded"} 1.0' in metrics
 
 
 async def test_model_down_for_good_falls_back_to_the_extractive_builder(make_settings, stub):

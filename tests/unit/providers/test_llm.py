@@ -64,7 +64,8 @@ class Harness:
     async def _sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
 
-    def _observe(self, outcome: str, usage: dict[str, int]) -> None:
+    def _observe(self, outcome: str, usage: dict[str, int], seconds: float) -> None:
+        assert seconds >= 0
         self.events.append((outcome, usage))
 
 
