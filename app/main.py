@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 from fastapi import FastAPI
@@ -11,22 +12,28 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
-from app.api import archives, hooks, ops, sessions
+from app.api import archives, hooks, memories, ops, sessions
 from app.api.deps import Services
 from app.api.exception_handlers import install_exception_handlers
 from app.api.middleware import RequestContextMiddleware
 from app.api.schemas.base import ErrorEnvelope
-from app.assembly.recall import NoRecall
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
+from app.jobs.phase2 import ArchiveContext, Learner
 from app.jobs.worker import Phase2Worker
 from app.logging import configure_logging
+from app.memory.embedding_cache import CachedEmbedder
+from app.memory.learning import ArchiveForLearning, learn_from_archive
+from app.memory.recall import MemoryRecall
+from app.memory.service import MemoryService
 from app.metrics import Metrics
+from app.providers.embeddings import Embedder, LocalE5Embedder, OpenAICompatibleEmbedder
 from app.providers.llm import OpenAICompatibleLLM
+from app.providers.protocols import ChatModel
 from app.settings import Settings
 from app.working_memory.llm_builder import LlmWorkingMemoryBuilder
-from app.working_memory.service import ExtractiveBuilder, WorkingMemoryBuilder
+from app.working_memory.service import ExtractiveBuilder, WmInputs
 
 ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorEnvelope, "description": description}
@@ -53,13 +60,20 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
             await run_in_threadpool(upgrade_to_head, engine)
         uow = UnitOfWork(engine)
         http = httpx.AsyncClient(timeout=settings.llm.timeout_s)
-        builder = working_memory_builder(settings, http, metrics)
+        model = chat_model(settings, http, metrics)
+        builder = LlmWorkingMemoryBuilder(model) if model is not None else ExtractiveBuilder()
+        embedder = build_embedder(settings, http)
+        if isinstance(embedder, LocalE5Embedder):
+            await embedder.warm()  # load the bundled model now, not inside the first request
+        memory = MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None)
+        recall = MemoryRecall(memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000)
+        learner = make_learner(memory, model) if model is not None and settings.memory.extraction else None
         worker = None
         if settings.worker.enabled:
-            worker = Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job)
+            worker = Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, learn=learner)
             # The embedded default owns its database: jobs left running belong to a dead process.
             await worker.start(reclaim_own=True)
-        app.state.services = Services(settings, uow, metrics, NoRecall(), worker)
+        app.state.services = Services(settings, uow, metrics, recall, worker, memory)
         try:
             yield
         finally:
@@ -77,18 +91,18 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
         generate_unique_id_function=_operation_id,
     )
     install_exception_handlers(app)
-    for module in (hooks, archives, sessions, ops):
+    for module in (hooks, archives, sessions, memories, ops):
         app.include_router(module.router)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
     return app
 
 
-def working_memory_builder(settings: Settings, http: httpx.AsyncClient, metrics: Metrics) -> WorkingMemoryBuilder:
-    """The LLM builder when a model is configured (and not switched off), else the extractive one."""
+def chat_model(settings: Settings, http: httpx.AsyncClient, metrics: Metrics) -> ChatModel | None:
+    """The configured chat model, or None (no LLM, or the extractive mode forced)."""
     if not settings.uses_llm:
-        return ExtractiveBuilder()
+        return None
     llm = settings.llm
-    model = OpenAICompatibleLLM(
+    return OpenAICompatibleLLM(
         http,
         base_url=llm.base_url or "",
         model=llm.model or "",
@@ -100,7 +114,32 @@ def working_memory_builder(settings: Settings, http: httpx.AsyncClient, metrics:
         extra_headers=llm.extra_headers,
         observe=metrics.observe_llm,
     )
-    return LlmWorkingMemoryBuilder(model)
+
+
+def build_embedder(settings: Settings, http: httpx.AsyncClient) -> Embedder | None:
+    """The embedding provider: the bundled local model, an /embeddings endpoint, or none."""
+    embedding = settings.embedding
+    if embedding.provider == "none":
+        return None
+    if embedding.provider == "openai":
+        return OpenAICompatibleEmbedder(
+            http, base_url=embedding.base_url or "", model=embedding.model or "", api_key=embedding.api_key,
+            dimensions=embedding.dimensions, timeout_s=embedding.timeout_s,
+        )
+    return LocalE5Embedder()
+
+
+def make_learner(memory: MemoryService, model: ChatModel) -> Learner:
+    """Phase 2's learning step: extract memories from an archive and apply the decisions."""
+
+    async def learn(archive: ArchiveContext, inputs: WmInputs, overview: str) -> tuple[dict[str, int], dict[str, Any]]:
+        wrapped = [{"seq": seq, "message": m} for seq, m in zip(archive.seqs, inputs.messages, strict=True)]
+        return await learn_from_archive(memory, model, ArchiveForLearning(
+            archive.tenant_id, archive.user_id, archive.agent_id, archive.session_id, archive.archive_id,
+            wrapped, archive.seqs, overview, archive.message_time,
+        ))
+
+    return learn
 
 
 def _operation_id(route: APIRoute) -> str:

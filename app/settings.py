@@ -73,6 +73,32 @@ class AssembleSettings(BaseModel):
     recall_timeout_ms: int = Field(5000, ge=1, description="Time budget of recall inside /assemble.")
 
 
+class RecallSettings(BaseModel):
+    limit: int = Field(6, ge=1, le=50, description="Long-term memories injected at most (recallLimit).")
+    score_threshold: float = Field(0.15, ge=0, le=1, description="Lowest score of an injected memory.")
+    max_injected_chars: int = Field(4000, ge=100, le=50000, description="Character budget of the long-term section.")
+    experience_enabled: bool = Field(False, description="Recall agent experiences behind the task gate.")
+    experience_recall_limit: int = Field(3, ge=1, le=10, description="Experiences injected at most.")
+    experience_score_threshold: float = Field(0.35, ge=0, le=1, description="Lowest score of an injected experience.")
+    experience_max_injected_chars: int = Field(6000, ge=500, le=50000, description="Character budget of the experience section.")
+    experience_min_query_chars: int = Field(12, ge=1, le=500, description="Shorter queries never recall experiences.")
+
+
+class EmbeddingSettings(BaseModel):
+    provider: Literal["local", "openai", "none"] = Field(
+        "local", description="local: the bundled multilingual model; openai: an /embeddings endpoint; none: keyword only."
+    )
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL for provider=openai.")
+    api_key: str | None = Field(None, description="API key of the embedding endpoint.")
+    model: str | None = Field(None, description="Embedding model name for provider=openai.")
+    dimensions: int = Field(384, description="Vector size; the vector index holds 384 dimensions.")
+    timeout_s: float = Field(30.0, gt=0, description="Timeout of one embedding call, in seconds.")
+
+
+class MemorySettings(BaseModel):
+    extraction: bool = Field(True, description="Extract memories and experiences in Phase 2 when an LLM is configured.")
+
+
 class ArchiveSettings(BaseModel):
     regex_timeout_ms: int = Field(
         1000, ge=10, description="Hard time limit of one regex archive search."
@@ -116,7 +142,7 @@ class Settings(BaseSettings):
     auto_migrate: bool = Field(True, description="Apply database migrations when the service starts.")
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Comma-separated `key:tenant` pairs; when set, every request needs a Bearer key.",
+        description="Comma-separated `key:tenant[:scope+scope]` entries; when set, every request needs a Bearer key.",
     )
     llm: LlmSettings = Field(default_factory=LlmSettings)
     wm: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
@@ -124,6 +150,9 @@ class Settings(BaseSettings):
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
     assemble: AssembleSettings = Field(default_factory=AssembleSettings)
     archives: ArchiveSettings = Field(default_factory=ArchiveSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     db: DatabaseSettings = Field(default_factory=DatabaseSettings)
 
@@ -136,9 +165,18 @@ class Settings(BaseSettings):
 
     @property
     def api_key_tenants(self) -> dict[str, str]:
-        """Map of API key → tenant id."""
-        pairs = (entry.split(":", 1) for entry in self.api_keys)
-        return {key: tenant or "default" for key, tenant in pairs}
+        """Map of API key → tenant id (entries are ``key:tenant[:scope+scope]``)."""
+        pairs = (entry.split(":", 2) for entry in self.api_keys)
+        return {parts[0]: (parts[1] if len(parts) > 1 and parts[1] else "default") for parts in pairs}
+
+    @property
+    def api_key_scopes(self) -> dict[str, frozenset[str]]:
+        """Map of API key → its scopes (``memories:read-sensitive``)."""
+        out: dict[str, frozenset[str]] = {}
+        for entry in self.api_keys:
+            parts = entry.split(":", 2)
+            out[parts[0]] = frozenset(s for s in (parts[2].split("+") if len(parts) > 2 else []) if s)
+        return out
 
     @property
     def is_loopback(self) -> bool:

@@ -43,7 +43,7 @@ def _post(client: httpx.Client, body: bytes) -> dict:
 
 
 def latency(cfg: Config) -> Row:
-    sessions = cfg.pick(100, 20)
+    sessions = cfg.pick(100, 15)
     rounds = cfg.pick(4, 3)
     with temp_dir("after-turn") as tmp, Server(tmp, tmp / "bench.db", NO_AUTO_COMMIT_ENV) as server:
         with server.client() as client:
@@ -190,5 +190,9 @@ def throughput(cfg: Config) -> Row:
     return row
 
 
-def run(cfg: Config) -> list[Row]:
-    return [latency(cfg), throughput(cfg)]
+def run_latency(cfg: Config) -> list[Row]:
+    return [latency(cfg)]
+
+
+def run_throughput(cfg: Config) -> list[Row]:
+    return [throughput(cfg)]

@@ -58,7 +58,7 @@ def build_session(client: httpx.Client, sid: str, conv: Conversation) -> list[Me
 
 
 def run(cfg: Config) -> list[Row]:
-    iterations = cfg.pick(200, 30)
+    iterations = cfg.pick(200, 20)
     with temp_dir("assemble") as tmp, Server(tmp, tmp / "bench.db", NO_AUTO_COMMIT_ENV) as server:
         with server.client() as client:
             sid = "assemble-1"

@@ -195,10 +195,10 @@ def search_corpus(count: int, seed: int = 7) -> list[Message]:
     """``count`` archived messages with the planted search terms at fixed densities.
 
     - ``SELECTIVE_TERM``: in 5 messages whatever the size;
-    - ``COMMON_TERM``: in roughly a third of the messages (from the filler);
+    - ``COMMON_TERM``: in about 8% of the messages (from the filler);
     - ``SHORT_RARE_TERM`` (2 characters, below the trigram index): in 10 messages, spread out,
       so a keyword search for it scans the whole session;
-    - ``CHINESE_TERM``: in about 1% of the messages (from the filler).
+    - ``CHINESE_TERM``: in about 2% of the messages (from the filler).
     """
     conv = Conversation(seed, prefix="s")
     messages = conv.messages(count)

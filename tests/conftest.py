@@ -50,6 +50,8 @@ def make_settings(db_path: Path) -> Callable[..., Settings]:
             "database_url": f"sqlite:///{db_path}",
             "auto_migrate": False,
             "worker": {"poll_interval_ms": 20, "lease_s": 5},
+            # Tests that exercise recall ask for the real local model explicitly.
+            "embedding": {"provider": "none"},
         }
         for key, value in overrides.items():
             if isinstance(value, dict) and isinstance(values.get(key), dict):

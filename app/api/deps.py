@@ -11,6 +11,7 @@ from app.assembly.recall import RecallSource
 from app.db.uow import UnitOfWork
 from app.errors import Unauthenticated
 from app.jobs.worker import Phase2Worker
+from app.memory.service import Caller, MemoryService
 from app.metrics import Metrics
 from app.sessions.bypass import resolve_agent_id
 from app.sessions.identity import SessionIdentity
@@ -26,6 +27,7 @@ class Services:
     metrics: Metrics
     recall: RecallSource
     worker: Phase2Worker | None
+    memory: MemoryService
 
     def notify_worker(self) -> None:
         if self.worker is not None:
@@ -52,6 +54,27 @@ def get_tenant(services: ServicesDep, authorization: Annotated[str | None, Heade
 
 
 TenantDep = Annotated[str, Depends(get_tenant)]
+
+READ_SENSITIVE_SCOPE = "memories:read-sensitive"
+
+
+def get_caller(
+    services: ServicesDep,
+    tenant: TenantDep,
+    authorization: Annotated[str | None, Header()] = None,
+    user_id: Annotated[str | None, Header(alias="X-User-Id", max_length=256)] = None,
+) -> Caller:
+    """Tenant, user and scopes of the request; without API keys the local caller has every scope."""
+    scopes = services.settings.api_key_scopes
+    if not scopes:
+        can_read_sensitive = True
+    else:
+        token = (authorization or "").partition(" ")[2].strip()
+        can_read_sensitive = READ_SENSITIVE_SCOPE in scopes.get(token, frozenset())
+    return Caller(tenant_id=tenant, user_id=user_id or "default", agent_id="main", can_read_sensitive=can_read_sensitive)
+
+
+CallerDep = Annotated[Caller, Depends(get_caller)]
 UserIdHeader = Annotated[str | None, Header(alias="X-User-Id", max_length=256)]
 
 

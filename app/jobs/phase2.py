@@ -8,21 +8,44 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
+import structlog
 from sqlalchemy import select
 
 from app.archives import repository as archives_repo
-from app.core.clock import utcnow
+from app.core.clock import isoformat, utcnow
 from app.db.models import AgentSession, ArchiveStatus, StoredMessage
 from app.db.uow import UnitOfWork
 from app.jobs import queue
 from app.jobs.queue import ClaimedJob
+from app.providers.protocols import ProviderError
 from app.working_memory.service import WmInputs, WmResult, WorkingMemoryBuilder
+
+log = structlog.get_logger("app.jobs.phase2")
 
 
 class JobLost(Exception):
     """The job's lease passed to another worker; our results must not be written."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveContext:
+    """What the learning step needs besides the Working Memory inputs."""
+
+    tenant_id: str
+    user_id: str
+    agent_id: str
+    session_id: str
+    archive_id: str
+    seqs: list[int]
+    message_time: str
+
+
+# (archive context, Working Memory inputs, new Working Memory) -> (counts per category, usage)
+Learner = Callable[[ArchiveContext, WmInputs, str], Awaitable[tuple[dict[str, int], dict[str, Any]]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,19 +54,33 @@ class Phase2Context:
     builder: WorkingMemoryBuilder
     worker_id: str
     fault_delay_s: float = 0.0
+    learn: Learner | None = None
 
 
 async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
     """Process one claimed archive job end to end."""
-    inputs = await asyncio.to_thread(_load_inputs, ctx.uow, job)
+    inputs, archive = await asyncio.to_thread(_load_inputs, ctx.uow, job)
     if ctx.fault_delay_s:
         await asyncio.sleep(ctx.fault_delay_s)
     result = await ctx.builder.build(inputs)
-    await asyncio.to_thread(_write_results, ctx, job, result)
+    memories: dict[str, Any] = {}
+    if ctx.learn is not None:
+        memories = await _learn(ctx.learn, archive, inputs, result)
+    await asyncio.to_thread(_write_results, ctx, job, result, memories)
     return result
 
 
-def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> WmInputs:
+async def _learn(learn: Learner, archive: ArchiveContext, inputs: WmInputs, result: WmResult) -> dict[str, Any]:
+    """Phase 2 step 3. A model failure here loses no message and does not fail the archive."""
+    try:
+        counts, usage = await learn(archive, inputs, result.overview)
+    except ProviderError as exc:
+        log.warning("memory_extraction_failed", archive_id=archive.archive_id, error=str(exc))
+        return {"counts": {}, "error": str(exc)[:500]}
+    return {"counts": counts, "usage": usage}
+
+
+def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[WmInputs, ArchiveContext]:
     with uow.read() as db:
         archive = archives_repo.get_archive_by_pk(db, job.archive_pk)
         if archive is None:
@@ -56,15 +93,26 @@ def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> WmInputs:
             .order_by(StoredMessage.seq)
             .limit(1)
         ).scalar_one_or_none()
-        return WmInputs(
+        session = db.get(AgentSession, job.session_pk)
+        inputs = WmInputs(
             messages=[json.loads(row.body) for row in rows],
             prior_overview=prior.overview if prior is not None else None,
             first_user_request=first_user,
             custom_instructions=archive.custom_instructions,
         )
+        context = ArchiveContext(
+            tenant_id=job.tenant_id,
+            user_id=session.user_id if session else "default",
+            agent_id=session.agent_id if session else "main",
+            session_id=session.session_id if session else "",
+            archive_id=archive.archive_id,
+            seqs=[row.seq for row in rows],
+            message_time=isoformat(archive.ended_at or archive.created_at) or "",
+        )
+        return inputs, context
 
 
-def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult) -> None:
+def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult, memories: dict[str, Any]) -> None:
     now = utcnow()
     with ctx.uow.write() as db:
         if not queue.still_owned(db, job.job_id, ctx.worker_id):
@@ -77,6 +125,7 @@ def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult) -> Non
         archive.overview_tokens = result.overview_tokens
         archive.wm_path = result.path
         archive.usage_json = json.dumps(result.usage) if result.usage else None
+        archive.memories_json = json.dumps(memories) if memories else None
         archive.error = None
         archive.error_stage = None
         ctx.uow.dialect.index_archive_overview(db, archive.id, result.overview)

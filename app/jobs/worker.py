@@ -19,7 +19,7 @@ import structlog
 from app.core.clock import utcnow
 from app.db.uow import UnitOfWork
 from app.jobs import queue
-from app.jobs.phase2 import JobLost, Phase2Context, run_phase2
+from app.jobs.phase2 import JobLost, Learner, Phase2Context, run_phase2
 from app.jobs.queue import ClaimedJob
 from app.jobs.retry import RetryStrategy
 from app.settings import WorkerSettings
@@ -40,13 +40,14 @@ class Phase2Worker:
         settings: WorkerSettings,
         observe: JobObserver | None = None,
         retry: RetryStrategy | None = None,
+        learn: Learner | None = None,
     ) -> None:
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._uow = uow
         self._settings = settings
         self._lease = timedelta(seconds=settings.lease_s)
         self._retry = retry or RetryStrategy(max_attempts=settings.max_attempts)
-        self._ctx = Phase2Context(uow, builder, self.worker_id, settings.fault_delay_ms / 1000)
+        self._ctx = Phase2Context(uow, builder, self.worker_id, settings.fault_delay_ms / 1000, learn)
         self._observe = observe
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None

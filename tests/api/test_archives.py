@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -380,8 +381,11 @@ async def test_regex_catastrophic_backtracking_answers_promptly(make_settings: A
         await archive(client, "s-redos", [user("a" * 50 + "!"), user("x" * 5000)])
         for pattern in ("(a+)+$", "(x+x+)+y", "(x+)+y", "(.*a){12}!z"):
             started = time.monotonic()
-            response = await client.post("/archives/search",
-                                         json={"sessionId": "s-redos", "query": pattern, "mode": "regex"})
+            # Bounded here too, so that a hang is reported as a failure instead of blocking the run.
+            response = await asyncio.wait_for(
+                client.post("/archives/search", json={"sessionId": "s-redos", "query": pattern, "mode": "regex"}),
+                timeout=20,
+            )
             elapsed = time.monotonic() - started
             assert elapsed < 5, (pattern, elapsed)
             assert response.status_code in (200, 400), response.text

@@ -182,8 +182,8 @@ class TestToolLoop:
     async def test_query_too_short(self, client):
         assert await self.tool_loop(client, [user("hi")]) == "query_too_short"
 
-    async def test_recall_unavailable_until_memory_is_wired(self, client):
-        assert await self.tool_loop(client, [user("deploy the billing service please")]) == "recall_unavailable"
+    async def test_no_memories_means_no_recall_hits(self, client):
+        assert await self.tool_loop(client, [user("deploy the billing service please")]) == "no_recall_hits"
 
     async def test_bypassed_session(self, make_settings):
         async with app_client(make_settings(capture={"bypass_session_patterns": ["s*"]})) as client:

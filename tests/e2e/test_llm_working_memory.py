@@ -62,6 +62,7 @@ def llm_settings(make_settings, stub: StubLLM, **extra: Any):  # type: ignore[no
     return make_settings(
         llm={"base_url": stub.url, "model": "stub-model", "api_key": "sk-test", "max_attempts": 2},  # type: ignore[attr-defined]
         commit={"keep_recent_count": 2},
+        memory={"extraction": False},  # these tests script the Working Memory calls only
         **extra,
     )
 

@@ -22,22 +22,26 @@ def readme_curls() -> list[str]:
             # A command continues while its single quotes are unbalanced (JSON over several lines).
             buffer = f"{buffer}\n{line}" if buffer else line
             if buffer.count("'") % 2 == 0:
-                if buffer.strip().startswith("curl"):
+                if buffer.strip().startswith(("curl", "ID=$(curl")):
                     commands.append(buffer)
                 buffer = ""
     return commands
 
 
-def to_request(command: str, port: int) -> tuple[str, str, str | None]:
-    args = shlex.split(command)
+def to_request(command: str, port: int, tmp: Path) -> tuple[str, str, str | None]:
+    """Method, URL and body of a README curl line (``--data-binary @file`` read from ``tmp``)."""
+    command = command.split(" > ", 1)[0]
+    args = shlex.split(command.removeprefix("ID=$(").split(" | ", 1)[0])
     method, url, body = "GET", "", None
     i = 1
     while i < len(args):
         arg = args[i]
         if arg == "-X":
             method, i = args[i + 1], i + 2
-        elif arg == "-d":
+        elif arg in ("-d", "--data-binary"):
             body, i = args[i + 1], i + 2
+            if body.startswith("@"):
+                body = (tmp / body[1:]).read_text()
             method = "POST" if method == "GET" else method
         elif arg == "-H":
             i += 2
@@ -55,11 +59,19 @@ def test_readme_examples(tmp_path: Path) -> None:
     port = free_port()
     server = start_server(tmp_path / "readme.db", port)
     try:
+        memory_id = ""
         for command in commands:
-            method, url, body = to_request(command, port)
-            response = httpx.request(method, url, content=body, headers={"content-type": "application/json"}, timeout=30)
+            method, url, body = to_request(command.replace("$ID", memory_id), port, tmp_path)
+            headers = {"content-type": "application/json"}
+            if "If-Match:" in command:
+                headers["If-Match"] = command.split("If-Match:", 1)[1].split("'", 1)[0].strip()
+            response = httpx.request(method, url, content=body, headers=headers, timeout=30)
             assert response.status_code == 200, (command, response.text)
-            if "format=text" in url or '"format": "text"' in (body or "") or url.endswith("/metrics"):
+            if command.startswith("ID=$("):
+                memory_id = response.json()["memory"]["id"]
+            if " > " in command:
+                (tmp_path / command.rsplit(" > ", 1)[1].strip()).write_text(response.text)
+            elif "format=text" in url or '"format": "text"' in (body or "") or url.endswith(("/metrics", "/export")):
                 assert response.text
             else:
                 payload = response.json()

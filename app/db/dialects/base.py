@@ -47,3 +47,26 @@ class Dialect(ABC):
     @abstractmethod
     def min_indexed_term_chars(self) -> int:
         """Terms shorter than this cannot be answered by the index (callers scan instead)."""
+
+    @abstractmethod
+    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
+        """Add (chunk id, prepared text) pairs to the memory word index."""
+
+    @abstractmethod
+    def store_chunk_vectors(self, db: Session, rows: Iterable[tuple[int, str, list[float]]]) -> None:
+        """Store (chunk id, owner partition, vector) triples."""
+
+    @abstractmethod
+    def unindex_memory_chunks(self, db: Session, chunk_ids: list[int]) -> None:
+        """Remove chunks from the word and vector indexes."""
+
+    @abstractmethod
+    def match_memory_chunks(
+        self, db: Session, tenant_id: str, owners: list[tuple[str, str]], expression: str, limit: int
+    ) -> list[TextHit]:
+        """Chunks of the owners' memories matching an FTS expression, best first (score = BM25 rank,
+        lower is better)."""
+
+    @abstractmethod
+    def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
+        """The k nearest chunks of one owner partition; score = cosine distance."""

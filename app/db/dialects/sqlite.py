@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
@@ -17,6 +18,8 @@ from app.db.dialects.base import Dialect, TextHit
 
 MESSAGE_FTS = "message_fts"
 ARCHIVE_FTS = "archive_fts"
+MEMORY_FTS = "memory_fts"
+MEMORY_VEC = "memory_vec"
 
 
 def fts_phrase(term: str) -> str:
@@ -84,3 +87,51 @@ class SqliteDialect(Dialect):
 
     def min_indexed_term_chars(self) -> int:
         return 3
+
+    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
+        params = [{"id": chunk_id, "text": body} for chunk_id, body in rows if body]
+        if params:
+            db.execute(text(f"INSERT INTO {MEMORY_FTS}(rowid, text) VALUES (:id, :text)"), params)
+
+    def store_chunk_vectors(self, db: Session, rows: Iterable[tuple[int, str, list[float]]]) -> None:
+        params = [
+            {"id": chunk_id, "owner": owner, "v": sqlite_vec.serialize_float32(vector)}
+            for chunk_id, owner, vector in rows
+        ]
+        if params:
+            db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"), [{"id": p["id"]} for p in params])
+            db.execute(
+                text(f"INSERT INTO {MEMORY_VEC}(chunk_id, owner, embedding) VALUES (:id, :owner, :v)"), params
+            )
+
+    def unindex_memory_chunks(self, db: Session, chunk_ids: list[int]) -> None:
+        if not chunk_ids:
+            return
+        params = [{"id": chunk_id} for chunk_id in chunk_ids]
+        db.execute(text(f"DELETE FROM {MEMORY_FTS} WHERE rowid = :id"), params)
+        db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"), params)
+
+    def match_memory_chunks(
+        self, db: Session, tenant_id: str, owners: list[tuple[str, str]], expression: str, limit: int
+    ) -> list[TextHit]:
+        if not owners:
+            return []
+        owner_sql = " OR ".join(f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners)))
+        params: dict[str, object] = {"q": expression, "limit": limit, "t": tenant_id}
+        for i, (kind, owner_id) in enumerate(owners):
+            params[f"k{i}"], params[f"o{i}"] = kind, owner_id
+        sql = (
+            f"SELECT c.id, bm25({MEMORY_FTS}) AS rank FROM {MEMORY_FTS} "
+            f"JOIN memory_chunks c ON c.id = {MEMORY_FTS}.rowid JOIN memories m ON m.id = c.memory_id "
+            f"WHERE {MEMORY_FTS} MATCH :q AND m.tenant_id = :t AND ({owner_sql}) "
+            "AND m.superseded_by IS NULL ORDER BY rank LIMIT :limit"
+        )
+        return [TextHit(int(r), float(rank)) for r, rank in db.execute(text(sql), params)]
+
+    def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
+        sql = (
+            f"SELECT chunk_id, distance FROM {MEMORY_VEC} "
+            "WHERE embedding MATCH :v AND k = :k AND owner = :owner ORDER BY distance"
+        )
+        params = {"v": sqlite_vec.serialize_float32(vector), "k": k, "owner": owner}
+        return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]

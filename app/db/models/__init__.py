@@ -3,6 +3,10 @@
 from app.db.models.agent_session import AgentSession
 from app.db.models.archive import Archive, ArchiveStatus
 from app.db.models.job import Job, JobStatus
+from app.db.models.memory import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
 from app.db.models.message import StoredMessage
 
-__all__ = ["AgentSession", "Archive", "ArchiveStatus", "Job", "JobStatus", "StoredMessage"]
+__all__ = [
+    "AgentSession", "Archive", "ArchiveStatus", "EmbeddingCacheEntry", "Job", "JobStatus", "Memory",
+    "MemoryAudit", "MemoryChunk", "StoredMessage",
+]

@@ -41,6 +41,7 @@ class Archive(Base):
     custom_instructions: Mapped[str | None] = mapped_column(Text)
     wm_path: Mapped[str | None] = mapped_column(String(32))
     usage_json: Mapped[str | None] = mapped_column(Text)
+    memories_json: Mapped[str | None] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)
     error_stage: Mapped[str | None] = mapped_column(String(64))
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime())

@@ -1,0 +1,139 @@
+"""/memories: commit, list, read, edit, delete, search, forget, export and import."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi.responses import PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from app.api.deps import CallerDep, ServicesDep, UserIdHeader
+from app.api.schemas.memories import (
+    CommitMemoryRequest,
+    CommitMemoryResponse,
+    DeleteMemoryResponse,
+    ForgetRequest,
+    ForgetResponse,
+    ImportResponse,
+    MemoryList,
+    MemoryObject,
+    PatchMemoryRequest,
+    SearchMemoriesRequest,
+    SearchMemoriesResponse,
+)
+from app.errors import InvalidArgument
+from app.memory.search import SearchInput, search_memories
+from app.memory.service import Caller, NewMemory
+from app.memory.transfer import import_memories, parse_lines
+
+router = APIRouter(prefix="/memories", tags=["memories"])
+MemoryIdPath = Annotated[str, Path(alias="memoryId", min_length=1, max_length=64)]
+JSONL = {200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}
+
+
+def _owners(caller: Caller, user_id: str | None, agent_id: str | None) -> tuple[Caller, list[tuple[str, str]]]:
+    scoped = Caller(caller.tenant_id, user_id or caller.user_id, agent_id or caller.agent_id, caller.can_read_sensitive)
+    return scoped, [("user", scoped.user_id), ("agent", scoped.agent_id)]
+
+
+@router.post("", response_model=CommitMemoryResponse, response_model_exclude_none=True, operation_id="commitMemory")
+async def commit_memory_endpoint(body: CommitMemoryRequest, services: ServicesDep, caller: CallerDep) -> object:
+    """Remember something explicitly (deduplicated: ADD, UPDATE of the profile, or NONE)."""
+    scoped, _ = _owners(caller, body.user_id, body.agent_id)
+    new = NewMemory(
+        content=body.content, category=body.category, title=body.title, priority=body.priority,
+        confidence=body.confidence, sensitivity=body.sensitivity, ttl_days=body.ttl_days,
+        source=body.source or {"kind": "api"},
+    )
+    return await services.memory.commit_memory(scoped, new)
+
+
+@router.get("", response_model=MemoryList, operation_id="listMemories")
+async def list_memories_endpoint(
+    services: ServicesDep, caller: CallerDep,
+    category: Annotated[str | None, Query(max_length=32)] = None,
+    user_id: Annotated[str | None, Query(alias="userId", max_length=256)] = None,
+    agent_id: Annotated[str | None, Query(alias="agentId", max_length=256)] = None,
+    q: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=64)] = None,
+) -> object:
+    """The current memories of a user and an agent, newest first."""
+    scoped, owners = _owners(caller, user_id, agent_id)
+    return await run_in_threadpool(services.memory.list, scoped, owners, category, q, limit, cursor)
+
+
+@router.get("/export", responses=JSONL, response_class=PlainTextResponse, operation_id="exportMemories")
+async def export_memories_endpoint(
+    services: ServicesDep, caller: CallerDep,
+    user_id: Annotated[str | None, Query(alias="userId", max_length=256)] = None,
+    agent_id: Annotated[str | None, Query(alias="agentId", max_length=256)] = None,
+) -> Response:
+    """Every memory of a user and an agent, one JSON object per line."""
+    scoped, owners = _owners(caller, user_id, agent_id)
+    records = await run_in_threadpool(services.memory.export, scoped, owners)
+    body = "".join(MemoryObject.model_validate(r).model_dump_json(by_alias=True) + "\n" for r in records)
+    return Response(body, media_type="application/x-ndjson")
+
+
+@router.post("/import", response_model=ImportResponse, operation_id="importMemories")
+async def import_memories_endpoint(request: Request, services: ServicesDep, caller: CallerDep) -> object:
+    """Load memories exported by /memories/export (JSON Lines in the body)."""
+    raw = await request.body()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument("the body must be UTF-8 JSON Lines") from exc
+    return await import_memories(services.memory, caller, parse_lines(text))
+
+
+@router.post("/search", response_model=SearchMemoriesResponse, response_model_exclude_none=True,
+             operation_id="searchMemories")
+async def search_memories_endpoint(body: SearchMemoriesRequest, services: ServicesDep, caller: CallerDep) -> object:
+    """Hybrid search (BM25 + vectors, decay, MMR) over a user's memories and an agent's experiences."""
+    scoped, _ = _owners(caller, body.user_id, body.agent_id)
+    request = SearchInput(
+        query=body.query, categories=list(body.categories) if body.categories else None, target_uri=body.target_uri,
+        limit=body.limit, score_threshold=body.score_threshold, mode=body.mode, explain=body.explain,
+    )
+    return await search_memories(services.memory, scoped, request)
+
+
+@router.post("/forget", response_model=ForgetResponse, operation_id="forgetMemories")
+async def forget_memories_endpoint(body: ForgetRequest, services: ServicesDep, caller: CallerDep) -> object:
+    """Delete the memories of the last N days and/or about a subject (dryRun lists them only)."""
+    scoped, owners = _owners(caller, body.user_id, body.agent_id)
+    return await run_in_threadpool(services.memory.forget, scoped, owners, body.days, body.subject, body.dry_run)
+
+
+@router.get("/{memoryId}", response_model=MemoryObject, operation_id="getMemory")
+async def get_memory_endpoint(memory_id: MemoryIdPath, services: ServicesDep, caller: CallerDep) -> object:
+    """One memory (masked content without the read-sensitive scope)."""
+    return await run_in_threadpool(services.memory.get, caller, memory_id)
+
+
+@router.patch("/{memoryId}", response_model=MemoryObject, operation_id="patchMemory")
+async def patch_memory_endpoint(
+    memory_id: MemoryIdPath, body: PatchMemoryRequest, services: ServicesDep, caller: CallerDep,
+    if_match: Annotated[str | None, Header(alias="If-Match", max_length=32)] = None,
+) -> object:
+    """Edit a memory; its version must match (If-Match or body.version), else 409."""
+    version = body.version
+    if if_match is not None:
+        try:
+            version = int(if_match.strip().strip('"').removeprefix("W/").strip('"'))
+        except ValueError as exc:
+            raise InvalidArgument("If-Match must be the memory's version number", {"header": "If-Match"}) from exc
+    changes = body.model_dump(by_alias=True, exclude_unset=True, exclude={"version"})
+    changes = {("ttlDays" if k == "ttlDays" else k): v for k, v in changes.items()}
+    return await services.memory.patch(caller, memory_id, changes, version)
+
+
+@router.delete("/{memoryId}", response_model=DeleteMemoryResponse, operation_id="deleteMemory")
+async def delete_memory_endpoint(memory_id: MemoryIdPath, services: ServicesDep, caller: CallerDep) -> object:
+    """Delete a memory with its chunks, vectors and index rows."""
+    return await run_in_threadpool(services.memory.delete, caller, memory_id)
+
+
+__all__ = ["UserIdHeader", "router"]

@@ -1,0 +1,101 @@
+"""Embeddings through a cache (recall.md, Embeddings): the database remembers every vector by
+(provider, model, endpoint fingerprint, kind, text hash); a small in-process map keeps hot queries.
+
+No transaction is held while the model runs: look up (read), embed the misses, store (write).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from array import array
+from collections import OrderedDict
+from typing import Protocol
+
+from app.core.clock import utcnow
+from app.db.models import EmbeddingCacheEntry
+from app.db.uow import UnitOfWork
+from app.memory import repository as repo
+
+QUERY_CACHE_SIZE = 2048
+
+
+class Embedder(Protocol):
+    provider: str
+    model_id: str
+    dimensions: int
+    endpoint_key: str
+
+    async def embed_queries(self, texts: list[str]) -> list[list[float]]: ...
+
+    async def embed_passages(self, texts: list[str]) -> list[list[float]]: ...
+
+
+def _pack(vector: list[float]) -> bytes:
+    return array("f", vector).tobytes()
+
+
+def _unpack(blob: bytes) -> list[float]:
+    values = array("f")
+    values.frombytes(blob)
+    return values.tolist()
+
+
+class CachedEmbedder:
+    """Wraps an embedder with the persistent cache."""
+
+    def __init__(self, uow: UnitOfWork, embedder: Embedder) -> None:
+        self._uow = uow
+        self.embedder = embedder
+        self._queries: OrderedDict[str, list[float]] = OrderedDict()
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    def _key(self, kind: str, text: str) -> str:
+        e = self.embedder
+        raw = f"{e.provider}\x00{e.model_id}\x00{e.endpoint_key}\x00{kind}\x00{text}"
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+    async def embed_query(self, text: str) -> list[float]:
+        """One query vector (cached in memory, then in the database)."""
+        key = self._key("query", text)
+        hit = self._queries.get(key)
+        if hit is not None:
+            self._queries.move_to_end(key)
+            return hit
+        vector = (await self._embed("query", [text]))[0]
+        self._queries[key] = vector
+        while len(self._queries) > QUERY_CACHE_SIZE:
+            self._queries.popitem(last=False)
+        return vector
+
+    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        return await self._embed("passage", texts)
+
+    async def _embed(self, kind: str, texts: list[str]) -> list[list[float]]:
+        keys = [self._key(kind, t) for t in texts]
+        found = await asyncio.to_thread(self._lookup, keys)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            batch = [texts[i] for i in missing]
+            fresh = await (self.embedder.embed_queries(batch) if kind == "query" else self.embedder.embed_passages(batch))
+            new = {keys[i]: vector for i, vector in zip(missing, fresh, strict=True)}
+            await asyncio.to_thread(self._store, new)
+            found.update(new)
+        return [found[k] for k in keys]
+
+    def _lookup(self, keys: list[str]) -> dict[str, list[float]]:
+        with self._uow.read() as db:
+            return {k: _unpack(v) for k, v in repo.cached_vectors(db, keys).items()}
+
+    def _store(self, vectors: dict[str, list[float]]) -> None:
+        now = utcnow()
+        e = self.embedder
+        entries = [
+            EmbeddingCacheEntry(key=k, provider=e.provider, model=e.model_id, dimensions=len(v), vector=_pack(v), created_at=now)
+            for k, v in vectors.items()
+        ]
+        with self._uow.write() as db:
+            repo.store_cached_vectors(db, entries)

@@ -1,0 +1,377 @@
+"""Memory extraction: candidate memories from a conversation, and what each does to the store.
+
+recall.md "Writing memories": one forced tool call proposes candidates; for each candidate with
+similar existing memories a second call decides ADD / UPDATE / DELETE / NONE; without a model an
+exact or near-exact duplicate is NONE. Experiences follow openviking.md §6.3. No database access:
+the caller passes the existing memories in and persists the decisions.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
+
+from app.memory.extraction_prompts import (
+    CATEGORIES,
+    DECIDE_TOOL,
+    DECIDE_TOOL_NAME,
+    PROPOSE_TOOL,
+    PROPOSE_TOOL_NAME,
+    SENSITIVITIES,
+    decision_messages,
+    extraction_messages,
+    normalise_experience,
+    normalise_text,
+    numbered_transcript,
+    strip_bullet,
+    tool_arguments,
+)
+from app.providers.protocols import ChatModel, ChatResult
+
+DUPLICATE_SIMILARITY = 0.95
+DEFAULT_CONFIDENCE = 0.5
+TITLE_MAX_CHARS = 120
+ABSTRACT_MAX_CHARS = 300
+
+Action = Literal["ADD", "UPDATE", "DELETE", "NONE"]
+Similarity = Callable[["Candidate", dict[str, Any]], float | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory proposed by extraction, not yet stored."""
+
+    category: str
+    title: str
+    abstract: str
+    content: str
+    confidence: float = DEFAULT_CONFIDENCE
+    sensitivity: str = "allowed"
+    observed_at: str | None = None
+    source_seqs: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a candidate does to the store; DELETE means the target is superseded by the candidate."""
+
+    action: Action
+    candidate: Candidate
+    target_id: str | None
+    merged_content: str | None
+    reason: str
+
+
+# --- the two model calls ---
+
+
+async def extract_candidates(
+    model: ChatModel, messages: list[dict[str, Any]], working_memory: str, *,
+    message_time: str, user_id: str, agent_id: str,
+) -> tuple[list[Candidate], dict[str, int]]:
+    """Candidates from one forced ``propose_memories`` call; never-store ones are dropped."""
+    usage = _new_usage()
+    if not messages and not working_memory.strip():
+        return [], usage
+    transcript, seqs = numbered_transcript(messages)
+    prompt = extraction_messages(
+        transcript, working_memory, message_time=message_time, user_id=user_id, agent_id=agent_id
+    )
+    result = _count(usage, await model.complete_with_forced_tool(prompt, PROPOSE_TOOL))
+    candidates: list[Candidate] = []
+    seen: set[tuple[str, str]] = set()
+    for item in _candidate_items(tool_arguments(result, PROPOSE_TOOL_NAME)):
+        candidate = _candidate(item, message_time, set(seqs))
+        key = (candidate.category, normalise_text(candidate.content)) if candidate else None
+        if candidate and candidate.sensitivity != "never-store" and key not in seen:
+            seen.add(key)
+            candidates.append(candidate)
+    return candidates, usage
+
+
+async def decide(
+    model: ChatModel, candidate: Candidate, neighbours: list[dict[str, Any]]
+) -> tuple[Decision, dict[str, int]]:
+    """ADD without a call when nothing is similar; otherwise one forced ``decide_memory`` call."""
+    usage = _new_usage()
+    if not neighbours:
+        return Decision("ADD", candidate, None, None, "no similar memory exists"), usage
+    view = {k: getattr(candidate, k) for k in ("category", "title", "abstract", "content", "observed_at")}
+    prompt = decision_messages(view, neighbours)
+    result = _count(usage, await model.complete_with_forced_tool(prompt, DECIDE_TOOL))
+    decision = _model_decision(tool_arguments(result, DECIDE_TOOL_NAME), candidate, neighbours)
+    return decision or _safe_default(candidate, neighbours, "invalid model decision"), usage
+
+
+def decide_without_model(
+    candidate: Candidate, neighbours: list[dict[str, Any]], similarity: Similarity | None = None
+) -> Decision:
+    """NONE for the same normalised text or a vector similarity ≥ 0.95, else ADD."""
+    twin = _exact_twin(candidate, neighbours)
+    if twin is not None:
+        return Decision("NONE", candidate, twin, None, "same normalised text as an existing memory")
+    for neighbour in neighbours if similarity is not None else []:
+        score = similarity(candidate, neighbour)
+        if score is not None and score >= DUPLICATE_SIMILARITY:
+            return Decision("NONE", candidate, _id(neighbour), None, f"vector similarity {score:.3f}")
+    return Decision("ADD", candidate, None, None, "no near-duplicate memory")
+
+
+def _model_decision(args: Any, candidate: Candidate, neighbours: list[dict[str, Any]]) -> Decision | None:
+    if not isinstance(args, dict):
+        return None
+    action = str(args.get("action") or args.get("decision") or "").strip().upper()
+    ids = {_id(n) for n in neighbours} - {None}
+    target = str(args.get("target_id") or "").strip() or None
+    reason = _one_line(args.get("reason"), ABSTRACT_MAX_CHARS) or action.lower()
+    if action == "ADD":
+        return Decision("ADD", candidate, None, None, reason)
+    if action == "NONE":
+        return Decision("NONE", candidate, target if target in ids else None, None, reason)
+    if target not in ids:
+        return None
+    if action == "DELETE":
+        return Decision("DELETE", candidate, target, None, reason)
+    merged = _content(candidate.category, args.get("merged_content"), candidate.abstract)
+    return Decision("UPDATE", candidate, target, merged, reason) if action == "UPDATE" and merged else None
+
+
+def _safe_default(candidate: Candidate, neighbours: list[dict[str, Any]], reason: str) -> Decision:
+    twin = _exact_twin(candidate, neighbours)
+    if twin is not None:
+        return Decision("NONE", candidate, twin, None, f"{reason}; same text as an existing memory")
+    return Decision("ADD", candidate, None, None, reason)
+
+
+def _exact_twin(candidate: Candidate, neighbours: list[dict[str, Any]]) -> str | None:
+    text = normalise_text(candidate.content)
+    return next((_id(n) for n in neighbours if text and normalise_text(n.get("content")) == text), None)
+
+
+def _id(neighbour: dict[str, Any]) -> str | None:
+    value = neighbour.get("id")
+    return None if value is None else str(value)
+
+
+def _new_usage() -> dict[str, int]:
+    return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "calls": 0}
+
+
+def _count(usage: dict[str, int], result: ChatResult) -> ChatResult:
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        usage[key] += int(result.usage.get(key, 0) or 0)
+    usage["calls"] += 1
+    return result
+
+
+# --- candidates ---
+
+
+def _candidate_items(args: Any) -> list[Any]:
+    if isinstance(args, list):
+        return args
+    if isinstance(args, dict):
+        for key in ("memories", "candidates", "items"):
+            if isinstance(args.get(key), list):
+                return args[key]
+        if "category" in args:
+            return [args]
+    return []
+
+
+def _candidate(item: Any, message_time: str, known_seqs: set[int]) -> Candidate | None:
+    """A valid candidate from one proposed item, or None."""
+    if not isinstance(item, dict) or (category := _category(item.get("category"))) is None:
+        return None
+    title = _one_line(item.get("title") or item.get("name"), TITLE_MAX_CHARS)
+    abstract = _one_line(item.get("abstract") or item.get("summary"), ABSTRACT_MAX_CHARS)
+    content = _content(category, item.get("content"), abstract or title)
+    if content is None and category != "experiences":
+        content = abstract
+    if not content:
+        return None
+    abstract = abstract or _one_line(_first_line(content), ABSTRACT_MAX_CHARS)
+    title = title or _one_line(abstract, TITLE_MAX_CHARS)
+    return Candidate(
+        category=category, title=title, abstract=abstract, content=content,
+        confidence=_confidence(item.get("confidence")),
+        sensitivity=_sensitivity(item.get("sensitivity")),
+        observed_at=_observed_at(item.get("observed_at"), message_time),
+        source_seqs=_seqs(item.get("source_seqs"), known_seqs),
+    )
+
+
+def _content(category: str, value: Any, situation_hint: str) -> str | None:
+    if category == "experiences":
+        return normalise_experience(value, situation_hint)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _category(value: Any) -> str | None:
+    text = str(value or "").strip().lower()
+    plural = {"preference": "preferences", "entity": "entities", "event": "events", "case": "cases",
+              "experience": "experiences", "skill": "skills", "tool": "tools"}
+    text = plural.get(text, text)
+    return text if text in CATEGORIES else None
+
+
+def _sensitivity(value: Any) -> str:
+    text = re.sub(r"[\s_]+", "-", str(value or "").strip().lower())
+    if text in ("", "allowed", "allow", "low", "none", "normal", "public"):
+        return "allowed"
+    if text.startswith("never") or text in ("secret", "do-not-store", "forbidden"):
+        return "never-store"
+    return "masked" if text not in SENSITIVITIES else text
+
+
+def _confidence(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return DEFAULT_CONFIDENCE
+    return DEFAULT_CONFIDENCE if math.isnan(number) else min(1.0, max(0.0, number))
+
+
+def _seqs(value: Any, known: set[int]) -> list[int]:
+    values = value if isinstance(value, list) else [value]
+    seqs = {int(v) for v in values if isinstance(v, int | str) and not isinstance(v, bool) and str(v).strip().isdigit()}
+    return sorted(seqs & known if known else seqs)
+
+
+def _observed_at(value: Any, message_time: str) -> str | None:
+    """An ISO date from an absolute date (any separators) or a relative expression."""
+    text = str(value or "").strip()
+    if match := re.match(r"^(\d{4})\D(\d{1,2})\D(\d{1,2})", text):
+        try:
+            return date(*(int(g) for g in match.groups())).isoformat()
+        except ValueError:
+            return None
+    return resolve_relative_date(text, message_time) if text else None
+
+
+def _one_line(value: Any, limit: int) -> str:
+    text = " ".join(str(value).split()) if isinstance(value, str | int | float) else ""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _first_line(content: str) -> str:
+    lines = (strip_bullet(line) for line in content.splitlines() if not line.lstrip().startswith("#"))
+    return next((line for line in lines if line), "")
+
+
+# --- relative dates ---
+
+_WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                 "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_DAY_OFFSETS = {
+    **dict.fromkeys(("today", "tonight", "now", "this morning", "this afternoon", "this evening",
+                     "今天", "今日", "今晚", "今早", "今儿"), 0),
+    **dict.fromkeys(("yesterday", "last night", "昨天", "昨日", "昨晚", "昨儿"), -1),
+    **dict.fromkeys(("day before yesterday", "前天", "前日"), -2),
+    **dict.fromkeys(("tomorrow", "明天", "明日", "明早", "明晚"), 1),
+    **dict.fromkeys(("day after tomorrow", "后天"), 2),
+    "大前天": -3, "大后天": 3,
+    **dict.fromkeys(("last week", "上周", "上星期", "上个星期", "上礼拜"), -7),
+    **dict.fromkeys(("next week", "下周", "下星期", "下个星期", "下礼拜"), 7),
+}
+_MONTH_OFFSETS = {"last month": -1, "上个月": -1, "上月": -1, "next month": 1, "下个月": 1, "下月": 1,
+                  "last year": -12, "去年": -12, "前年": -24, "next year": 12, "明年": 12}
+_UNITS = {"day": "day", "天": "day", "日": "day", "week": "week", "周": "week", "星期": "week",
+          "礼拜": "week", "month": "month", "月": "month", "year": "year", "年": "year"}
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ZH_SPAN_RE = re.compile(r"^([0-9零一二两三四五六七八九十]+)\s*个?(天|日|周|星期|礼拜|月|年)(之前|以前|前|之后|以后|后)$")
+_ZH_WEEKDAY_RE = re.compile(r"^(上|这|本|下)个?(?:周|星期|礼拜)([一二三四五六日天])$")
+_TIME_OF_DAY_RE = re.compile(r"\s+(?:morning|afternoon|evening|night)$|(?:早上|上午|中午|下午|晚上|夜里|凌晨|傍晚)$")
+
+
+def resolve_relative_date(expression: str, message_time: str) -> str | None:
+    """The ISO date that a relative expression ("yesterday", "3 days ago", "昨天", "上周") meant at message_time."""
+    anchor = _message_date(message_time)
+    text = " ".join(str(expression or "").casefold().split()).strip(" .,!?;。，！？；")
+    text = text.removeprefix("the ")
+    if text not in _DAY_OFFSETS and text not in _MONTH_OFFSETS:
+        text = _TIME_OF_DAY_RE.sub("", text)
+    if anchor is None or not text:
+        return None
+    resolved = _shifted(anchor, text)
+    return resolved.isoformat() if resolved else None
+
+
+def _message_date(message_time: str) -> date | None:
+    """The calendar date of the message, in the message's own time zone."""
+    text = str(message_time or "").strip()
+    try:
+        return datetime.fromisoformat(text).date()
+    except ValueError:
+        pass
+    try:
+        return date.fromisoformat(text[:10])
+    except ValueError:
+        return None
+
+
+def _shifted(anchor: date, text: str) -> date | None:
+    if text in _DAY_OFFSETS:
+        return anchor + timedelta(days=_DAY_OFFSETS[text])
+    if text in _MONTH_OFFSETS:
+        return _add_months(anchor, _MONTH_OFFSETS[text])
+    if match := re.match(r"^last (\w+)$", text):
+        if match.group(1) in _EN_WEEKDAYS:
+            back = (anchor.weekday() - _EN_WEEKDAYS.index(match.group(1))) % 7 or 7
+            return anchor - timedelta(days=back)
+    if match := _ZH_WEEKDAY_RE.match(text):
+        week = {"上": -1, "这": 0, "本": 0, "下": 1}[match.group(1)]
+        day = "一二三四五六日".find(match.group(2).replace("天", "日"))
+        return anchor + timedelta(days=7 * week + day - anchor.weekday())
+    span = _span(text)
+    if span is None:
+        return None
+    count, unit = span
+    if unit in ("day", "week"):
+        return anchor + timedelta(days=count * (7 if unit == "week" else 1))
+    return _add_months(anchor, count * (12 if unit == "year" else 1))
+
+
+def _span(text: str) -> tuple[int, str] | None:
+    """(signed count, unit) of "N days ago", "in N weeks", "3天前", "两周后"."""
+    if match := re.match(r"^(\w+) (day|week|month|year)s? ago$", text):
+        number, unit, sign = match.group(1), match.group(2), -1
+    elif match := re.match(r"^in (\w+) (day|week|month|year)s?$", text):
+        number, unit, sign = match.group(1), match.group(2), 1
+    elif match := _ZH_SPAN_RE.match(text):
+        number, unit, sign = match.group(1), _UNITS[match.group(2)], -1 if "前" in match.group(3) else 1
+    else:
+        return None
+    count = _number(number)
+    return None if count is None else (sign * count, unit)
+
+
+def _number(text: str) -> int | None:
+    """Digits, an English number word up to ten, or a Chinese numeral up to 99."""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    if text in _WORD_NUMBERS:
+        return _WORD_NUMBERS[text]
+    if len(text) == 1 and text in _ZH_DIGITS:
+        return _ZH_DIGITS[text]
+    tens, ten, ones = text.partition("十")
+    if ten and len(tens) <= 1 and len(ones) <= 1 and all(c in _ZH_DIGITS for c in tens + ones):
+        return (_ZH_DIGITS[tens] if tens else 1) * 10 + (_ZH_DIGITS[ones] if ones else 0)
+    return None
+
+
+def _add_months(anchor: date, months: int) -> date:
+    year, month = divmod(anchor.year * 12 + anchor.month - 1 + months, 12)
+    return date(year, month + 1, min(anchor.day, calendar.monthrange(year, month + 1)[1]))
+
+
+__all__ = [
+    "Candidate", "Decision", "decide", "decide_without_model", "extract_candidates",
+    "normalise_experience", "normalise_text", "resolve_relative_date",
+]

@@ -1,0 +1,140 @@
+"""SQL for memories, their chunks, the audit trail and the embedding cache. Never commits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import delete, or_, select
+from sqlalchemy.orm import Session
+
+from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
+
+
+def add_memory(db: Session, memory: Memory) -> Memory:
+    db.add(memory)
+    db.flush()
+    return memory
+
+
+def get_memory(db: Session, tenant_id: str, memory_id: str) -> Memory | None:
+    memory = db.get(Memory, memory_id)
+    return memory if memory is not None and memory.tenant_id == tenant_id else None
+
+
+def visible(now: datetime):  # type: ignore[no-untyped-def]
+    """Conditions for a memory that is current: not superseded, not expired."""
+    return (Memory.superseded_by.is_(None), or_(Memory.expires_at.is_(None), Memory.expires_at > now))
+
+
+def list_memories(
+    db: Session,
+    tenant_id: str,
+    owners: Sequence[tuple[str, str]],
+    now: datetime,
+    *,
+    category: str | None = None,
+    text: str | None = None,
+    after_id: str | None = None,
+    limit: int = 50,
+) -> list[Memory]:
+    """Current memories of the owners, newest first, keyset-paginated by (created_at, id)."""
+    if not owners:
+        return []
+    stmt = select(Memory).where(Memory.tenant_id == tenant_id, *visible(now), _owner_filter(owners))
+    if category:
+        stmt = stmt.where(Memory.category == category)
+    if text:
+        like = f"%{text}%"
+        stmt = stmt.where(or_(Memory.content.ilike(like), Memory.title.ilike(like), Memory.abstract.ilike(like)))
+    if after_id:
+        anchor = db.get(Memory, after_id)
+        if anchor is not None:
+            stmt = stmt.where(
+                or_(Memory.created_at < anchor.created_at, (Memory.created_at == anchor.created_at) & (Memory.id < anchor.id))
+            )
+    stmt = stmt.order_by(Memory.created_at.desc(), Memory.id.desc()).limit(limit)
+    return list(db.execute(stmt).scalars())
+
+
+def all_memories(db: Session, tenant_id: str, owners: Sequence[tuple[str, str]]) -> list[Memory]:
+    """Every memory of the owners, superseded and expired ones included (export)."""
+    if not owners:
+        return []
+    stmt = select(Memory).where(Memory.tenant_id == tenant_id, _owner_filter(owners)).order_by(Memory.created_at, Memory.id)
+    return list(db.execute(stmt).scalars())
+
+
+def same_category(db: Session, tenant_id: str, owner: tuple[str, str], category: str, now: datetime) -> list[Memory]:
+    stmt = select(Memory).where(
+        Memory.tenant_id == tenant_id, *visible(now), _owner_filter([owner]), Memory.category == category
+    )
+    return list(db.execute(stmt).scalars())
+
+
+def _owner_filter(owners: Sequence[tuple[str, str]]):  # type: ignore[no-untyped-def]
+    return or_(*((Memory.owner_kind == kind) & (Memory.owner_id == owner_id) for kind, owner_id in owners))
+
+
+def chunk_ids_of(db: Session, memory_ids: Sequence[str]) -> list[int]:
+    if not memory_ids:
+        return []
+    stmt = select(MemoryChunk.id).where(MemoryChunk.memory_id.in_(list(memory_ids)))
+    return list(db.execute(stmt).scalars())
+
+
+def add_chunks(db: Session, memory: Memory, texts: Sequence[str], model_id: str | None) -> list[MemoryChunk]:
+    chunks = [
+        MemoryChunk(tenant_id=memory.tenant_id, memory_id=memory.id, chunk_index=i, text=t, embedding_model=model_id)
+        for i, t in enumerate(texts)
+    ]
+    db.add_all(chunks)
+    db.flush()
+    return chunks
+
+
+def delete_chunks(db: Session, memory_ids: Sequence[str]) -> None:
+    if memory_ids:
+        db.execute(delete(MemoryChunk).where(MemoryChunk.memory_id.in_(list(memory_ids))))
+
+
+def delete_memories(db: Session, memory_ids: Sequence[str]) -> None:
+    if memory_ids:
+        db.execute(delete(Memory).where(Memory.id.in_(list(memory_ids))))
+
+
+def chunks_with_memories(db: Session, chunk_ids: Sequence[int], now: datetime) -> list[tuple[MemoryChunk, Memory]]:
+    """Chunks and their (current) memories."""
+    if not chunk_ids:
+        return []
+    stmt = (
+        select(MemoryChunk, Memory)
+        .join(Memory, Memory.id == MemoryChunk.memory_id)
+        .where(MemoryChunk.id.in_(list(chunk_ids)), *visible(now))
+    )
+    return [(chunk, memory) for chunk, memory in db.execute(stmt).all()]
+
+
+def add_audit(db: Session, entry: MemoryAudit) -> None:
+    db.add(entry)
+
+
+def audit_of(db: Session, tenant_id: str, memory_id: str) -> list[MemoryAudit]:
+    stmt = (
+        select(MemoryAudit)
+        .where(MemoryAudit.tenant_id == tenant_id, MemoryAudit.memory_id == memory_id)
+        .order_by(MemoryAudit.id)
+    )
+    return list(db.execute(stmt).scalars())
+
+
+def cached_vectors(db: Session, keys: Sequence[str]) -> dict[str, bytes]:
+    if not keys:
+        return {}
+    stmt = select(EmbeddingCacheEntry.key, EmbeddingCacheEntry.vector).where(EmbeddingCacheEntry.key.in_(list(keys)))
+    return {key: vector for key, vector in db.execute(stmt)}
+
+
+def store_cached_vectors(db: Session, entries: Sequence[EmbeddingCacheEntry]) -> None:
+    for entry in entries:
+        db.merge(entry)

@@ -1,0 +1,198 @@
+"""Hybrid search maths: BM25 rank mapping, vector/text merge, temporal decay and MMR.
+
+recall.md, Hybrid search steps 2-7; formulas of openclaw.md §2.4. Pure: the repository supplies
+the hits and the memory fields, these functions only compute.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from app.memory.text import tokens_for_mmr
+
+DEFAULT_VECTOR_WEIGHT = 0.7
+DEFAULT_TEXT_WEIGHT = 0.3
+DEFAULT_HALF_LIFE_DAYS = 30.0
+DEFAULT_MMR_LAMBDA = 0.7
+# recall.md, Hybrid search step 5: dated categories decay; the others are evergreen.
+DECAYING_CATEGORIES = frozenset({"events", "cases"})
+_NON_FINITE_RANK_SCORE = 1 / 1000
+_SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkHit:
+    """One side's hit on a chunk: 1 - cosine distance, or ``bm25_rank_to_score`` of the rank."""
+
+    chunk_id: int | str
+    memory_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Explain:
+    """The components of a result's score (recall.md, Hybrid search step 7)."""
+
+    vector: float = 0.0
+    text: float = 0.0
+    decay: float = 1.0
+    mmr: float | None = None
+
+    def as_dict(self) -> dict[str, float | None]:
+        """The API's ``explain`` object."""
+        return {"vector": self.vector, "text": self.text, "decay": self.decay, "mmr": self.mmr}
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMemory:
+    """A memory's search result: its best chunk, its score and how the score was made.
+
+    ``category``, ``observed_at`` and ``text`` (the snippet MMR compares) are filled in by the
+    caller with ``dataclasses.replace`` once the memories are loaded.
+    """
+
+    memory_id: str
+    chunk_id: int | str
+    score: float
+    explain: Explain
+    category: str = ""
+    observed_at: datetime | None = None
+    text: str = ""
+
+
+def bm25_rank_to_score(rank: float) -> float:
+    """Map an FTS5 ``bm25()`` rank (negative, lower is better) into (0, 1)."""
+    # openclaw.md §2.4 step 3, current formula.
+    if not math.isfinite(rank):
+        return _NON_FINITE_RANK_SCORE
+    if rank < 0:
+        relevance = -rank
+        return relevance / (1 + relevance)
+    return 1 / (1 + rank)
+
+
+def _best_by_chunk(hits: Iterable[ChunkHit]) -> dict[int | str, ChunkHit]:
+    best: dict[int | str, ChunkHit] = {}
+    for hit in hits:
+        if hit.chunk_id not in best or hit.score > best[hit.chunk_id].score:
+            best[hit.chunk_id] = hit
+    return best
+
+
+def merge_hybrid(
+    vector_hits: Iterable[ChunkHit],
+    text_hits: Iterable[ChunkHit],
+    vector_weight: float = DEFAULT_VECTOR_WEIGHT,
+    text_weight: float = DEFAULT_TEXT_WEIGHT,
+) -> list[ScoredMemory]:
+    """Merge both sides by chunk, keep each memory's best chunk, best first.
+
+    ``score = (vw * vector + tw * text) / (vw + tw)``, which is ``0.7 * vector + 0.3 * text`` with
+    the defaults; a keyword-only search passes ``vector_weight=0``.
+    """
+    # recall.md, Hybrid search step 4; openclaw.md §2.4 step 5 (a missing side counts 0).
+    if vector_weight < 0 or text_weight < 0 or vector_weight + text_weight <= 0:
+        raise ValueError("weights must be non-negative and not both zero")
+    vectors, texts = _best_by_chunk(vector_hits), _best_by_chunk(text_hits)
+    best: dict[str, ScoredMemory] = {}
+    for chunk_id in [*vectors, *(c for c in texts if c not in vectors)]:
+        hit = vectors.get(chunk_id) or texts[chunk_id]
+        vector = vectors[chunk_id].score if chunk_id in vectors else 0.0
+        text = texts[chunk_id].score if chunk_id in texts else 0.0
+        score = (vector_weight * vector + text_weight * text) / (vector_weight + text_weight)
+        current = best.get(hit.memory_id)
+        if current is None or score > current.score:
+            best[hit.memory_id] = ScoredMemory(
+                hit.memory_id, chunk_id, score, Explain(vector=vector, text=text)
+            )
+    return sorted(best.values(), key=lambda m: (-m.score, m.memory_id))
+
+
+def temporal_decay(
+    score: float, age_days: float, half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+) -> float:
+    """``score * exp(-ln2 / halfLife * ageDays)``: half the score every ``half_life_days``."""
+    # recall.md, Hybrid search step 5; openclaw.md §2.4 step 6 (half-life floored, at least 1).
+    half_life = max(1, math.floor(half_life_days))
+    return score * math.exp(-math.log(2) / half_life * max(0.0, age_days))
+
+
+def _as_utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def age_in_days(observed_at: datetime, now: datetime) -> float:
+    """Days from ``observed_at`` to ``now`` (naive datetimes are UTC); never negative."""
+    return max(0.0, (_as_utc(now) - _as_utc(observed_at)).total_seconds() / _SECONDS_PER_DAY)
+
+
+def apply_decay(
+    items: Iterable[ScoredMemory],
+    now: datetime,
+    *,
+    half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
+    categories: Collection[str] = DECAYING_CATEGORIES,
+) -> list[ScoredMemory]:
+    """Decay dated memories by their age at ``now`` and sort best first; others are unchanged."""
+    decayed: list[ScoredMemory] = []
+    for item in items:
+        if item.category not in categories or item.observed_at is None:
+            decayed.append(item)
+            continue
+        factor = temporal_decay(1.0, age_in_days(item.observed_at, now), half_life_days)
+        decayed.append(
+            replace(item, score=item.score * factor, explain=replace(item.explain, decay=factor))
+        )
+    return sorted(decayed, key=lambda m: -m.score)
+
+
+def jaccard(a_tokens: Collection[str], b_tokens: Collection[str]) -> float:
+    """|A ∩ B| / |A ∪ B| of two token sets; 0 when both are empty."""
+    a, b = set(a_tokens), set(b_tokens)
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def _normalised(scores: Sequence[float]) -> list[float]:
+    """Min-max normalisation to [0, 1]; equal scores all become 1."""
+    low, high = min(scores), max(scores)
+    if high == low:
+        return [1.0] * len(scores)
+    return [(s - low) / (high - low) for s in scores]
+
+
+def mmr_rerank(
+    items: Sequence[ScoredMemory], lambda_: float = DEFAULT_MMR_LAMBDA, limit: int | None = None
+) -> list[ScoredMemory]:
+    """Reorder by maximal marginal relevance; each result's ``explain.mmr`` is its MMR value."""
+    # recall.md, Hybrid search step 6; openclaw.md §2.4 step 8: argmax λ·rel − (1−λ)·maxSim.
+    if not 0.0 <= lambda_ <= 1.0:
+        raise ValueError("lambda_ must be within [0, 1]")
+    count = len(items) if limit is None else min(max(0, limit), len(items))
+    if count == 0:
+        return []
+    relevance = _normalised([item.score for item in items])
+    tokens = [tokens_for_mmr(item.text) for item in items]
+    max_sim = [0.0] * len(items)
+    remaining = list(range(len(items)))
+    chosen: list[ScoredMemory] = []
+    while len(chosen) < count:
+        values = {i: lambda_ * relevance[i] - (1 - lambda_) * max_sim[i] for i in remaining}
+        # Ties go to the higher original score, then to the earlier position.
+        pick = max(remaining, key=lambda i: (values[i], items[i].score, -i))
+        remaining.remove(pick)
+        chosen.append(replace(items[pick], explain=replace(items[pick].explain, mmr=values[pick])))
+        for i in remaining:
+            max_sim[i] = max(max_sim[i], jaccard(tokens[i], tokens[pick]))
+    return chosen
+
+
+def threshold_and_limit(
+    items: Iterable[ScoredMemory], min_score: float, limit: int
+) -> list[ScoredMemory]:
+    """Keep results scoring at least ``min_score``, at most ``limit`` of them, in order."""
+    # recall.md, Hybrid search step 6: the score threshold and the limit come after MMR.
+    return [item for item in items if item.score >= min_score][: max(0, limit)]

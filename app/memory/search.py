@@ -1,0 +1,123 @@
+"""Hybrid memory search (recall.md, Hybrid search): BM25 and vector candidates merged by chunk,
+best chunk per memory, temporal decay on dated categories, MMR diversity, threshold and limit.
+
+The query embedding happens before the read transaction; with no embedding available the search
+degrades to keyword-only and says so (``mode: "bm25"``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.core.clock import isoformat, utcnow
+from app.db.models import Memory
+from app.memory import repository as repo
+from app.memory.records import MASKED_TEXT, owner_key
+from app.memory.scoring import (
+    ChunkHit,
+    ScoredMemory,
+    apply_decay,
+    bm25_rank_to_score,
+    merge_hybrid,
+    mmr_rerank,
+    threshold_and_limit,
+)
+from app.memory.service import Caller, MemoryService
+from app.memory.text import fts_match_expression, query_terms
+from app.providers.protocols import ProviderError
+
+VECTOR_WEIGHT = 0.7
+TEXT_WEIGHT = 0.3
+MIN_POOL = 20
+MMR_LAMBDA = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class SearchInput:
+    query: str
+    categories: list[str] | None = None
+    target_uri: str | None = None
+    limit: int = 10
+    score_threshold: float = 0.0
+    mode: str = "hybrid"
+    explain: bool = False
+    owners: list[tuple[str, str]] | None = None
+    embed_timeout_s: float | None = None
+
+
+async def search_memories(service: MemoryService, caller: Caller, req: SearchInput) -> dict[str, Any]:
+    """Search the caller's memories; returns the mode actually used and the ranked results."""
+    owners = req.owners or [("user", caller.user_id), ("agent", caller.agent_id)]
+    vector, mode = await _query_vector(service, req)
+    merged, memories = await asyncio.to_thread(_collect, service, caller.tenant_id, owners, req, vector, mode)
+    ranked = _rank(merged, memories, req)
+    return {"mode": mode, "results": [_result(s, memories[s.memory_id], caller, req.explain) for s in ranked]}
+
+
+async def _query_vector(service: MemoryService, req: SearchInput) -> tuple[list[float] | None, str]:
+    if req.mode == "bm25" or service.embedder is None:
+        return None, "bm25"
+    try:
+        if req.embed_timeout_s is not None:
+            return await asyncio.wait_for(service.embedder.embed_query(req.query), req.embed_timeout_s), req.mode
+        return await service.embedder.embed_query(req.query), req.mode
+    except (ProviderError, TimeoutError):
+        return None, "bm25"  # quality.md, Degradation: keyword search rather than failure
+
+
+def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str]], req: SearchInput,
+             vector: list[float] | None, mode: str) -> tuple[list[ScoredMemory], dict[str, Memory]]:
+    pool = max(req.limit * 4, MIN_POOL)
+    dialect = service.uow.dialect
+    terms = query_terms(req.query)
+    with service.uow.read() as db:
+        text_ranks: dict[int, float] = {}
+        if mode != "vector" and terms:
+            expression = fts_match_expression(terms)
+            text_ranks = {h.row_id: float(h.score or 0.0) for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)}
+        distances: dict[int, float] = {}
+        if vector is not None:
+            for owner in owners:
+                for hit in dialect.nearest_memory_chunks(db, owner_key(tenant_id, owner), vector, pool):
+                    distances[hit.row_id] = float(hit.score or 0.0)
+        rows = repo.chunks_with_memories(db, list(set(text_ranks) | set(distances)), utcnow())
+    memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
+    owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}
+    vector_hits = [ChunkHit(c, owner_of_chunk[c], 1.0 - d) for c, d in distances.items() if c in owner_of_chunk]
+    text_hits = [ChunkHit(c, owner_of_chunk[c], bm25_rank_to_score(r)) for c, r in text_ranks.items() if c in owner_of_chunk]
+    weights = {"bm25": (0.0, 1.0), "vector": (1.0, 0.0)}.get(mode, (VECTOR_WEIGHT, TEXT_WEIGHT))
+    merged = merge_hybrid(vector_hits, text_hits, vector_weight=weights[0], text_weight=weights[1])
+    return merged, memories
+
+
+def _wanted(memory: Memory, req: SearchInput) -> bool:
+    if req.categories and memory.category not in req.categories:
+        return False
+    return not (req.target_uri and not memory.uri.startswith(req.target_uri))
+
+
+def _rank(merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchInput) -> list[ScoredMemory]:
+    """Decay on dated categories, then MMR, then threshold and limit (recall.md steps 5-6)."""
+    described = [
+        replace(item, category=memories[item.memory_id].category,
+                observed_at=memories[item.memory_id].observed_at or memories[item.memory_id].created_at,
+                text=f"{memories[item.memory_id].title} {memories[item.memory_id].content}")
+        for item in merged
+    ]
+    decayed = apply_decay(described, utcnow())
+    return threshold_and_limit(mmr_rerank(decayed, lambda_=MMR_LAMBDA), req.score_threshold, req.limit)
+
+
+def _result(item: ScoredMemory, m: Memory, caller: Caller, explain: bool) -> dict[str, Any]:
+    masked = m.sensitivity == "masked" and not caller.can_read_sensitive
+    out: dict[str, Any] = {
+        "id": m.id, "uri": m.uri, "category": m.category, "title": m.title,
+        "abstract": MASKED_TEXT if masked else m.abstract, "content": MASKED_TEXT if masked else m.content,
+        "score": round(item.score, 6), "level": 2, "sensitivity": m.sensitivity,
+        "createdAt": isoformat(m.created_at), "updatedAt": isoformat(m.updated_at),
+    }
+    if explain:
+        out["explain"] = item.explain.as_dict()
+    return out

@@ -1,0 +1,241 @@
+"""The memory API's use cases: commit_memory, read, edit, delete, forget, export, import
+(api.md, Memories; recall.md, Writing memories)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from app.core.clock import utcnow
+from app.db.models import Memory
+from app.db.uow import UnitOfWork
+from app.errors import Conflict, InvalidArgument, NotFound
+from app.memory import repository as repo
+from app.memory.embedding_cache import CachedEmbedder
+from app.memory.records import (
+    CATEGORIES,
+    SENSITIVITIES,
+    memory_uri,
+    memory_view,
+    new_memory_id,
+    one_line,
+    owner_key,
+    owner_of,
+    snapshot,
+)
+from app.memory.redaction import redact_secrets
+from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
+from app.providers.protocols import ProviderError
+
+DUPLICATE_DISTANCE = 0.05  # cosine similarity >= 0.95 (recall.md, commit_memory)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    tenant_id: str
+    user_id: str = "default"
+    agent_id: str = "main"
+    can_read_sensitive: bool = True
+
+
+@dataclass(slots=True)
+class NewMemory:
+    content: str
+    category: str
+    title: str | None = None
+    priority: int = 0
+    confidence: float = 1.0
+    sensitivity: str = "allowed"
+    ttl_days: float | None = None
+    source: dict[str, Any] = field(default_factory=lambda: {"kind": "api"})
+    observed_at: datetime | None = None
+    id: str | None = None
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"[\W_]+", " ", text.casefold()).strip()
+
+
+class MemoryService:
+    def __init__(self, uow: UnitOfWork, embedder: CachedEmbedder | None) -> None:
+        self.uow = uow
+        self.embedder = embedder
+
+    async def prepare(self, text: str) -> PreparedChunks:
+        """Chunks and their vectors, computed outside any transaction; no embedder → keyword only."""
+        texts = chunks_for(text)
+        if self.embedder is None:
+            return PreparedChunks(texts, None, None)
+        try:
+            vectors = await self.embedder.embed_passages(texts)
+        except (ProviderError, TimeoutError):
+            return PreparedChunks(texts, None, None)
+        return PreparedChunks(texts, vectors, self.embedder.model_id)
+
+    async def commit_memory(self, caller: Caller, new: NewMemory, actor: str = "api") -> dict[str, Any]:
+        """ADD a memory, UPDATE the profile, or NONE for a duplicate or a refused one."""
+        _validate(new.category, new.sensitivity)
+        if new.sensitivity == "never-store":
+            return {"action": "NONE", "reason": "never-store"}
+        content, _ = redact_secrets(new.content.strip())
+        if not re.sub(r"\[REDACTED:[^\]]*\]", "", content).strip():
+            return {"action": "NONE", "reason": "nothing_left_after_redaction"}
+        title, _ = redact_secrets((new.title or one_line(content, 80)).strip())
+        prepared = await self.prepare(content)
+        now = utcnow()
+        owner = owner_of(new.category, caller.user_id, caller.agent_id)
+        with self.uow.write() as db:
+            siblings = repo.same_category(db, caller.tenant_id, owner, new.category, now)
+            duplicate = self._duplicate(db, caller.tenant_id, owner, content, prepared, siblings)
+            if duplicate is not None:
+                return {"action": "NONE", "reason": "duplicate", "memory": memory_view(duplicate, can_read_sensitive=caller.can_read_sensitive)}
+            if new.category == "profile" and siblings:
+                return self._merge_profile(db, caller, siblings[0], content, actor, now)
+            memory = self._new_row(caller.tenant_id, owner, new, title, content, now)
+            repo.add_memory(db, memory)
+            write_chunks(db, self.uow.dialect, memory, prepared)
+            audit(db, memory, "ADD", actor, "commit_memory", None, now)
+            return {"action": "ADD", "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive)}
+
+    def _duplicate(self, db, tenant_id, owner, content, prepared, siblings) -> Memory | None:  # type: ignore[no-untyped-def]
+        wanted = normalise(content)
+        for memory in siblings:
+            if normalise(memory.content) == wanted:
+                return memory
+        if prepared.vectors:
+            partition = owner_key(tenant_id, owner)
+            near = self.uow.dialect.nearest_memory_chunks(db, partition, prepared.vectors[0], 5)
+            close = {hit.row_id for hit in near if (hit.score or 0) <= DUPLICATE_DISTANCE}
+            for _chunk, memory in repo.chunks_with_memories(db, list(close), utcnow()):
+                if memory in siblings:
+                    return memory
+        return None
+
+    def _merge_profile(self, db, caller: Caller, profile: Memory, content: str, actor: str, now: datetime) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+        before = snapshot(profile)
+        profile.content = f"{profile.content.rstrip()}\n{content}"
+        profile.abstract = one_line(profile.content)
+        profile.version += 1
+        profile.updated_at = now
+        write_chunks(db, self.uow.dialect, profile, PreparedChunks(chunks_for(profile.content), None, None))
+        audit(db, profile, "UPDATE", actor, "commit_memory merged into the profile", before, now)
+        return {"action": "UPDATE", "memory": memory_view(profile, can_read_sensitive=caller.can_read_sensitive)}
+
+    @staticmethod
+    def _new_row(tenant_id: str, owner: tuple[str, str], new: NewMemory, title: str, content: str, now: datetime) -> Memory:
+        memory_id = new.id or new_memory_id()
+        return Memory(
+            id=memory_id, tenant_id=tenant_id, owner_kind=owner[0], owner_id=owner[1],
+            uri=memory_uri(new.category, owner, title, memory_id), category=new.category, title=title,
+            abstract=one_line(content), content=content, confidence=max(0.0, min(1.0, new.confidence)),
+            sensitivity=new.sensitivity, priority=new.priority, version=1,
+            source_json=json.dumps(new.source, ensure_ascii=False),
+            expires_at=now + timedelta(days=new.ttl_days) if new.ttl_days else None,
+            observed_at=new.observed_at, created_at=now, updated_at=now,
+        )
+
+    def get(self, caller: Caller, memory_id: str) -> dict[str, Any]:
+        with self.uow.read() as db:
+            memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
+            return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+
+    def list(self, caller: Caller, owners: list[tuple[str, str]], category: str | None, text: str | None,
+             limit: int, cursor: str | None) -> dict[str, Any]:
+        with self.uow.read() as db:
+            rows = repo.list_memories(db, caller.tenant_id, owners, utcnow(), category=category, text=text,
+                                      after_id=cursor, limit=limit + 1)
+        items = [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]]
+        return {"items": items, "nextCursor": rows[limit - 1].id if len(rows) > limit else None}
+
+    async def patch(self, caller: Caller, memory_id: str, changes: dict[str, Any], version: int | None) -> dict[str, Any]:
+        """Edit with an optimistic version: a stale version is a 409."""
+        if "category" in changes or "sensitivity" in changes:
+            _validate(changes.get("category", "profile"), changes.get("sensitivity", "allowed"))
+        content = changes.get("content")
+        if isinstance(content, str):
+            content, _ = redact_secrets(content.strip())
+        prepared = await self.prepare(content) if isinstance(content, str) else None
+        now = utcnow()
+        with self.uow.write() as db:
+            memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
+            if version is not None and version != memory.version:
+                raise Conflict(f"memory {memory_id} is at version {memory.version}, not {version}",
+                               {"currentVersion": memory.version})
+            before = snapshot(memory)
+            _apply_changes(memory, changes, content, now)
+            if prepared is not None:
+                write_chunks(db, self.uow.dialect, memory, prepared)
+            audit(db, memory, "UPDATE", "api", "edit", before, now)
+            return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+
+    def delete(self, caller: Caller, memory_id: str) -> dict[str, Any]:
+        with self.uow.write() as db:
+            memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
+            audit(db, memory, "DELETE", "api", "delete", snapshot(memory), utcnow(), deleted=True)
+            remove_memories(db, self.uow.dialect, [memory.id])
+        return {"id": memory_id, "deleted": True}
+
+    def forget(self, caller: Caller, owners: list[tuple[str, str]], days: float | None, subject: str | None,
+               dry_run: bool) -> dict[str, Any]:
+        """Delete the owners' memories of the last ``days`` days and/or mentioning ``subject``."""
+        if days is None and not subject:
+            raise InvalidArgument("give days or subject", {"fields": ["days", "subject"]})
+        now = utcnow()
+        with self.uow.write() as db:
+            candidates = repo.all_memories(db, caller.tenant_id, owners)
+            chosen = [m for m in candidates if _forgettable(m, days, subject, now)]
+            ids = [m.id for m in chosen]
+            if not dry_run:
+                for memory in chosen:
+                    audit(db, memory, "DELETE", "api", f"forget days={days} subject={subject!r}", snapshot(memory), now, deleted=True)
+                remove_memories(db, self.uow.dialect, ids)
+        return {"deleted": 0 if dry_run else len(ids), "ids": ids, "dryRun": dry_run}
+
+    def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        with self.uow.read() as db:
+            return [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in repo.all_memories(db, caller.tenant_id, owners)]
+
+
+def _validate(category: str, sensitivity: str) -> None:
+    if category not in CATEGORIES:
+        raise InvalidArgument(f"unknown category {category!r}", {"field": "category", "allowed": list(CATEGORIES)})
+    if sensitivity not in SENSITIVITIES:
+        raise InvalidArgument(f"unknown sensitivity {sensitivity!r}", {"field": "sensitivity", "allowed": list(SENSITIVITIES)})
+
+
+def _found(memory: Memory | None, memory_id: str) -> Memory:
+    if memory is None:
+        raise NotFound("memory", memory_id)
+    return memory
+
+
+def _apply_changes(memory: Memory, changes: dict[str, Any], content: str | None, now: datetime) -> None:
+    if content is not None:
+        memory.content = content
+        memory.abstract = changes.get("abstract") or one_line(content)
+    for key in ("title", "category", "sensitivity", "priority"):
+        if key in changes and changes[key] is not None:
+            setattr(memory, key, changes[key])
+    if changes.get("abstract") and content is None:
+        memory.abstract = changes["abstract"]
+    if changes.get("confidence") is not None:
+        memory.confidence = max(0.0, min(1.0, float(changes["confidence"])))
+    if "ttlDays" in changes:
+        memory.expires_at = now + timedelta(days=changes["ttlDays"]) if changes["ttlDays"] else None
+    memory.version += 1
+    memory.updated_at = now
+
+
+def _forgettable(memory: Memory, days: float | None, subject: str | None, now: datetime) -> bool:
+    if days is not None:
+        when = memory.observed_at or memory.created_at
+        if when < now - timedelta(days=days):
+            return False
+    if subject:
+        needle = subject.casefold()
+        if needle not in f"{memory.title}\n{memory.content}".casefold():
+            return False
+    return True

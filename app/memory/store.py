@@ -1,0 +1,73 @@
+"""Writes of memories with their chunks, word index, vectors and audit rows, in the caller's
+transaction; the vectors are computed before the transaction opens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from app.db.dialects import Dialect
+from app.db.models import Memory, MemoryAudit
+from app.memory import repository as repo
+from app.memory.records import owner_key, snapshot
+from app.memory.text import chunk_text, cjk_spaced
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedChunks:
+    """A memory's chunk texts and their vectors (None: keyword search only)."""
+
+    texts: list[str]
+    vectors: list[list[float]] | None
+    model_id: str | None
+
+
+def chunks_for(memory_text: str) -> list[str]:
+    return chunk_text(memory_text) or [memory_text]
+
+
+def index_text(memory: Memory, chunk: str) -> str:
+    """What the word index sees: title and chunk, CJK characters spaced for the tokenizer."""
+    return cjk_spaced(f"{memory.title}\n{chunk}")
+
+
+def write_chunks(db: Session, dialect: Dialect, memory: Memory, prepared: PreparedChunks) -> None:
+    """(Re)build the chunks of a memory and their index entries."""
+    dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, [memory.id]))
+    repo.delete_chunks(db, [memory.id])
+    chunks = repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
+    dialect.index_memory_chunks(db, [(c.id, index_text(memory, c.text)) for c in chunks])
+    if prepared.vectors is not None:
+        partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
+        dialect.store_chunk_vectors(
+            db, [(c.id, partition, v) for c, v in zip(chunks, prepared.vectors, strict=True)]
+        )
+    memory.embedding_model = prepared.model_id
+
+
+def remove_memories(db: Session, dialect: Dialect, memory_ids: list[str]) -> None:
+    """Delete memories with their chunks, word index rows and vectors."""
+    dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, memory_ids))
+    repo.delete_chunks(db, memory_ids)
+    repo.delete_memories(db, memory_ids)
+
+
+def audit(
+    db: Session, memory: Memory, action: str, actor: str, reason: str, before: str | None, now: datetime, *, deleted: bool = False
+) -> None:
+    """One audit row per change: who, what, before and after (recall.md, Memory records)."""
+    repo.add_audit(
+        db,
+        MemoryAudit(
+            tenant_id=memory.tenant_id,
+            memory_id=memory.id,
+            action=action,
+            actor=actor,
+            reason=reason,
+            before_json=before,
+            after_json=None if deleted else snapshot(memory),
+            created_at=now,
+        ),
+    )

