@@ -14,9 +14,10 @@ from typing import Any, TypedDict
 
 
 class MemoryItem(TypedDict, total=False):
-    """A recalled memory: ``score`` is the search score (0..1, clamped here); ``level`` 2 is a leaf
-    (a whole memory file); ``content`` is the text to inject, ``abstract`` its one-line summary."""
+    """A recalled memory, as the search hands it to ranking and rendering."""
 
+    # score: the search score (0..1, clamped here); level: 2 for a leaf, a whole memory file;
+    # content: the text to inject; abstract: its one-line summary.
     id: str
     uri: str
     category: str
@@ -72,9 +73,8 @@ def is_leaf(item: MemoryItem) -> bool:
 
 def is_experience(item: MemoryItem) -> bool:
     """Whether an item is an agent experience, by category or uri."""
-    return _text(item, "category").lower() in EXPERIENCE_CATEGORIES or "/experiences/" in _text(
-        item, "uri"
-    )
+    category = _text(item, "category").lower()
+    return category in EXPERIENCE_CATEGORIES or "/experiences/" in _text(item, "uri")
 
 
 def _is_event_or_case(item: MemoryItem) -> bool:

@@ -50,9 +50,9 @@ def memory_text(item: MemoryItem) -> str:
 
 
 def build_memory_lines_with_budget(items: Iterable[MemoryItem], max_chars: int) -> list[str]:
-    """Lines ``- [<category>] <content>`` within ``max_chars``; an entry that does not fit is
-    skipped, not truncated, and a later smaller one may still fit."""
-    # openviking.md §5.6, budget rule of buildMemoryLinesWithBudget.
+    """Lines ``- [<category>] <content>`` within ``max_chars``, skipping entries that do not fit."""
+    # openviking.md §5.6, budget rule of buildMemoryLinesWithBudget: an entry that does not fit
+    # is skipped, not truncated, and a later smaller one may still fit.
     lines: list[str] = []
     used = 0
     for item in items:

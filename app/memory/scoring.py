@@ -48,12 +48,10 @@ class Explain:
 
 @dataclass(frozen=True, slots=True)
 class ScoredMemory:
-    """A memory's search result: its best chunk, its score and how the score was made.
+    """A memory's search result: its best chunk, its score and how the score was made."""
 
-    ``category``, ``observed_at`` and ``text`` (the snippet MMR compares) are filled in by the
-    caller with ``dataclasses.replace`` once the memories are loaded.
-    """
-
+    # category, observed_at and text (the snippet MMR compares) are filled in by the caller with
+    # dataclasses.replace once the memories are loaded.
     memory_id: str
     chunk_id: int | str
     score: float
@@ -88,12 +86,10 @@ def merge_hybrid(
     vector_weight: float = DEFAULT_VECTOR_WEIGHT,
     text_weight: float = DEFAULT_TEXT_WEIGHT,
 ) -> list[ScoredMemory]:
-    """Merge both sides by chunk, keep each memory's best chunk, best first.
-
-    ``score = (vw * vector + tw * text) / (vw + tw)``, which is ``0.7 * vector + 0.3 * text`` with
-    the defaults; a keyword-only search passes ``vector_weight=0``.
-    """
-    # recall.md, Hybrid search step 4; openclaw.md §2.4 step 5 (a missing side counts 0).
+    """Merge both sides by chunk, keep each memory's best chunk, best first."""
+    # recall.md, Hybrid search step 4; openclaw.md §2.4 step 5 (a missing side counts 0):
+    # (vw * vector + tw * text) / (vw + tw) is 0.7 * vector + 0.3 * text with the defaults.
+    # A keyword-only search (no embedding) passes vector_weight=0 and gets the text score.
     if vector_weight < 0 or text_weight < 0 or vector_weight + text_weight <= 0:
         raise ValueError("weights must be non-negative and not both zero")
     vectors, texts = _best_by_chunk(vector_hits), _best_by_chunk(text_hits)

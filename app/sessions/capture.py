@@ -18,6 +18,7 @@ from app.core.clock import utcnow
 from app.core.messages import Message, message_text, message_tokens, role_of
 from app.db.models import AgentSession
 from app.db.uow import UnitOfWork
+from app.memory.redaction import redact_secrets
 from app.sessions import repository as repo
 from app.sessions.active import active_tokens
 from app.sessions.bypass import is_bypassed
@@ -148,7 +149,8 @@ def _append_new(
                 seq=session.last_seq + offset + 1,
                 role=role_of(message),
                 body=compact_json(message),
-                search_text=message_text(message),
+                # quality.md, Security: secrets never reach the search index (the body stays verbatim).
+                search_text=redact_secrets(message_text(message))[0],
                 tokens=message_tokens(message, image_tokens),
                 fingerprint=prepared.fingerprints[index] or "",
             )
