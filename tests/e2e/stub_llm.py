@@ -13,12 +13,13 @@ Answer = tuple[int, dict[str, Any] | str, dict[str, str]]
 Responder = Callable[[dict[str, Any]], Answer]
 
 
-def chat_answer(content: str | None = None, tool_arguments: Any = None, usage: tuple[int, int] = (100, 50)) -> Answer:
+def chat_answer(content: str | None = None, tool_arguments: Any = None, usage: tuple[int, int] = (100, 50),
+                tool_name: str = "update_working_memory") -> Answer:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_arguments is not None:
         arguments = tool_arguments if isinstance(tool_arguments, str) else json.dumps(tool_arguments)
         message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                  "function": {"name": "update_working_memory", "arguments": arguments}}]
+                                  "function": {"name": tool_name, "arguments": arguments}}]
     body = {"id": "x", "object": "chat.completion", "model": "stub-model",
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
@@ -39,9 +40,14 @@ class StubLLM:
     default_create: Responder | None = None
     default_update: Responder | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
+    by_tool: dict[str, list[Responder]] = field(default_factory=dict)
 
     def answer(self, body: dict[str, Any]) -> Answer:
         self.requests.append(body)
+        tool = body["tools"][0]["function"]["name"] if body.get("tools") else None
+        if tool in self.by_tool:
+            script = self.by_tool[tool]
+            return script.pop(0)(body) if script else chat_answer(tool_arguments={}, tool_name=tool)
         is_update = bool(body.get("tools"))
         script = self.update if is_update else self.create
         if script:

@@ -6,13 +6,16 @@ import ast
 from pathlib import Path
 
 APP = Path(__file__).resolve().parents[2] / "app"
-DOMAINS = ("sessions", "assembly", "working_memory", "archives", "jobs")
+DOMAINS = ("sessions", "assembly", "working_memory", "archives", "jobs", "memory")
 PURE_MODULES = (
     "core/tokens.py", "core/canonical_json.py", "core/messages.py", "sessions/sanitize.py",
     "sessions/fingerprint.py", "sessions/window.py", "sessions/bypass.py", "sessions/split.py",
     "assembly/steps.py", "assembly/budget.py", "assembly/provider_validity.py", "assembly/injection.py",
     "working_memory/document.py", "working_memory/guards.py", "working_memory/reminders.py",
-    "working_memory/tool_call.py", "working_memory/extractive.py", "archives/render.py",
+    "working_memory/tool_call.py", "working_memory/extractive.py", "working_memory/prompts.py",
+    "archives/render.py", "archives/matching.py", "memory/task_gate.py", "memory/ranking.py",
+    "memory/render.py", "memory/scoring.py", "memory/text.py", "memory/redaction.py",
+    "memory/extraction.py", "memory/extraction_prompts.py",
 )
 
 
