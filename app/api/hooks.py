@@ -36,6 +36,7 @@ async def assemble_endpoint(body: AssembleRequest, services: ServicesDep, tenant
         phase="pre_prompt" if pre_prompt else "tool_loop",
         token_budget=body.token_budget,
         prompt=body.prompt,
+        available_tools=list(body.available_tools or []),
         options=body.options or {},
         runtime_context=body.runtime_context,
     )

@@ -42,6 +42,16 @@ def prepend_to_latest_user(messages: Sequence[Message], block: str) -> list[Mess
     return out
 
 
+def append_to_last_message(messages: Sequence[Message], block: str) -> list[Message]:
+    """A new list whose last message ends with an extra text block (skill memory on a tool result)."""
+    out = list(messages)
+    last = out[-1]
+    content = last.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    out[-1] = {**last, "content": [*blocks, {"type": "text", "text": block}]}
+    return out
+
+
 def _latest_user(messages: Sequence[Message]) -> Message | None:
     for message in reversed(messages):
         if role_of(message) == "user":

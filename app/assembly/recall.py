@@ -31,9 +31,23 @@ class RecallSource(Protocol):
         """The envelope to inject, or None when nothing relevant was found."""
         ...
 
+    async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
+        """A ``## Skill Memory`` block when the messages end with a SKILL.md read, else ""."""
+        ...
+
+    async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
+        """A ``## Tool Usage Memories`` block for the available tools, or ""."""
+        ...
+
 
 class NoRecall:
-    """The source used until long-term memory is wired: always unavailable."""
+    """A source with nothing to give: recall is unavailable."""
 
     async def recall(self, request: RecallRequest) -> RecallBlock | None:
         raise RecallUnavailable("no recall source is configured")
+
+    async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
+        return ""
+
+    async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
+        return ""

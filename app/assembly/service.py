@@ -14,7 +14,12 @@ from typing import Any
 from app.archives import repository as archives_repo
 from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
 from app.assembly.guide import SESSION_CONTEXT_GUIDE
-from app.assembly.injection import latest_user_query, latest_user_text, prepend_to_latest_user
+from app.assembly.injection import (
+    append_to_last_message,
+    latest_user_query,
+    latest_user_text,
+    prepend_to_latest_user,
+)
 from app.assembly.provider_validity import make_provider_valid
 from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
 from app.assembly.steps import fit_steps_to_budget
@@ -26,7 +31,11 @@ from app.sessions import repository as sessions_repo
 from app.sessions.bypass import is_bypassed, is_cron_session
 from app.sessions.fingerprint import message_fingerprint, new_message_indexes
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import contains_injected_context, sanitize_message_for_capture
+from app.sessions.sanitize import (
+    contains_injected_context,
+    sanitize_message_for_capture,
+    sanitize_text,
+)
 from app.settings import Settings
 
 SUMMARY_PREFIX = "[Session History Summary]\n"
@@ -40,6 +49,7 @@ class AssembleInput:
     phase: str
     token_budget: Any = None
     prompt: str | None = None
+    available_tools: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     runtime_context: dict[str, Any] | None = None
 
@@ -68,8 +78,39 @@ async def assemble(uow: UnitOfWork, settings: Settings, recall: RecallSource, re
     if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
         return passthrough(req, "session_bypassed", started)
     if req.phase == "pre_prompt":
-        return await asyncio.to_thread(assemble_pre_prompt, uow, settings, req, started)
+        result = await asyncio.to_thread(assemble_pre_prompt, uow, settings, req, started)
+        return await _with_memories(settings, recall, req, result)
     return await assemble_tool_loop(settings, recall, req, started)
+
+
+async def _with_memories(settings: Settings, recall: RecallSource, req: AssembleInput, result: dict[str, Any]) -> dict[str, Any]:
+    """pre_prompt extras: tool usage memories in the system prompt, recall for the prompt as
+    ``prependContext`` (lifecycle.md, pre_prompt step 7)."""
+    ident = req.identity
+    timeout_s = settings.assemble.recall_timeout_ms / 1000
+    if req.available_tools:
+        try:
+            block = await asyncio.wait_for(recall.tool_memory(ident.tenant_id, ident.agent_id, req.available_tools), timeout_s)
+        except Exception:  # noqa: BLE001 - a memory lookup never fails the hook
+            block = ""
+        if block:
+            existing = result.get("systemPromptAddition")
+            result["systemPromptAddition"] = f"{existing}\n\n{block}" if existing else block
+            result["estimatedTokens"] += estimate_text_tokens(block)
+    query = sanitize_text(req.prompt or "", collapse_whitespace=True)[:4000]
+    if len(query) >= MIN_QUERY_CHARS and not contains_injected_context(req.prompt or "") and req.options.get("autoRecall", settings.assemble.auto_recall):
+        request = RecallRequest(
+            tenant_id=ident.tenant_id, user_id=ident.user_id, agent_id=ident.agent_id, query=query,
+            is_cron=is_cron_session(ident.session_key, req.runtime_context), options=req.options,
+        )
+        try:
+            block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
+        except Exception:  # noqa: BLE001 - recall never fails the hook (quality.md, Degradation)
+            block = None
+        if block is not None and block.text:
+            result["prependContext"] = block.text
+            result["diagnostics"]["recall"] = {"query": query, **block.diagnostics, "injectedChars": len(block.text)}
+    return result
 
 
 def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float) -> dict[str, Any]:
@@ -120,7 +161,7 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     """Recall injection into the latest user message (lifecycle.md, tool_loop phase)."""
     messages = req.messages
     if not messages or not isinstance(messages[-1], dict) or role_of(messages[-1]) != "user":
-        return passthrough(req, "non_user_tail", started)
+        return await _skill_memory_or_passthrough(recall, req, started)
     if not req.options.get("autoRecall", settings.assemble.auto_recall):
         return passthrough(req, "recall_disabled", started)
     if contains_injected_context(latest_user_text(messages)):
@@ -148,6 +189,20 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     diagnostics = {"phase": "tool_loop", "mode": "assembled", "reason": "ok",
                    "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
                    "durationMs": _elapsed_ms(started)}
+    return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
+
+
+async def _skill_memory_or_passthrough(recall: RecallSource, req: AssembleInput, started: float) -> dict[str, Any]:
+    """recall.md, Skill memory: a SKILL.md read gets the skill's history appended to its result."""
+    ident = req.identity
+    try:
+        block = await asyncio.wait_for(recall.skill_memory(ident.tenant_id, ident.agent_id, req.messages), timeout=5)
+    except Exception:  # noqa: BLE001 - never fail the hook over a memory lookup
+        block = ""
+    if not block:
+        return passthrough(req, "non_user_tail", started)
+    output = append_to_last_message(req.messages, block)
+    diagnostics = {"phase": "tool_loop", "mode": "assembled", "reason": "skill_memory", "durationMs": _elapsed_ms(started)}
     return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
 
 

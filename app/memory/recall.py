@@ -3,6 +3,7 @@ gate, long-term memories of the user, one ``<openviking-context>`` envelope, exp
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from app.assembly.recall import RecallBlock, RecallRequest
@@ -15,7 +16,9 @@ from app.memory.render import (
 )
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService
+from app.memory.skills import skill_read_of
 from app.memory.task_gate import should_recall_experience
+from app.memory.usage import skill_memory_block, tool_memory_block
 from app.settings import RecallSettings
 
 LONG_TERM_CATEGORIES = ["profile", "preferences", "entities", "events", "cases", "skills", "tools"]
@@ -37,6 +40,17 @@ class MemoryRecall:
         long_term = await self._long_term(caller, request, options, diagnostics)
         envelope = build_context_envelope([experience, long_term])
         return RecallBlock(envelope, diagnostics) if envelope else None
+
+    async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
+        name = skill_read_of([m for m in messages if isinstance(m, dict)])
+        if name is None:
+            return ""
+        return await asyncio.to_thread(skill_memory_block, self._service, tenant_id, agent_id, name)
+
+    async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
+        if not tools:
+            return ""
+        return await asyncio.to_thread(tool_memory_block, self._service, tenant_id, agent_id, tools)
 
     async def _experiences(self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]) -> str:
         if not o.experience_enabled:

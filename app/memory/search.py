@@ -87,6 +87,11 @@ def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str
     owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}
     vector_hits = [ChunkHit(c, owner_of_chunk[c], 1.0 - d) for c, d in distances.items() if c in owner_of_chunk]
     text_hits = [ChunkHit(c, owner_of_chunk[c], bm25_rank_to_score(r)) for c, r in text_ranks.items() if c in owner_of_chunk]
+    if mode == "bm25" and text_hits:
+        # openclaw.md §2.4 step 10: keyword-only search ranks lexically, best match 1.0 (raw BM25 of
+        # a small corpus is near 0 whatever the match, because every term is common there).
+        best = max(h.score for h in text_hits)
+        text_hits = [replace(h, score=h.score / best) for h in text_hits]
     weights = {"bm25": (0.0, 1.0), "vector": (1.0, 0.0)}.get(mode, (VECTOR_WEIGHT, TEXT_WEIGHT))
     merged = merge_hybrid(vector_hits, text_hits, vector_weight=weights[0], text_weight=weights[1])
     return merged, memories
@@ -107,7 +112,13 @@ def _rank(merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchIn
         for item in merged
     ]
     decayed = apply_decay(described, utcnow())
-    return threshold_and_limit(mmr_rerank(decayed, lambda_=MMR_LAMBDA), req.score_threshold, req.limit)
+    reranked = mmr_rerank(decayed, lambda_=MMR_LAMBDA)
+    kept = threshold_and_limit(reranked, req.score_threshold, req.limit)
+    if not kept:
+        # openclaw.md §2.4 step 9: keyword matches survive an empty result, the index having
+        # already established their lexical relevance.
+        kept = [item for item in reranked if item.explain.text > 0][: req.limit]
+    return kept
 
 
 def _result(item: ScoredMemory, m: Memory, caller: Caller, explain: bool) -> dict[str, Any]:

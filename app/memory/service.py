@@ -214,6 +214,8 @@ def _found(memory: Memory | None, memory_id: str) -> Memory:
 
 def _apply_changes(memory: Memory, changes: dict[str, Any], content: str | None, now: datetime) -> None:
     if content is not None:
+        if not changes.get("title") and memory.title == one_line(memory.content, 80):
+            memory.title = one_line(content, 80)  # a title derived from the old text follows it
         memory.content = content
         memory.abstract = changes.get("abstract") or one_line(content)
     for key in ("title", "category", "sensitivity", "priority"):

@@ -70,3 +70,19 @@ class Dialect(ABC):
     @abstractmethod
     def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
         """The k nearest chunks of one owner partition; score = cosine distance."""
+
+    @abstractmethod
+    def tool_results(
+        self, db: Session, tenant_id: str, agent_id: str, tool_names: list[str], limit: int
+    ) -> list[tuple[str, bool, str]]:
+        """(tool name, is error, result text) of the agent's stored tool results, newest first."""
+
+    @abstractmethod
+    def tool_calls_mentioning(
+        self, db: Session, tenant_id: str, agent_id: str, needle: str, limit: int
+    ) -> list[tuple[int, int, str]]:
+        """(session pk, seq, body) of the agent's assistant messages whose text contains ``needle``."""
+
+    @abstractmethod
+    def messages_after(self, db: Session, session_pk: int, seq: int, count: int) -> list[str]:
+        """Bodies of the ``count`` messages following ``seq`` in a session."""

@@ -135,3 +135,34 @@ class SqliteDialect(Dialect):
         )
         params = {"v": sqlite_vec.serialize_float32(vector), "k": k, "owner": owner}
         return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
+
+    def tool_results(
+        self, db: Session, tenant_id: str, agent_id: str, tool_names: list[str], limit: int
+    ) -> list[tuple[str, bool, str]]:
+        if not tool_names:
+            return []
+        names = {f"n{i}": name for i, name in enumerate(tool_names)}
+        sql = (
+            "SELECT json_extract(m.body, '$.toolName'), json_extract(m.body, '$.isError'), m.search_text "
+            "FROM messages m JOIN agent_sessions s ON s.id = m.session_pk "
+            "WHERE s.tenant_id = :t AND s.agent_id = :a AND m.role = 'toolResult' "
+            f"AND json_extract(m.body, '$.toolName') IN ({', '.join(':' + k for k in names)}) "
+            "ORDER BY m.id DESC LIMIT :limit"
+        )
+        rows = db.execute(text(sql), {"t": tenant_id, "a": agent_id, "limit": limit, **names})
+        return [(str(name), bool(error), body or "") for name, error, body in rows]
+
+    def tool_calls_mentioning(
+        self, db: Session, tenant_id: str, agent_id: str, needle: str, limit: int
+    ) -> list[tuple[int, int, str]]:
+        sql = (
+            "SELECT m.session_pk, m.seq, m.body FROM messages m JOIN agent_sessions s ON s.id = m.session_pk "
+            "WHERE s.tenant_id = :t AND s.agent_id = :a AND m.role = 'assistant' AND instr(m.search_text, :n) > 0 "
+            "ORDER BY m.id DESC LIMIT :limit"
+        )
+        rows = db.execute(text(sql), {"t": tenant_id, "a": agent_id, "n": needle, "limit": limit})
+        return [(int(pk), int(seq), body) for pk, seq, body in rows]
+
+    def messages_after(self, db: Session, session_pk: int, seq: int, count: int) -> list[str]:
+        sql = "SELECT body FROM messages WHERE session_pk = :s AND seq > :q ORDER BY seq LIMIT :c"
+        return [body for (body,) in db.execute(text(sql), {"s": session_pk, "q": seq, "c": count})]
