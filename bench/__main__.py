@@ -10,7 +10,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from bench import after_turn, assemble, commit, search, working_memory
+from bench import after_turn, assemble, commit, embeddings, memory_search, recall, retrieval_eval, search, working_memory
 from bench.common import Config, Row, print_table
 
 Part = Callable[[Config], list[Row]]
@@ -22,6 +22,10 @@ BENCHMARKS: dict[str, list[tuple[str, Part]]] = {
     "commit": [("commit phase 1", commit.run)],
     "working-memory": [("working memory (extractive)", working_memory.run)],
     "search": [("archive search", search.run)],
+    "embeddings": [("embeddings (local model)", embeddings.run)],
+    "memory-search": [("memory search", memory_search.run)],
+    "recall": [("assemble tool_loop recall", recall.run)],
+    "retrieval-eval": [("retrieval quality", retrieval_eval.run)],
 }
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, load_only
+from sqlalchemy.orm import Session
 
 from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
 
@@ -80,20 +81,18 @@ def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, StoredMessage]
 
 def iter_archived_texts(
     db: Session, session: AgentSession, archive_pk: int | None, batch: int = 2000
-) -> Iterator[StoredMessage]:
-    """Archived messages (search fields only) in sequence order."""
-    stmt = select(StoredMessage).options(
-        load_only(
-            StoredMessage.id, StoredMessage.archive_pk, StoredMessage.seq, StoredMessage.role,
-            StoredMessage.search_text, StoredMessage.created_at,
-        )
+) -> Iterator[Any]:
+    """Archived messages' search fields (plain rows, not ORM objects: scans touch every row) in
+    sequence order."""
+    stmt = select(
+        StoredMessage.id, StoredMessage.archive_pk, StoredMessage.seq, StoredMessage.role,
+        StoredMessage.search_text, StoredMessage.created_at,
     ).where(StoredMessage.session_pk == session.id)
     if archive_pk is None:
         stmt = stmt.where(StoredMessage.archive_pk.is_not(None))
     else:
         stmt = stmt.where(StoredMessage.archive_pk == archive_pk)
-    result = db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch))
-    yield from result.scalars()
+    yield from db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch))
 
 
 def archive_status_counts(db: Session, session: AgentSession) -> dict[str, int]:

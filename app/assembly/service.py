@@ -23,13 +23,13 @@ from app.assembly.injection import (
 from app.assembly.provider_validity import make_provider_valid
 from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
 from app.assembly.steps import fit_steps_to_budget
-from app.core.messages import Message, message_tokens, messages_tokens, role_of
+from app.core.messages import Message, message_tokens, role_of
 from app.core.tokens import estimate_text_tokens
 from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
 from app.sessions.bypass import is_bypassed, is_cron_session
-from app.sessions.fingerprint import message_fingerprint, new_message_indexes
+from app.sessions.fingerprint import message_fingerprint
 from app.sessions.identity import SessionIdentity
 from app.sessions.sanitize import (
     contains_injected_context,
@@ -58,6 +58,7 @@ class AssembleInput:
 class _Stored:
     overview: str = ""
     messages: list[Message] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     archives: dict[str, Any] = field(default_factory=dict)
     known: bool = False
@@ -118,8 +119,7 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
     stored = _load_stored(uow, req.identity)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
-    host = _host_messages(req.messages)
-    appended = _unstored_host_messages(host, stored.counts)
+    appended = _unstored_host_messages(req.messages, stored.counts)
     candidates = stored.messages + appended
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
@@ -129,13 +129,13 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
     overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(budget)
     if overview_dropped:
         summary, guide, overview_tokens, guide_tokens = None, "", 0, 0
-    costs = [message_tokens(m, settings.capture.image_tokens) for m in candidates]
+    costs = stored.tokens + [message_tokens(m, settings.capture.image_tokens) for m in appended]
     kept, dropped = fit_steps_to_budget(candidates, costs, message_budget(budget, guide_tokens, overview_tokens))
     assembled = ([summary] if summary else []) + [candidates[i] for i in kept]
     output = make_provider_valid(assembled)
     result: dict[str, Any] = {
         "messages": output,
-        "estimatedTokens": _estimate(output) + guide_tokens,
+        "estimatedTokens": _estimate(output, dict(zip(map(id, candidates), costs, strict=True))) + guide_tokens,
         "diagnostics": {
             "phase": "pre_prompt",
             "mode": "assembled",
@@ -225,6 +225,7 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
     return _Stored(
         overview=latest.overview if latest else "",
         messages=[json.loads(row.body) for row in rows],
+        tokens=[row.tokens for row in rows],
         counts=counts,
         archives={
             "total": len(archives),
@@ -236,25 +237,43 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
     )
 
 
-def _host_messages(messages: list[Any]) -> list[Message | None]:
-    """The host's messages as capture would store them (None: never stored)."""
-    out: list[Message | None] = []
-    for message in messages:
+# Reconciliation stops after this many consecutive host messages that the store already holds.
+KNOWN_RUN_TO_STOP = 16
+
+
+def _unstored_host_messages(messages: list[Any], counts: dict[str, int]) -> list[Message]:
+    """lifecycle.md, pre_prompt step 3: host messages not stored yet, in the host's order.
+
+    The store can only be behind the host at the end of its history, so the scan walks back from
+    the newest message and stops after a run of messages the store already holds. This keeps the
+    request cheap on long histories, and never re-adds messages deliberately not stored (a
+    heartbeat turn, a bypassed system message) from deep in the history.
+    """
+    seen: dict[str, int] = {}
+    unstored: list[Message] = []
+    known_run = 0
+    for message in reversed(messages):
         if not isinstance(message, dict) or role_of(message) in ("", "system"):
-            out.append(None)
-        else:
-            out.append(sanitize_message_for_capture(message))
-    return out
+            continue
+        clean = sanitize_message_for_capture(message)
+        if clean is None:
+            continue
+        fingerprint = message_fingerprint(clean)
+        seen[fingerprint] = seen.get(fingerprint, 0) + 1
+        if seen[fingerprint] <= counts.get(fingerprint, 0):
+            known_run += 1
+            if known_run >= KNOWN_RUN_TO_STOP:
+                break
+            continue
+        known_run = 0
+        unstored.append(clean)
+    return unstored[::-1]
 
 
-def _unstored_host_messages(host: list[Message | None], counts: dict[str, int]) -> list[Message]:
-    """lifecycle.md, pre_prompt step 3: host messages not stored yet, in the host's order."""
-    fps = [message_fingerprint(m) if m is not None else None for m in host]
-    return [host[i] for i in new_message_indexes(fps, 0, counts) if host[i] is not None]  # type: ignore[misc]
-
-
-def _estimate(messages: list[Any]) -> int:
-    return messages_tokens([m for m in messages if isinstance(m, dict)])
+def _estimate(messages: list[Any], known: dict[int, int] | None = None) -> int:
+    """Estimated tokens, reusing the costs already known for these very message objects."""
+    known = known or {}
+    return sum(known[id(m)] if id(m) in known else message_tokens(m) for m in messages if isinstance(m, dict))
 
 
 def _elapsed_ms(started: float) -> int:

@@ -19,6 +19,8 @@ _CJK = (
 _CJK_RUN_RE = re.compile(f"[{_CJK}]+")
 _CJK_CHAR_RE = re.compile(f"[{_CJK}]")
 _WORD_RE = re.compile(r"\w+")
+# Words joined by "-" or "." (host names, versions, codes): "db-prod-7" is also one phrase term.
+_COMPOUND_RE = re.compile(r"\w+(?:[-.]\w+)*")
 # A space goes between a CJK character and any adjacent non-space character.
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}])(?=\\S)|(?<=\\S)(?=[{_CJK}])")
 
@@ -73,8 +75,10 @@ def query_terms(query: str, max_terms: int = 12) -> list[str]:
         return []
     terms: list[str] = []
     seen: set[str] = set()
-    for word in _WORD_RE.findall(unicodedata.normalize("NFC", query).lower()):
-        for term in _terms_of_word(word):
+    for compound in _COMPOUND_RE.findall(unicodedata.normalize("NFC", query).lower()):
+        words = _WORD_RE.findall(compound)
+        whole = [compound] if len(words) > 1 and compound.isascii() else []
+        for term in whole + [t for word in words for t in _terms_of_word(word)]:
             if term in seen or not _meaningful(term):
                 continue
             seen.add(term)

@@ -41,7 +41,7 @@ def commit_phase1(
 ) -> CommitOutcome:
     """Archive ``live[:split]`` of the session; returns what happened."""
     keep = max(0, int(keep_recent_count))  # lifecycle.md, Phase 1 step 1
-    live = sessions_repo.live_messages(db, session)
+    live = sessions_repo.live_rows(db, session)
     if not live:
         _reset_window(session, keep, 0)
         return CommitOutcome(archived=False, reason="no_messages")

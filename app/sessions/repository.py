@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
@@ -90,6 +91,16 @@ def live_tokens_by_seq(db: Session, session: AgentSession, seqs: Sequence[int]) 
     return {int(seq): int(tokens) for seq, tokens in db.execute(stmt)}
 
 
+def live_rows(db: Session, session: AgentSession) -> list[Any]:
+    """Live messages as plain rows (seq, role, tokens, created_at, body) for Phase 1."""
+    stmt = (
+        select(StoredMessage.seq, StoredMessage.role, StoredMessage.tokens, StoredMessage.created_at, StoredMessage.body)
+        .where(StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None))
+        .order_by(StoredMessage.seq)
+    )
+    return list(db.execute(stmt))
+
+
 def live_messages(db: Session, session: AgentSession) -> list[StoredMessage]:
     stmt = (
         select(StoredMessage)
@@ -116,6 +127,9 @@ def move_to_archive(db: Session, session: AgentSession, archive_pk: int, last_se
             StoredMessage.seq <= last_seq,
         )
         .values(archive_pk=archive_pk)
+        # The rows were just read; re-evaluating the condition against them in Python costs more
+        # than the update itself.
+        .execution_options(synchronize_session=False)
     )
     return int(db.execute(stmt).rowcount)
 

@@ -63,6 +63,13 @@ _SUBAGENT_CONTEXT_RE = re.compile(r"\A\s*\[Subagent Context\]", re.IGNORECASE)
 _WHITESPACE_RE = re.compile(r"\s+")
 
 _INJECTION_MARKERS = ("<openviking-context", "Source: openviking-auto-recall")
+# One cheap scan that every rule below needs to match first; most texts carry none of these, and
+# then the nine rules need not run (capture and assemble sanitize every message they see).
+_ANY_RULE_RE = re.compile(
+    r"\A\s*\[|\ASystem:|<openviking-context|<relevant-memories|conversation (?:info|metadata)"
+    r"|会话信息|对话信息|sender\s*\(|```json|\x00",
+    re.IGNORECASE,
+)
 
 
 def _collapse(text: str) -> str:
@@ -77,6 +84,8 @@ def _strip_metadata_json(match: re.Match[str]) -> str:
 
 def sanitize_text(text: str, *, collapse_whitespace: bool) -> str:
     """Apply the capture sanitation rules of openviking.md §5.7 to one text."""
+    if not _ANY_RULE_RE.search(text):
+        return _collapse(text) if collapse_whitespace else text.strip()
     if _TOOL_PLACEHOLDER_RE.match(text):
         return ""
     compacted = _COMPACTED_SYSTEM_MSG_RE.match(text)

@@ -198,3 +198,22 @@ def _set_archive(uow: UnitOfWork, index: int, status: str, overview: str = "") -
 
     with uow.write() as db:
         db.execute(update(Archive).where(Archive.archive_index == index).values(status=status, overview=overview, overview_tokens=10))
+
+
+class TestReconciliation:
+    async def test_heartbeat_turn_deep_in_history_is_not_re_added(self, client):
+        first, heartbeat = turn(1), [user("HEARTBEAT"), assistant("HEARTBEAT_OK")]
+        later = [m for i in range(2, 12) for m in turn(i)]
+        await after_turn(client, first)
+        await after_turn(client, first + heartbeat, isHeartbeat=True, prePromptMessageCount=2)
+        await after_turn(client, first + heartbeat + later, prePromptMessageCount=4)
+        body = await pre_prompt(client, first + heartbeat + later)
+        assert body["messages"] == first + later
+        assert body["diagnostics"]["messages"]["reconciled"] == 0
+
+    async def test_unstored_tail_is_appended_in_order(self, client):
+        history = [m for i in range(1, 30) for m in turn(i)]
+        await after_turn(client, history[:40])
+        body = await pre_prompt(client, history)
+        assert body["messages"] == history
+        assert body["diagnostics"]["messages"]["reconciled"] == len(history) - 40

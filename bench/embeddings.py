@@ -1,0 +1,4 @@
+from bench.common import Config, Row
+
+def run(cfg: Config) -> list[Row]:
+    return []
