@@ -57,7 +57,7 @@ async def compact_session(
     if state.status != ArchiveStatus.COMPLETED:
         return {"ok": False, "compacted": False, "reason": "commit_timeout", "result": {"tokensBefore": tokens_before, "details": details}}
     tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
-    details["memoriesExtracted"] = {}
+    details["memoriesExtracted"] = state.memories_extracted
     compacted = tokens_after < tokens_before
     return {
         "ok": True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ class ArchiveState:
     error_stage: str | None
     message_count: int
     summary: dict[str, Any]
+    memories_extracted: dict[str, int]
 
 
 def get_session_view(uow: UnitOfWork, tenant_id: str, session_id: str) -> dict[str, Any]:
@@ -93,6 +95,7 @@ def _state(archive: Archive) -> ArchiveState:
         error_stage=archive.error_stage,
         message_count=archive.message_count,
         summary=archive_summary(archive),
+        memories_extracted=json.loads(archive.memories_json or "{}").get("counts", {}),
     )
 
 

@@ -80,12 +80,16 @@ async def test_preference_is_learned_then_updated_on_contradiction(make_settings
         learned = await memories(client, "preferences")
         assert [m["content"] for m in learned] == ["The user prefers green tea in the afternoon."]
         assert learned[0]["source"]["archiveId"] == "archive_001" and learned[0]["source"]["messageSeqs"] == [5]
-        compacted = await commit(client, history, [user("Actually I prefer black coffee now, not tea"), assistant("updated")])
+        history.extend([user("Actually I prefer black coffee now, not tea"), assistant("updated")])
+        await client.post("/after-turn", json={"sessionId": "s1", "messages": history, "prePromptMessageCount": len(history) - 2})
+        compact = (await client.post("/compact", json={"sessionId": "s1", "currentTokenCount": 999999})).json()
         after = await memories(client, "preferences")
         archive = (await client.get("/archives/archive_002", params={"sessionId": "s1"})).json()
     assert [m["content"] for m in after] == ["The user prefers black coffee (no longer green tea)."]
     assert after[0]["id"] == learned[0]["id"] and after[0]["version"] == 2
-    assert compacted["archiveId"] == "archive_002" and archive["status"] == "completed"
+    assert compact["compacted"] is True and compact["result"]["firstKeptEntryId"] == "archive_002"
+    assert compact["result"]["details"]["memoriesExtracted"] == {"preferences": 1}
+    assert archive["status"] == "completed"
     conn = sqlite.connect(str(db_path))
     actions = [r[0] for r in conn.execute("SELECT action FROM memory_audit WHERE memory_id = ? ORDER BY id", (after[0]["id"],))]
     actor = conn.execute("SELECT actor FROM memory_audit WHERE action = 'UPDATE'").fetchone()[0]
