@@ -1,0 +1,36 @@
+"""Changing the embedding model re-embeds stale memories; vector spaces are never mixed."""
+
+from __future__ import annotations
+
+import pysqlite3.dbapi2 as sqlite
+
+from app.db.engine import create_db_engine
+from app.db.uow import UnitOfWork
+from app.memory.embedding_cache import CachedEmbedder
+from app.memory.reembed import reembed_stale
+from app.memory.service import Caller, MemoryService, NewMemory
+from app.providers.embeddings import FakeEmbedder
+
+
+def other_model() -> FakeEmbedder:
+    embedder = FakeEmbedder(dimensions=384)
+    embedder.model_id = "other-model-384"  # type: ignore[misc]
+    return embedder
+
+
+async def test_memories_of_another_model_are_re_embedded(settings, db_path):
+    uow = UnitOfWork(create_db_engine(settings))
+    first = MemoryService(uow, CachedEmbedder(uow, FakeEmbedder(dimensions=384)))
+    caller = Caller("default")
+    for text in ("green tea in the afternoon", "db-prod-7 is the primary", "deploys happen on Fridays"):
+        assert (await first.commit_memory(caller, NewMemory(content=text, category="entities")))["action"] == "ADD"
+    keyword_only = MemoryService(uow, None)
+    assert (await keyword_only.commit_memory(caller, NewMemory(content="no vector yet", category="entities")))["action"] == "ADD"
+    second = MemoryService(uow, CachedEmbedder(uow, other_model()))
+    assert await reembed_stale(second) == 4
+    assert await reembed_stale(second) == 0
+    conn = sqlite.connect(str(db_path))
+    models = {r[0] for r in conn.execute("SELECT embedding_model FROM memories")}
+    chunk_models = {r[0] for r in conn.execute("SELECT embedding_model FROM memory_chunks")}
+    conn.close()
+    assert models == {"other-model-384"} and chunk_models == {"other-model-384"}
