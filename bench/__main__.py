@@ -10,7 +10,17 @@ import time
 import traceback
 from collections.abc import Callable
 
-from bench import after_turn, assemble, commit, embeddings, memory_search, recall, retrieval_eval, search, working_memory
+from bench import (
+    after_turn,
+    assemble,
+    commit,
+    embeddings,
+    memory_search,
+    recall,
+    retrieval_eval,
+    search,
+    working_memory,
+)
 from bench.common import Config, Row, print_table
 
 Part = Callable[[Config], list[Row]]

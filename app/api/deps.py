@@ -71,7 +71,8 @@ def get_caller(
     else:
         token = (authorization or "").partition(" ")[2].strip()
         can_read_sensitive = READ_SENSITIVE_SCOPE in scopes.get(token, frozenset())
-    return Caller(tenant_id=tenant, user_id=user_id or "default", agent_id="main", can_read_sensitive=can_read_sensitive)
+    return Caller(tenant_id=tenant, user_id=user_id or "default", agent_id="main",
+                  can_read_sensitive=can_read_sensitive, user_from_header=user_id is not None)
 
 
 CallerDep = Annotated[Caller, Depends(get_caller)]

@@ -33,7 +33,9 @@ JSONL = {200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}
 
 
 def _owners(caller: Caller, user_id: str | None, agent_id: str | None) -> tuple[Caller, list[tuple[str, str]]]:
-    scoped = Caller(caller.tenant_id, user_id or caller.user_id, agent_id or caller.agent_id, caller.can_read_sensitive)
+    # api.md, Identity: the X-User-Id header wins over a userId in the body or query.
+    user = caller.user_id if caller.user_from_header else (user_id or caller.user_id)
+    scoped = Caller(caller.tenant_id, user, agent_id or caller.agent_id, caller.can_read_sensitive, caller.user_from_header)
     return scoped, [("user", scoped.user_id), ("agent", scoped.agent_id)]
 
 
@@ -57,7 +59,7 @@ async def list_memories_endpoint(
     agent_id: Annotated[str | None, Query(alias="agentId", max_length=256)] = None,
     q: Annotated[str | None, Query(max_length=500)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=64)] = None,
+    cursor: Annotated[str | None, Query(max_length=128)] = None,
 ) -> object:
     """The current memories of a user and an agent, newest first."""
     scoped, owners = _owners(caller, user_id, agent_id)

@@ -132,7 +132,7 @@ def _overviews(archives: dict[int, Archive], only: int | None) -> list[Archive]:
 def _search_keyword(db: Session, uow: UnitOfWork, session: AgentSession, archives: dict[int, Archive], only: int | None, req: SearchRequest) -> list[dict[str, Any]]:
     terms = matching.keyword_terms(req.query)
     hits: list[dict[str, Any]] = []
-    for row in _keyword_candidates(db, uow, session, terms, only):
+    for row in _keyword_candidates(db, uow, session, terms, only, req.case_sensitive):
         span = matching.find_keywords(row.search_text, terms, req.case_sensitive)
         if span is not None and row.archive_pk is not None:
             hits.append(_hit(archives[row.archive_pk], row, row.search_text, span, None))
@@ -145,15 +145,19 @@ def _search_keyword(db: Session, uow: UnitOfWork, session: AgentSession, archive
     return hits
 
 
-def _keyword_candidates(db: Session, uow: UnitOfWork, session: AgentSession, terms: list[str], only: int | None):  # type: ignore[no-untyped-def]
+def _keyword_candidates(db: Session, uow: UnitOfWork, session: AgentSession, terms: list[str], only: int | None, case_sensitive: bool):  # type: ignore[no-untyped-def]
     """Rows that may hold every term: from the index when a term is long enough, else a scan."""
     indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
-    if not indexed:
+    if indexed:
+        ids = (hit.row_id for hit in uow.dialect.match_messages(db, session.id, indexed, only, ranked=False))
+    elif all(t.isascii() for t in terms):
+        ids = iter(uow.dialect.scan_message_ids(db, session.id, terms, only, case_sensitive))
+    else:
         yield from repo.iter_archived_texts(db, session, only)
         return
     batch: list[int] = []
-    for hit in uow.dialect.match_messages(db, session.id, indexed, only, ranked=False):
-        batch.append(hit.row_id)
+    for row_id in ids:
+        batch.append(row_id)
         if len(batch) >= 200:
             yield from _rows_in_order(db, batch)
             batch = []

@@ -39,9 +39,12 @@ def slugify(title: str, memory_id: str) -> str:
     return f"{stem}-{memory_id[:8]}"
 
 
-def memory_uri(category: str, owner: tuple[str, str], title: str, memory_id: str) -> str:
-    """``viking://user/<u>/memories/<category>/<slug>.md``; profile is a singleton file."""
+def memory_uri(category: str, owner: tuple[str, str], title: str, memory_id: str, *, masked: bool = False) -> str:
+    """``viking://user/<u>/memories/<category>/<slug>.md``; profile is a singleton file. A masked
+    memory's URI says nothing of its text."""
     kind, owner_id = owner
+    if masked:
+        title = ""
     if category == "profile":
         return f"viking://user/{owner_id}/memories/profile.md"
     return f"viking://{kind}/{owner_id}/memories/{category}/{slugify(title, memory_id)}.md"
@@ -59,7 +62,7 @@ def memory_view(memory: Memory, *, can_read_sensitive: bool) -> dict[str, Any]:
         "id": memory.id,
         "uri": memory.uri,
         "category": memory.category,
-        "title": memory.title,
+        "title": MASKED_TEXT if masked else memory.title,
         "abstract": MASKED_TEXT if masked else memory.abstract,
         "content": MASKED_TEXT if masked else memory.content,
         "confidence": memory.confidence,

@@ -35,7 +35,7 @@ def list_memories(
     *,
     category: str | None = None,
     text: str | None = None,
-    after_id: str | None = None,
+    after: tuple[datetime, str] | None = None,
     limit: int = 50,
 ) -> list[Memory]:
     """Current memories of the owners, newest first, keyset-paginated by (created_at, id)."""
@@ -47,12 +47,10 @@ def list_memories(
     if text:
         like = f"%{text}%"
         stmt = stmt.where(or_(Memory.content.ilike(like), Memory.title.ilike(like), Memory.abstract.ilike(like)))
-    if after_id:
-        anchor = db.get(Memory, after_id)
-        if anchor is not None:
-            stmt = stmt.where(
-                or_(Memory.created_at < anchor.created_at, (Memory.created_at == anchor.created_at) & (Memory.id < anchor.id))
-            )
+    if after is not None:
+        # Keyset position (created_at, id): still valid when the memory it names was deleted.
+        created, memory_id = after
+        stmt = stmt.where(or_(Memory.created_at < created, (Memory.created_at == created) & (Memory.id < memory_id)))
     stmt = stmt.order_by(Memory.created_at.desc(), Memory.id.desc()).limit(limit)
     return list(db.execute(stmt).scalars())
 

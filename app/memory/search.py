@@ -124,7 +124,7 @@ def _rank(merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchIn
 def _result(item: ScoredMemory, m: Memory, caller: Caller, explain: bool) -> dict[str, Any]:
     masked = m.sensitivity == "masked" and not caller.can_read_sensitive
     out: dict[str, Any] = {
-        "id": m.id, "uri": m.uri, "category": m.category, "title": m.title,
+        "id": m.id, "uri": m.uri, "category": m.category, "title": MASKED_TEXT if masked else m.title,
         "abstract": MASKED_TEXT if masked else m.abstract, "content": MASKED_TEXT if masked else m.content,
         "score": round(item.score, 6), "level": 2, "sensitivity": m.sensitivity,
         "createdAt": isoformat(m.created_at), "updatedAt": isoformat(m.updated_at),

@@ -39,6 +39,7 @@ class Caller:
     user_id: str = "default"
     agent_id: str = "main"
     can_read_sensitive: bool = True
+    user_from_header: bool = False
 
 
 @dataclass(slots=True)
@@ -92,13 +93,16 @@ class MemoryService:
             duplicate = self._duplicate(db, caller.tenant_id, owner, content, prepared, siblings)
             if duplicate is not None:
                 return {"action": "NONE", "reason": "duplicate", "memory": memory_view(duplicate, can_read_sensitive=caller.can_read_sensitive)}
-            if new.category == "profile" and siblings:
-                return self._merge_profile(db, caller, siblings[0], content, actor, now)
-            memory = self._new_row(caller.tenant_id, owner, new, title, content, now)
-            repo.add_memory(db, memory)
-            write_chunks(db, self.uow.dialect, memory, prepared)
-            audit(db, memory, "ADD", actor, "commit_memory", None, now)
-            return {"action": "ADD", "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive)}
+            if not (new.category == "profile" and siblings):
+                memory = self._new_row(caller.tenant_id, owner, new, title, content, now)
+                repo.add_memory(db, memory)
+                write_chunks(db, self.uow.dialect, memory, prepared)
+                audit(db, memory, "ADD", actor, "commit_memory", None, now)
+                return {"action": "ADD", "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive)}
+            merged = self._merge_profile(db, caller, siblings[0], content, actor, now)
+        # The merged profile's text is new: embed it with no transaction open, then store it.
+        await self._embed_again(caller.tenant_id, siblings[0].id)
+        return merged
 
     def _duplicate(self, db, tenant_id, owner, content, prepared, siblings) -> Memory | None:  # type: ignore[no-untyped-def]
         wanted = normalise(content)
@@ -113,6 +117,19 @@ class MemoryService:
                 if memory in siblings:
                     return memory
         return None
+
+    async def _embed_again(self, tenant_id: str, memory_id: str) -> None:
+        """Re-embed a memory whose text changed inside a transaction (no model call inside one)."""
+        with self.uow.read() as db:
+            memory = repo.get_memory(db, tenant_id, memory_id)
+            content = memory.content if memory is not None else None
+        if content is None:
+            return
+        prepared = await self.prepare(content)
+        with self.uow.write() as db:
+            memory = repo.get_memory(db, tenant_id, memory_id)
+            if memory is not None and memory.content == content:
+                write_chunks(db, self.uow.dialect, memory, prepared)
 
     def _merge_profile(self, db, caller: Caller, profile: Memory, content: str, actor: str, now: datetime) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         before = snapshot(profile)
@@ -129,7 +146,8 @@ class MemoryService:
         memory_id = new.id or new_memory_id()
         return Memory(
             id=memory_id, tenant_id=tenant_id, owner_kind=owner[0], owner_id=owner[1],
-            uri=memory_uri(new.category, owner, title, memory_id), category=new.category, title=title,
+            uri=memory_uri(new.category, owner, title, memory_id, masked=new.sensitivity == "masked"),
+            category=new.category, title=title,
             abstract=one_line(content), content=content, confidence=max(0.0, min(1.0, new.confidence)),
             sensitivity=new.sensitivity, priority=new.priority, version=1,
             source_json=json.dumps(new.source, ensure_ascii=False),
@@ -146,9 +164,10 @@ class MemoryService:
              limit: int, cursor: str | None) -> dict[str, Any]:
         with self.uow.read() as db:
             rows = repo.list_memories(db, caller.tenant_id, owners, utcnow(), category=category, text=text,
-                                      after_id=cursor, limit=limit + 1)
+                                      after=_parse_cursor(cursor), limit=limit + 1)
         items = [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]]
-        return {"items": items, "nextCursor": rows[limit - 1].id if len(rows) > limit else None}
+        last = rows[limit - 1] if len(rows) > limit else None
+        return {"items": items, "nextCursor": f"{last.created_at.isoformat()}|{last.id}" if last else None}
 
     async def patch(self, caller: Caller, memory_id: str, changes: dict[str, Any], version: int | None) -> dict[str, Any]:
         """Edit with an optimistic version: a stale version is a 409."""
@@ -157,7 +176,9 @@ class MemoryService:
         content = changes.get("content")
         if isinstance(content, str):
             content, _ = redact_secrets(content.strip())
-        prepared = await self.prepare(content) if isinstance(content, str) else None
+        if isinstance(changes.get("title"), str):
+            changes["title"] = redact_secrets(changes["title"])[0]
+        reindex = content is not None or "title" in changes or "category" in changes
         now = utcnow()
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
@@ -166,10 +187,17 @@ class MemoryService:
                                {"currentVersion": memory.version})
             before = snapshot(memory)
             _apply_changes(memory, changes, content, now)
-            if prepared is not None:
-                write_chunks(db, self.uow.dialect, memory, prepared)
+            if "category" in changes:
+                owner = owner_of(memory.category, caller.user_id, caller.agent_id)
+                memory.owner_kind, memory.owner_id = owner
+                memory.uri = memory_uri(memory.category, owner, memory.title, memory.id, masked=memory.sensitivity == "masked")
+            if reindex:
+                write_chunks(db, self.uow.dialect, memory, PreparedChunks(chunks_for(memory.content), None, None))
             audit(db, memory, "UPDATE", "api", "edit", before, now)
-            return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+            view = memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+        if reindex:
+            await self._embed_again(caller.tenant_id, memory_id)
+        return view
 
     def delete(self, caller: Caller, memory_id: str) -> dict[str, Any]:
         with self.uow.write() as db:
@@ -197,6 +225,16 @@ class MemoryService:
     def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[dict[str, Any]]:
         with self.uow.read() as db:
             return [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in repo.all_memories(db, caller.tenant_id, owners)]
+
+
+def _parse_cursor(cursor: str | None) -> tuple[datetime, str] | None:
+    if not cursor:
+        return None
+    created, _, memory_id = cursor.partition("|")
+    try:
+        return datetime.fromisoformat(created), memory_id
+    except ValueError as exc:
+        raise InvalidArgument("cursor is not one this service returned", {"field": "cursor"}) from exc
 
 
 def _validate(category: str, sensitivity: str) -> None:

@@ -8,9 +8,10 @@ from typing import Any
 
 from app.core.clock import utcnow
 from app.db.models import Memory
-from app.errors import Conflict, InvalidArgument
+from app.errors import InvalidArgument
 from app.memory import repository as repo
-from app.memory.records import CATEGORIES, SENSITIVITIES, memory_view
+from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, memory_view, new_memory_id
+from app.memory.redaction import redact_secrets
 from app.memory.service import Caller, MemoryService
 from app.memory.store import audit, remove_memories, write_chunks
 
@@ -31,6 +32,9 @@ def parse_lines(body: str) -> list[dict[str, Any]]:
             raise InvalidArgument(f"line {number} is not a memory record", {"line": number, "required": list(REQUIRED)})
         if record["category"] not in CATEGORIES or record.get("sensitivity", "allowed") not in SENSITIVITIES:
             raise InvalidArgument(f"line {number} has an unknown category or sensitivity", {"line": number})
+        if MASKED_TEXT in (record.get("content"), record.get("title"), record.get("abstract")):
+            # An export made without the read-sensitive scope: importing it would destroy the text.
+            raise InvalidArgument(f"line {number} is a masked export; export with the read-sensitive scope", {"line": number})
         records.append(record)
     return records
 
@@ -45,8 +49,8 @@ def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
     now = utcnow()
     return Memory(
         id=record["id"], tenant_id=tenant_id, owner_kind=record["ownerKind"], owner_id=record["ownerId"],
-        uri=record["uri"], category=record["category"], title=record.get("title") or "",
-        abstract=record.get("abstract") or "", content=record["content"],
+        uri=record["uri"], category=record["category"], title=redact_secrets(record.get("title") or "")[0],
+        abstract=redact_secrets(record.get("abstract") or "")[0], content=redact_secrets(record["content"])[0],
         confidence=float(record.get("confidence", 1.0)), sensitivity=record.get("sensitivity", "allowed"),
         priority=int(record.get("priority", 0)), version=int(record.get("version", 1)),
         source_json=json.dumps(record.get("source") or {}, ensure_ascii=False),
@@ -60,11 +64,13 @@ async def import_memories(service: MemoryService, caller: Caller, records: list[
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
     prepared = [await service.prepare(r["content"]) for r in records]
     now = utcnow()
+    imported: list[str] = []
     with service.uow.write() as db:
         for record, chunks in zip(records, prepared, strict=True):
             taken = db.get(Memory, record["id"])
             if taken is not None and taken.tenant_id != caller.tenant_id:
-                raise Conflict(f"memory id {record['id']} is already in use", {"id": record["id"]})
+                # Another tenant's id is answered as if it did not exist: the record gets a new id.
+                record = {**record, "id": new_memory_id()}
             existing = repo.get_memory(db, caller.tenant_id, record["id"])
             if existing is not None:
                 remove_memories(db, service.uow.dialect, [existing.id])
@@ -72,7 +78,8 @@ async def import_memories(service: MemoryService, caller: Caller, records: list[
             memory = repo.add_memory(db, _row(caller.tenant_id, record))
             write_chunks(db, service.uow.dialect, memory, chunks)
             audit(db, memory, "ADD", "import", "import", None, now)
-    return {"imported": len(records), "ids": [r["id"] for r in records]}
+            imported.append(memory.id)
+    return {"imported": len(records), "ids": imported}
 
 
 __all__ = ["import_memories", "memory_view", "parse_lines"]

@@ -13,6 +13,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app.archives import repository as archives_repo
+from app.core.messages import TOOL_CALL_BLOCK_TYPES
 from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import format_archive_id
 from app.jobs import queue
@@ -75,12 +76,16 @@ def _reset_window(session: AgentSession, keep: int, pending: int) -> None:
 
 
 def _tool_view(role: str, body: str) -> dict[str, object]:
-    """Only assistant and toolResult bodies matter to the split; skip parsing the rest."""
-    if role in ("assistant", "toolResult"):
+    """Only tool calls and tool results matter to the split; skip parsing everything else."""
+    if role == "toolResult" or (role == "assistant" and _may_call_tools(body)):
         parsed = json.loads(body)
         if isinstance(parsed, dict):
             return parsed
     return {"role": role}
+
+
+def _may_call_tools(body: str) -> bool:
+    return any(f'"{kind}"' in body for kind in TOOL_CALL_BLOCK_TYPES)
 
 
 def _create_archive(

@@ -86,3 +86,10 @@ class Dialect(ABC):
     @abstractmethod
     def messages_after(self, db: Session, session_pk: int, seq: int, count: int) -> list[str]:
         """Bodies of the ``count`` messages following ``seq`` in a session."""
+
+    @abstractmethod
+    def scan_message_ids(
+        self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, case_sensitive: bool
+    ) -> list[int]:
+        """Archived message ids of a session whose search text contains every term (a scan, for
+        terms too short for the index), in sequence order."""

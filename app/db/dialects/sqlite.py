@@ -173,3 +173,18 @@ class SqliteDialect(Dialect):
     def messages_after(self, db: Session, session_pk: int, seq: int, count: int) -> list[str]:
         sql = "SELECT body FROM messages WHERE session_pk = :s AND seq > :q ORDER BY seq LIMIT :c"
         return [body for (body,) in db.execute(text(sql), {"s": session_pk, "q": seq, "c": count})]
+
+    def scan_message_ids(
+        self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, case_sensitive: bool
+    ) -> list[int]:
+        # instr() in C over the session's rows: no Python object per row. Without case sensitivity
+        # lower() folds ASCII only, so callers still verify each hit (and nothing is lost: a miss
+        # here is a miss there too for ASCII; non-ASCII terms are compared as given).
+        column = "m.search_text" if case_sensitive else "lower(m.search_text)"
+        conditions = " AND ".join(f"instr({column}, :t{i}) > 0" for i in range(len(terms)))
+        archive_filter = "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
+        params: dict[str, object] = {"s": session_pk, "a": archive_pk}
+        for i, term in enumerate(terms):
+            params[f"t{i}"] = term if case_sensitive else term.lower()
+        sql = f"SELECT m.id FROM messages m WHERE m.session_pk = :s {archive_filter} AND {conditions} ORDER BY m.seq"
+        return [row_id for (row_id,) in db.execute(text(sql), params)]
