@@ -72,6 +72,18 @@ def messages_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Stored
     return list(db.execute(stmt).scalars())
 
 
+def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
+    """(body, tokens) rows of the archives' messages in sequence order: plain rows, no ORM objects."""
+    if not archive_pks:
+        return []
+    stmt = (
+        select(StoredMessage.body, StoredMessage.tokens)
+        .where(StoredMessage.archive_pk.in_(list(archive_pks)))
+        .order_by(StoredMessage.seq)
+    )
+    return list(db.execute(stmt))
+
+
 def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, StoredMessage]:
     if not ids:
         return {}

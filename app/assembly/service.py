@@ -217,7 +217,7 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         latest = completed[-1] if completed else None
         floor = latest.archive_index if latest else 0
         unsummarised = [a.id for a in archives if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED]
-        rows = archives_repo.messages_of_archives(db, unsummarised) + sessions_repo.live_messages(db, session)
+        rows = archives_repo.bodies_of_archives(db, unsummarised) + sessions_repo.live_bodies(db, session)
         counts: dict[str, int] = {}
         for fp in sessions_repo.all_fingerprints(db, session):
             counts[fp] = counts.get(fp, 0) + 1

@@ -101,6 +101,16 @@ def live_rows(db: Session, session: AgentSession) -> list[Any]:
     return list(db.execute(stmt))
 
 
+def live_bodies(db: Session, session: AgentSession) -> list[Any]:
+    """(body, tokens) rows of the live messages in sequence order."""
+    stmt = (
+        select(StoredMessage.body, StoredMessage.tokens)
+        .where(StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None))
+        .order_by(StoredMessage.seq)
+    )
+    return list(db.execute(stmt))
+
+
 def live_messages(db: Session, session: AgentSession) -> list[StoredMessage]:
     stmt = (
         select(StoredMessage)
