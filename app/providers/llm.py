@@ -5,62 +5,34 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 import structlog
 
-from app.providers.protocols import (
-    ChatResult,
-    PermanentProviderError,
-    ToolCallResult,
-    TransientProviderError,
+from app.providers.protocols import ChatResult, PermanentProviderError, ToolCallResult
+from app.providers.retry import (
+    BASE_DELAY_S,
+    JITTER_RATIO,
+    MAX_DELAY_S,
+    MAX_RETRY_AFTER_S,
+    backoff_delay,
+    error_detail,
+    parse_retry_after,
+    post_json,
+    with_retries,
 )
 
 log = structlog.get_logger("app.providers.llm")
 
-BASE_DELAY_S = 1.0
-MAX_DELAY_S = 8.0
-JITTER_RATIO = 0.25
-MAX_RETRY_AFTER_S = 120.0
 FORCED_TOOL_FALLBACKS: tuple[str, ...] = ("required", "auto")
 _TEXT_PART_TYPES = (None, "text", "output_text")
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
-_MAX_ERROR_CHARS = 300
 
 # (outcome, token usage, seconds the attempt took)
 Observer = Callable[[str, dict[str, int], float], None]
-
-
-def backoff_delay(attempt: int, rng: random.Random) -> float:
-    """Delay after failed ``attempt`` (1-based): ``min(8, 2^(attempt-1))`` s plus up to 25% jitter."""
-    delay = min(MAX_DELAY_S, BASE_DELAY_S * 2 ** (max(attempt, 1) - 1))
-    return delay + rng.uniform(0.0, delay * JITTER_RATIO)
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds asked by a ``Retry-After`` header (delta-seconds or HTTP-date), capped at 120 s."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if not math.isfinite(seconds):
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 
 @dataclass(slots=True)
@@ -148,94 +120,36 @@ class OpenAICompatibleLLM:
             payload["tool_choice"] = tool_choice
         return payload
 
-    def _headers(self) -> dict[str, str]:
-        """Request headers: the bearer token when set, then the extra headers."""
-        headers = {"Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        headers.update(self._extra_headers)
-        return headers
-
     async def _execute(self, payload: dict[str, Any], tally: _Tally) -> ChatResult:
         """Send ``payload`` until it succeeds, fails permanently, or runs out of attempts."""
-        for attempt in range(1, self._max_attempts + 1):
+
+        async def attempt() -> ChatResult:
             tally.count += 1
-            started = time.perf_counter()
-            try:
-                result = await self._attempt(payload)
-            except PermanentProviderError as error:
-                self._notify("permanent_error", {}, time.perf_counter() - started)
-                log.warning("llm_permanent_error", status=error.status, attempt=attempt)
-                raise
-            except TransientProviderError as error:
-                self._notify("transient_error", {}, time.perf_counter() - started)
-                if attempt >= self._max_attempts:
-                    raise TransientProviderError(
-                        f"LLM call failed after {attempt} attempts: {error}",
-                        retry_after=error.retry_after,
-                        status=error.status,
-                    ) from error
-                delay = max(backoff_delay(attempt, self._rng), error.retry_after or 0.0)
-                log.warning("llm_retry", status=error.status, attempt=attempt, delay_s=round(delay, 3))
-                await self._sleep(delay)
-                continue
-            self._notify("ok", dict(result.usage), time.perf_counter() - started)
-            return replace(result, attempts=tally.count)
-        raise AssertionError("unreachable")  # pragma: no cover
+            return await self._attempt(payload)
+
+        result = await with_retries(
+            attempt, max_attempts=self._max_attempts, sleep=self._sleep, rng=self._rng,
+            on_outcome=self._notify, describe="LLM call", logger=log,
+            retry_event="llm_retry", permanent_event="llm_permanent_error",
+        )
+        return replace(result, attempts=tally.count)
 
     async def _attempt(self, payload: dict[str, Any]) -> ChatResult:
         """One HTTP attempt, its failures mapped to typed provider errors."""
-        try:
-            response = await self._client.post(
-                self._url, json=payload, headers=self._headers(), timeout=self._timeout
-            )
-        except httpx.TimeoutException as error:
-            raise TransientProviderError(f"LLM request timed out ({type(error).__name__})") from error
-        except httpx.TransportError as error:
-            raise TransientProviderError(f"LLM connection failed ({type(error).__name__})") from error
-        except httpx.HTTPError as error:
-            raise PermanentProviderError(f"LLM request failed ({type(error).__name__})") from error
-        status = response.status_code
-        if status == 429 or status >= 500:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            message = self._scrub(f"LLM provider returned HTTP {status}{_error_detail(response)}")
-            raise TransientProviderError(message, retry_after=retry_after, status=status)
-        if not 200 <= status < 300:
-            message = self._scrub(f"LLM provider returned HTTP {status}{_error_detail(response)}")
-            raise PermanentProviderError(message, status=status)
+        response = await post_json(
+            self._client, self._url, payload, timeout=self._timeout, label="LLM",
+            api_key=self._api_key, extra_headers=self._extra_headers,
+        )
         return parse_chat_response(response, default_model=self._model)
 
-    def _scrub(self, text: str) -> str:
-        """``text`` with the API key masked, should a provider echo it."""
-        return text.replace(self._api_key, "***") if self._api_key else text
-
-    def _notify(self, outcome: str, usage: dict[str, int], seconds: float) -> None:
-        """Report one attempt's outcome to the observer; an observer failure never fails the call."""
+    def _notify(self, outcome: str, result: ChatResult | None, seconds: float) -> None:
+        """Report one attempt's outcome and usage to the observer; its failure never fails the call."""
         if self._observe is None:
             return
         try:
-            self._observe(outcome, usage, seconds)
+            self._observe(outcome, dict(result.usage) if result is not None else {}, seconds)
         except Exception:
             log.exception("llm_observer_failed")
-
-
-def _error_detail(response: httpx.Response) -> str:
-    """``": <provider message>"`` from an error body, or ``""`` when it carries none."""
-    try:
-        body = response.json()
-    except ValueError:
-        return ""
-    message: Any = None
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict):
-            message = error.get("message")
-        elif isinstance(error, str):
-            message = error
-        message = message or body.get("message") or body.get("detail")
-    if not isinstance(message, str) or not message.strip():
-        return ""
-    return f": {message.strip()[:_MAX_ERROR_CHARS]}"
 
 
 def parse_chat_response(response: httpx.Response, *, default_model: str | None = None) -> ChatResult:
@@ -250,7 +164,7 @@ def parse_chat_response(response: httpx.Response, *, default_model: str | None =
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices:
         raise PermanentProviderError(
-            f"LLM answer has no choices{_error_detail(response)}", status=status
+            f"LLM answer has no choices{error_detail(response)}", status=status
         )
     first = choices[0]
     message = first.get("message") if isinstance(first, dict) else None
@@ -314,3 +228,9 @@ def _count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return 0
     return max(int(value), 0)
+
+
+__all__ = [
+    "BASE_DELAY_S", "FORCED_TOOL_FALLBACKS", "JITTER_RATIO", "MAX_DELAY_S", "MAX_RETRY_AFTER_S",
+    "Observer", "OpenAICompatibleLLM", "backoff_delay", "parse_chat_response", "parse_retry_after",
+]

@@ -15,6 +15,7 @@ PURE_MODULES = (
     "working_memory/tool_call.py", "working_memory/extractive.py", "working_memory/prompts.py",
     "archives/render.py", "archives/matching.py", "memory/task_gate.py", "memory/ranking.py",
     "memory/render.py", "memory/scoring.py", "memory/text.py", "memory/redaction.py",
+    "memory/dates.py", "working_memory/extractive_sections.py", "memory/skills.py",
 )
 
 

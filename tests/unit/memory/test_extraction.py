@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from app.memory.dates import resolve_relative_date
 from app.memory.extraction import (
     Candidate,
     decide,
@@ -14,7 +15,6 @@ from app.memory.extraction import (
     extract_candidates,
     normalise_experience,
     normalise_text,
-    resolve_relative_date,
 )
 from app.providers.protocols import ChatResult, PermanentProviderError, ToolCallResult
 
