@@ -31,6 +31,18 @@ class Metrics:
         self.llm_calls = Counter(
             "ce_llm_calls", "LLM calls by outcome.", ["outcome"], registry=self.registry
         )
+        self.embedding_calls = Counter(
+            "ce_embedding_calls", "Embedding provider calls (and cache hits) by outcome.", ["outcome"],
+            registry=self.registry,
+        )
+        self.embedding_texts = Counter(
+            "ce_embedding_texts", "Texts embedded (or served from the cache) by outcome.", ["outcome"],
+            registry=self.registry,
+        )
+        self.embedding_latency = Histogram(
+            "ce_embedding_call_duration_seconds", "Embedding provider call latency.",
+            buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
         self.llm_latency = Histogram(
             "ce_llm_call_duration_seconds", "LLM call latency (one HTTP attempt).",
             buckets=LATENCY_BUCKETS, registry=self.registry,
@@ -38,6 +50,12 @@ class Metrics:
         self.llm_tokens = Counter(
             "ce_llm_tokens", "LLM tokens by kind.", ["kind"], registry=self.registry
         )
+
+    def observe_embedding(self, outcome: str, texts: int, seconds: float) -> None:
+        self.embedding_calls.labels(outcome).inc()
+        self.embedding_texts.labels(outcome).inc(texts)
+        if outcome != "cache_hit":
+            self.embedding_latency.observe(seconds)
 
     def observe_job(self, outcome: str, seconds: float) -> None:
         self.phase2_jobs.labels(outcome).inc()

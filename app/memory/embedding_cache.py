@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Protocol
 
 from app.core.clock import utcnow
@@ -18,6 +20,9 @@ from app.db.uow import UnitOfWork
 from app.memory import repository as repo
 
 QUERY_CACHE_SIZE = 2048
+
+# (outcome: ok | error | cache_hit, number of texts, seconds of the provider call)
+EmbedObserver = Callable[[str, int, float], None]
 
 
 class Embedder(Protocol):
@@ -44,9 +49,10 @@ def _unpack(blob: bytes) -> list[float]:
 class CachedEmbedder:
     """Wraps an embedder with the persistent cache."""
 
-    def __init__(self, uow: UnitOfWork, embedder: Embedder) -> None:
+    def __init__(self, uow: UnitOfWork, embedder: Embedder, observe: EmbedObserver | None = None) -> None:
         self._uow = uow
         self.embedder = embedder
+        self._observe = observe
         self._queries: OrderedDict[str, list[float]] = OrderedDict()
 
     @property
@@ -78,9 +84,19 @@ class CachedEmbedder:
         keys = [self._key(kind, t) for t in texts]
         found = await asyncio.to_thread(self._lookup, keys)
         missing = [i for i, k in enumerate(keys) if k not in found]
+        if self._observe is not None and len(keys) > len(missing):
+            self._observe("cache_hit", len(keys) - len(missing), 0.0)
         if missing:
             batch = [texts[i] for i in missing]
-            fresh = await (self.embedder.embed_queries(batch) if kind == "query" else self.embedder.embed_passages(batch))
+            started = time.perf_counter()
+            try:
+                fresh = await (self.embedder.embed_queries(batch) if kind == "query" else self.embedder.embed_passages(batch))
+            except Exception:
+                if self._observe is not None:
+                    self._observe("error", len(batch), time.perf_counter() - started)
+                raise
+            if self._observe is not None:
+                self._observe("ok", len(batch), time.perf_counter() - started)
             new = {keys[i]: vector for i, vector in zip(missing, fresh, strict=True)}
             await asyncio.to_thread(self._store, new)
             found.update(new)

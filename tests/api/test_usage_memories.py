@@ -74,3 +74,15 @@ async def test_prompt_recall_becomes_prepend_context(client):
     assert context.startswith("<openviking-context>\n## Long-term Memories")
     assert "- [preferences] The user prefers green tea without sugar" in context
     assert body["messages"] == messages  # the history itself carries no injection
+
+
+async def test_embedding_calls_are_counted_in_metrics(make_settings):
+    from tests.conftest import app_client
+
+    async with app_client(make_settings(embedding={"provider": "local"})) as client:
+        await client.post("/memories", json={"content": "The user prefers green tea", "category": "preferences"})
+        await client.post("/memories/search", json={"query": "tea"})
+        await client.post("/memories/search", json={"query": "tea"})
+        metrics = (await client.get("/metrics")).text
+    assert 'ce_embedding_calls_total{outcome="ok"} 2.0' in metrics  # one passage, one query; the repeat is cached
+    assert "ce_embedding_call_duration_seconds_count 2.0" in metrics
