@@ -25,13 +25,14 @@ from app.memory.scoring import (
     threshold_and_limit,
 )
 from app.memory.service import Caller, MemoryService
-from app.memory.text import fts_match_expression, query_terms
+from app.memory.text import fts_match_expression, is_cjk, query_terms
 from app.providers.protocols import ProviderError
 
 VECTOR_WEIGHT = 0.7
 TEXT_WEIGHT = 0.3
 MIN_POOL = 20
 MMR_LAMBDA = 0.7
+MAX_FTS_TERMS = 24  # the 12 query terms plus character pairs of Chinese runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class SearchInput:
     explain: bool = False
     owners: list[tuple[str, str]] | None = None
     embed_timeout_s: float | None = None
+    half_life_days: float = 30.0  # recall.md, Hybrid search step 5; 0 switches decay off
 
 
 async def search_memories(service: MemoryService, caller: Caller, req: SearchInput) -> dict[str, Any]:
@@ -75,7 +77,7 @@ def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str
     with service.uow.read() as db:
         text_ranks: dict[int, float] = {}
         if mode != "vector" and terms:
-            expression = fts_match_expression(terms)
+            expression = fts_match_expression(_with_cjk_bigrams(terms))
             text_ranks = {h.row_id: float(h.score or 0.0) for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)}
         distances: dict[int, float] = {}
         if vector is not None:
@@ -97,6 +99,16 @@ def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str
     return merged, memories
 
 
+def _with_cjk_bigrams(terms: list[str]) -> list[str]:
+    """A long Chinese run also matches by its character pairs: a question rarely repeats the stored
+    sentence verbatim (``数据平台组谁负责`` should reach ``数据平台组由王伟负责``)."""
+    out = list(terms)
+    for term in terms:
+        if len(term) > 2 and all(is_cjk(ch) for ch in term):
+            out += [term[i : i + 2] for i in range(len(term) - 1)]
+    return list(dict.fromkeys(out))[:MAX_FTS_TERMS]
+
+
 def _wanted(memory: Memory, req: SearchInput) -> bool:
     if req.categories and memory.category not in req.categories:
         return False
@@ -111,8 +123,9 @@ def _rank(merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchIn
                 text=f"{memories[item.memory_id].title} {memories[item.memory_id].content}")
         for item in merged
     ]
-    decayed = apply_decay(described, utcnow())
-    reranked = mmr_rerank(decayed, lambda_=MMR_LAMBDA)
+    decayed = apply_decay(described, utcnow(), half_life_days=req.half_life_days) if req.half_life_days > 0 else described
+    # MMR is quadratic in its input: diversify the best few, not every candidate.
+    reranked = mmr_rerank(decayed[: max(req.limit * 3, MIN_POOL)], lambda_=MMR_LAMBDA, limit=max(req.limit * 2, req.limit + 5))
     kept = threshold_and_limit(reranked, req.score_threshold, req.limit)
     if not kept:
         # openclaw.md §2.4 step 9: keyword matches survive an empty result, the index having

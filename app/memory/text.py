@@ -18,6 +18,11 @@ _CJK = (
 )
 _CJK_RUN_RE = re.compile(f"[{_CJK}]+")
 _CJK_CHAR_RE = re.compile(f"[{_CJK}]")
+
+
+def is_cjk(char: str) -> bool:
+    """Whether a character is CJK (indexed and queried one character at a time)."""
+    return bool(_CJK_CHAR_RE.fullmatch(char))
 _WORD_RE = re.compile(r"\w+")
 # Words joined by "-" or "." (host names, versions, codes): "db-prod-7" is also one phrase term.
 _COMPOUND_RE = re.compile(r"\w+(?:[-.]\w+)*")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import os
 import random
 import re
 import threading
@@ -147,6 +148,9 @@ class LocalE5Embedder:
         if self._model is None:
             with self._load_lock:
                 if self._model is None:
+                    # The engine's OpenMP threads otherwise spin between calls and steal the CPU
+                    # the request handlers need; an explicit setting in the environment wins.
+                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     started = time.perf_counter()
                     self._model = self._factory()
                     log.info("local_embedder_loaded", seconds=round(time.perf_counter() - started, 3))

@@ -67,8 +67,8 @@ class SqliteDialect(Dialect):
         if ranked:
             sql = (
                 f"SELECT f.rowid, bm25({MESSAGE_FTS}) AS rank FROM {MESSAGE_FTS} f "
-                f"WHERE {MESSAGE_FTS} MATCH :q AND f.rowid IN "
-                f"(SELECT m.id FROM messages m WHERE m.session_pk = :s {archive_filter}) ORDER BY rank"
+                "CROSS JOIN messages m ON m.id = f.rowid "
+                f"WHERE {MESSAGE_FTS} MATCH :q AND m.session_pk = :s {archive_filter} ORDER BY rank"
             )
         else:
             sql = (
@@ -86,8 +86,8 @@ class SqliteDialect(Dialect):
         params = {"q": fts_query(terms, any_term=ranked), "s": session_pk, "a": archive_pk}
         sql = (
             f"SELECT f.rowid, bm25({ARCHIVE_FTS}) AS rank FROM {ARCHIVE_FTS} f "
-            f"WHERE {ARCHIVE_FTS} MATCH :q AND f.rowid IN "
-            f"(SELECT a.id FROM archives a WHERE a.session_pk = :s {archive_filter}) ORDER BY rank"
+            "CROSS JOIN archives a ON a.id = f.rowid "
+            f"WHERE {ARCHIVE_FTS} MATCH :q AND a.session_pk = :s {archive_filter} ORDER BY rank"
         )
         for row_id, raw_score in db.execute(text(sql), params):
             yield TextHit(row_id, -float(raw_score) if ranked else None)
@@ -127,11 +127,14 @@ class SqliteDialect(Dialect):
         params: dict[str, object] = {"q": expression, "limit": limit, "t": tenant_id}
         for i, (kind, owner_id) in enumerate(owners):
             params[f"k{i}"], params[f"o{i}"] = kind, owner_id
+        # CROSS JOIN keeps the full-text lookup as the outer loop (SQLite never reorders it): one
+        # MATCH, then a primary-key probe per hit. Written as an IN (...) filter, the planner pushes
+        # the owner's ids into the FTS table and runs the MATCH once per chunk.
         sql = (
             f"SELECT f.rowid, bm25({MEMORY_FTS}) AS rank FROM {MEMORY_FTS} f "
-            f"WHERE {MEMORY_FTS} MATCH :q AND f.rowid IN (SELECT c.id FROM memory_chunks c "
-            f"JOIN memories m ON m.id = c.memory_id WHERE m.tenant_id = :t AND ({owner_sql}) "
-            "AND m.superseded_by IS NULL) ORDER BY rank LIMIT :limit"
+            "CROSS JOIN memory_chunks c ON c.id = f.rowid CROSS JOIN memories m ON m.id = c.memory_id "
+            f"WHERE {MEMORY_FTS} MATCH :q AND m.tenant_id = :t AND ({owner_sql}) "
+            "AND m.superseded_by IS NULL ORDER BY rank LIMIT :limit"
         )
         return [TextHit(int(r), float(rank)) for r, rank in db.execute(text(sql), params)]
 
