@@ -82,6 +82,9 @@ class RecallSettings(BaseModel):
     experience_score_threshold: float = Field(0.35, ge=0, le=1, description="Lowest score of an injected experience.")
     experience_max_injected_chars: int = Field(6000, ge=500, le=50000, description="Character budget of the experience section.")
     experience_min_query_chars: int = Field(12, ge=1, le=500, description="Shorter queries never recall experiences.")
+    decay_half_life_days: float = Field(
+        30.0, ge=0, le=36500, description="Half-life of the score of events and cases in memory search (0: no decay)."
+    )
 
 
 class EmbeddingSettings(BaseModel):

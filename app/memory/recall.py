@@ -84,7 +84,7 @@ class MemoryRecall:
                       limit: int, threshold: float) -> list[MemoryItem]:
         result = await search_memories(self._service, caller, SearchInput(
             query=query, categories=categories, owners=owners, limit=limit, score_threshold=threshold,
-            embed_timeout_s=self._embed_timeout_s,
+            embed_timeout_s=self._embed_timeout_s, half_life_days=self._settings.decay_half_life_days,
         ))
         self._last_mode = result["mode"]
         # Masked memories stay out of the prompt: their text is not for the model.
