@@ -20,6 +20,8 @@ from app.archives.service import (
 
 router = APIRouter(prefix="/archives", tags=["archives"])
 TEXT_RESPONSE = {200: {"content": {"text/plain": {"schema": {"type": "string"}}}}}
+# The offset must fit the database's integer type; no archive holds anywhere near this many messages.
+MAX_OFFSET = 2**31 - 1
 
 
 @router.get("/{archiveId}", response_model=ArchiveView, responses=TEXT_RESPONSE, operation_id="expandArchive")
@@ -29,7 +31,7 @@ async def expand_archive_endpoint(
     archive_id: Annotated[str, Path(alias="archiveId", max_length=64)],
     session_id: Annotated[str, Query(alias="sessionId", min_length=1, max_length=512)],
     format: Annotated[Literal["json", "text"], Query()] = "json",
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
 ) -> object:
     """One archive with its original messages, as JSON or as a text tool result."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import structlog
@@ -19,6 +20,7 @@ HTTP_CODES = {
     409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 429: "RATE_LIMITED", 503: "UNAVAILABLE",
     504: "DEADLINE_EXCEEDED",
 }
+HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None,
@@ -45,11 +47,32 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "INVALID_ARGUMENT", message, {"errors": errors})
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = HTTP_CODES.get(exc.status_code, "INTERNAL" if exc.status_code >= 500 else "INVALID_ARGUMENT")
     message = exc.detail if isinstance(exc.detail, str) else "request failed"
-    return error_response(exc.status_code, code, message, {}, dict(exc.headers or {}))
+    headers = dict(exc.headers or {})
+    allowed = _allowed_methods(request) if exc.status_code == 405 else []
+    if allowed:
+        headers["Allow"] = ", ".join(allowed)
+    return error_response(exc.status_code, code, message, {}, headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every documented method of the request's path. The router's own Allow names only the first
+    route whose path matches, which for /memories/{memoryId} leaves out PATCH and DELETE. A path
+    without parameters (/archives/search) outranks a template that also matches it, as in OpenAPI."""
+    paths: dict[str, dict[str, Any]] = request.app.openapi().get("paths", {})
+    path = request.scope["path"].removeprefix(request.scope.get("root_path", "")) or "/"
+    matching = [template for template in paths if _template_regex(template).fullmatch(path)]
+    concrete = [template for template in matching if "{" not in template]
+    return sorted({method.upper() for template in concrete or matching
+                   for method in paths[template] if method in HTTP_METHODS})
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    parts = re.split(r"(\{[^/}]+\})", template)
+    return re.compile("".join("[^/]+" if part.startswith("{") else re.escape(part) for part in parts))
 
 
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:

@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import CallerDep, ServicesDep, UserIdHeader
+from app.api.schemas.base import ErrorEnvelope
 from app.api.schemas.memories import (
     CommitMemoryRequest,
     CommitMemoryResponse,
     DeleteMemoryResponse,
     ForgetRequest,
     ForgetResponse,
+    ImportRecord,
     ImportResponse,
     MemoryList,
     MemoryObject,
@@ -29,6 +31,11 @@ from app.memory.transfer import import_memories, parse_lines
 
 router = APIRouter(prefix="/memories", tags=["memories"])
 MemoryIdPath = Annotated[str, Path(alias="memoryId", min_length=1, max_length=64)]
+# The memory's version, bare, quoted or weak: 3, "3", W/"3".
+IF_MATCH_PATTERN = r'^(W/)?"?[0-9]+"?$'
+IMPORT_BODY = {"requestBody": {"content": {"application/x-ndjson": {"schema": {
+    "type": "string", "description": "One memory object per line (ImportRecord), as /memories/export writes them.",
+}}}}}
 JSONL = {200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}
 
 
@@ -39,7 +46,8 @@ def _owners(caller: Caller, user_id: str | None, agent_id: str | None) -> tuple[
     return scoped, [("user", scoped.user_id), ("agent", scoped.agent_id)]
 
 
-@router.post("", response_model=CommitMemoryResponse, response_model_exclude_none=True, operation_id="commitMemory")
+# exclude_unset, not exclude_none: a NONE answer has no memory, but a memory keeps its null fields.
+@router.post("", response_model=CommitMemoryResponse, response_model_exclude_unset=True, operation_id="commitMemory")
 async def commit_memory_endpoint(body: CommitMemoryRequest, services: ServicesDep, caller: CallerDep) -> object:
     """Remember something explicitly (deduplicated: ADD, UPDATE of the profile, or NONE)."""
     scoped, _ = _owners(caller, body.user_id, body.agent_id)
@@ -66,7 +74,8 @@ async def list_memories_endpoint(
     return await run_in_threadpool(services.memory.list, scoped, owners, category, q, limit, cursor)
 
 
-@router.get("/export", responses=JSONL, response_class=PlainTextResponse, operation_id="exportMemories")
+# A bare Response class: the errors of this route are JSON envelopes, only its 200 is JSON Lines.
+@router.get("/export", responses=JSONL, response_class=Response, operation_id="exportMemories")
 async def export_memories_endpoint(
     services: ServicesDep, caller: CallerDep,
     user_id: Annotated[str | None, Query(alias="userId", max_length=256)] = None,
@@ -79,7 +88,7 @@ async def export_memories_endpoint(
     return Response(body, media_type="application/x-ndjson")
 
 
-@router.post("/import", response_model=ImportResponse, operation_id="importMemories")
+@router.post("/import", response_model=ImportResponse, operation_id="importMemories", openapi_extra=IMPORT_BODY)
 async def import_memories_endpoint(request: Request, services: ServicesDep, caller: CallerDep) -> object:
     """Load memories exported by /memories/export (JSON Lines in the body)."""
     raw = await request.body()
@@ -87,10 +96,10 @@ async def import_memories_endpoint(request: Request, services: ServicesDep, call
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidArgument("the body must be UTF-8 JSON Lines") from exc
-    return await import_memories(services.memory, caller, parse_lines(text))
+    return await import_memories(services.memory, caller, parse_lines(text, ImportRecord.model_validate))
 
 
-@router.post("/search", response_model=SearchMemoriesResponse, response_model_exclude_none=True,
+@router.post("/search", response_model=SearchMemoriesResponse, response_model_exclude_unset=True,
              operation_id="searchMemories")
 async def search_memories_endpoint(body: SearchMemoriesRequest, services: ServicesDep, caller: CallerDep) -> object:
     """Hybrid search (BM25 + vectors, decay, MMR) over a user's memories and an agent's experiences."""
@@ -115,10 +124,11 @@ async def get_memory_endpoint(memory_id: MemoryIdPath, services: ServicesDep, ca
     return await run_in_threadpool(services.memory.get, caller, memory_id)
 
 
-@router.patch("/{memoryId}", response_model=MemoryObject, operation_id="patchMemory")
+@router.patch("/{memoryId}", response_model=MemoryObject, operation_id="patchMemory",
+              responses={409: {"model": ErrorEnvelope, "description": "Stale version"}})
 async def patch_memory_endpoint(
     memory_id: MemoryIdPath, body: PatchMemoryRequest, services: ServicesDep, caller: CallerDep,
-    if_match: Annotated[str | None, Header(alias="If-Match", max_length=32)] = None,
+    if_match: Annotated[str | None, Header(alias="If-Match", max_length=32, pattern=IF_MATCH_PATTERN)] = None,
 ) -> object:
     """Edit a memory; its version must match (If-Match or body.version), else 409."""
     version = body.version

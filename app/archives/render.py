@@ -28,7 +28,7 @@ def _render_block(block: Any, message: Message) -> str | None:
     if kind == "text":
         text = block.get("text")
         return text if isinstance(text, str) and text else None
-    if kind in TOOL_CALL_BLOCK_TYPES:
+    if isinstance(kind, str) and kind in TOOL_CALL_BLOCK_TYPES:  # the host may send any JSON value
         args = next((block[k] for k in ("arguments", "input", "toolInput", "args") if k in block), None)
         return f"[Tool: {block.get('name') or 'unknown'}]\nInput: {_pretty(args if args is not None else {})}"
     if kind in ("thinking", "redacted_thinking"):

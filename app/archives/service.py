@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -92,6 +92,9 @@ def expand_archive_text(view: dict[str, Any]) -> str:
 
 def search_archives(uow: UnitOfWork, tenant_id: str, req: SearchRequest, regex_timeout_s: float) -> dict[str, Any]:
     """Search a session's archived messages and overviews in one of three modes."""
+    if req.mode != "regex":
+        # Capture drops NULs from the text it stores, and one would end SQLite's full-text query.
+        req = replace(req, query=req.query.replace("\x00", ""))
     if not req.query.strip():
         raise InvalidArgument("query must not be empty", {"field": "query"})
     with uow.read() as db:

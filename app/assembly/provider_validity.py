@@ -113,7 +113,8 @@ def _repair_span(
     """The assistant, its results in call order, then the other messages of its span."""
     calls = _unique_calls(assistant)
     results, remainder, kept_order = _split_span(span, {c.id for c in calls}, seen, stats)
-    if assistant.get("stopReason") in _UNFINISHED_STOP_REASONS:
+    stop_reason = assistant.get("stopReason")
+    if isinstance(stop_reason, str) and stop_reason in _UNFINISHED_STOP_REASONS:
         # Nothing is synthesized for an unfinished turn, and its results go with it (§5.11).
         stats.dropped_orphans += len(results)
         return [assistant, *remainder]

@@ -64,7 +64,7 @@ def tool_calls(message: Message) -> list[ToolCallRef]:
         return []
     calls: list[ToolCallRef] = []
     for block in content_blocks(message):
-        if not isinstance(block, dict) or block.get("type") not in TOOL_CALL_BLOCK_TYPES:
+        if not isinstance(block, dict) or not _is_kind(block, TOOL_CALL_BLOCK_TYPES):
             continue
         call_id = _block_call_id(block)
         if call_id is None:
@@ -93,6 +93,11 @@ def _arguments_text(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
 
 
+def _is_kind(block: dict[str, Any], kinds: frozenset[str]) -> bool:
+    kind = block.get("type")
+    return isinstance(kind, str) and kind in kinds
+
+
 def _block_text(block: Any) -> str:
     """Prompt-visible text of one block; images and thinking have none."""
     if isinstance(block, str):
@@ -100,6 +105,8 @@ def _block_text(block: Any) -> str:
     if not isinstance(block, dict):
         return ""
     kind = block.get("type")
+    if not isinstance(kind, str):
+        kind = ""
     if kind == "text":
         text = block.get("text")
         return text if isinstance(text, str) else ""
@@ -131,7 +138,7 @@ def count_images(message: Message) -> int:
     return sum(
         1
         for block in content_blocks(message)
-        if isinstance(block, dict) and block.get("type") in ("image", "image_url")
+        if isinstance(block, dict) and _is_kind(block, frozenset({"image", "image_url"}))
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from app.core.clock import utcnow
@@ -171,6 +171,8 @@ class MemoryService:
 
     async def patch(self, caller: Caller, memory_id: str, changes: dict[str, Any], version: int | None) -> dict[str, Any]:
         """Edit with an optimistic version: a stale version is a 409."""
+        # A null leaves its field as it is; only ttlDays has a null that means something (no expiry).
+        changes = {key: value for key, value in changes.items() if value is not None or key == "ttlDays"}
         if "category" in changes or "sensitivity" in changes:
             _validate(changes.get("category", "profile"), changes.get("sensitivity", "allowed"))
         content = changes.get("content")
@@ -232,9 +234,14 @@ def _parse_cursor(cursor: str | None) -> tuple[datetime, str] | None:
         return None
     created, _, memory_id = cursor.partition("|")
     try:
-        return datetime.fromisoformat(created), memory_id
-    except ValueError as exc:
+        after = datetime.fromisoformat(created)
+        # The service's cursors carry the UTC offset; the database takes UTC only.
+        if after.tzinfo is None:
+            raise ValueError("no UTC offset")
+        after.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
         raise InvalidArgument("cursor is not one this service returned", {"field": "cursor"}) from exc
+    return after, memory_id
 
 
 def _validate(category: str, sensitivity: str) -> None:

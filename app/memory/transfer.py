@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from app.core.clock import utcnow
@@ -18,15 +19,16 @@ from app.memory.store import audit, remove_memories, write_chunks
 REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
 
 
-def parse_lines(body: str) -> list[dict[str, Any]]:
-    """One JSON object per non-empty line; a bad line is a 400 naming the line."""
+def parse_lines(body: str, check: Callable[[dict[str, Any]], object] | None = None) -> list[dict[str, Any]]:
+    """One JSON object per non-empty line; a bad line is a 400 naming the line. ``check`` validates
+    a record's fields (raising ValueError), so that no bad value reaches the database."""
     records = []
     for number, line in enumerate(body.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidArgument(f"line {number} is not JSON", {"line": number}) from exc
         if not isinstance(record, dict) or any(k not in record for k in REQUIRED):
             raise InvalidArgument(f"line {number} is not a memory record", {"line": number, "required": list(REQUIRED)})
@@ -35,14 +37,31 @@ def parse_lines(body: str) -> list[dict[str, Any]]:
         if MASKED_TEXT in (record.get("content"), record.get("title"), record.get("abstract")):
             # An export made without the read-sensitive scope: importing it would destroy the text.
             raise InvalidArgument(f"line {number} is a masked export; export with the read-sensitive scope", {"line": number})
+        if check is not None:
+            try:
+                check(record)
+            except ValueError as exc:
+                raise InvalidArgument(f"line {number} is not a valid memory record: {_first_error(exc)}",
+                                      {"line": number}) from exc
         records.append(record)
     return records
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and errors():
+        first = errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid"))
+    return str(exc)
 
 
 def _when(value: Any) -> datetime | None:
     if not value:
         return None
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    # Exports always carry the offset; a hand-written time without one is taken as UTC.
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _row(tenant_id: str, record: dict[str, Any]) -> Memory:

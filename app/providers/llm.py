@@ -187,7 +187,7 @@ def _content(raw: Any) -> str | None:
         texts = [
             part if isinstance(part, str) else part.get("text")
             for part in raw
-            if isinstance(part, str) or (isinstance(part, dict) and part.get("type") in _TEXT_PART_TYPES)
+            if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("type"), (str, type(None))) and part.get("type") in _TEXT_PART_TYPES)
         ]
         return "".join(text for text in texts if isinstance(text, str))
     return None

@@ -131,8 +131,9 @@ def _sanitized(message: Any) -> Message | None:
     return sanitize_message_for_capture(message)
 
 
-def _cheap_key(message: Message) -> tuple[Any, ...]:
-    return (message.get("role"), message.get("toolCallId"), message.get("toolUseId"), str(message.get("timestamp")))
+def _cheap_key(message: Message) -> tuple[str, ...]:
+    # As strings: a host may send any JSON value here, and a list or an object is not hashable.
+    return tuple(str(message.get(key)) for key in ("role", "toolCallId", "toolUseId", "timestamp"))
 
 
 def _append_new(

@@ -120,7 +120,7 @@ def _tool_names(messages: list[Message]) -> dict[str, str]:
     names: dict[str, str] = {}
     for message in messages:
         for block in content_blocks(message):
-            if isinstance(block, dict) and block.get("type") in TOOL_CALL_BLOCK_TYPES and isinstance(block.get("id"), str):
+            if isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in TOOL_CALL_BLOCK_TYPES and isinstance(block.get("id"), str):
                 names[block["id"]] = str(block.get("name") or "tool")
     return names
 
@@ -136,7 +136,7 @@ def _render_message(message: Message, names: dict[str, str]) -> str:
         lines.append(f"[tool:{name} ({status})] {_clip(output, TOOL_OUTPUT_MAX_CHARS)}".rstrip())
         return f"[{role}]: " + "\n".join(lines)
     for block in content_blocks(message):
-        if isinstance(block, dict) and block.get("type") in TOOL_CALL_BLOCK_TYPES:
+        if isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in TOOL_CALL_BLOCK_TYPES:
             arguments = next((block[k] for k in ("arguments", "input", "toolInput") if k in block), {})
             lines.append(f"[tool call:{block.get('name') or 'tool'}] {json.dumps(arguments, ensure_ascii=False)}")
         elif text := _block_text(block):

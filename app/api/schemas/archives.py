@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from app.api.schemas.base import ApiModel
+from app.api.schemas.base import ApiModel, Integer, RequestModel
 
 
 class ArchiveMessage(ApiModel):
@@ -36,13 +36,14 @@ class ArchiveView(ApiModel):
     usage: dict[str, int] = Field(default_factory=dict, description="LLM token usage of this archive.")
 
 
-class ArchiveSearchRequest(ApiModel):
+class ArchiveSearchRequest(RequestModel):
     session_id: str = Field(min_length=1, max_length=512)
-    query: str = Field(min_length=1, max_length=2000)
+    # Blank queries are refused (a NUL is dropped before keyword and ranked search).
+    query: str = Field(min_length=1, max_length=2000, pattern=r"[^\s\x00]")
     archive_id: str | None = None
     mode: Literal["keyword", "regex", "ranked"] = "keyword"
     case_sensitive: bool = False
-    limit: int = Field(20, ge=1, le=200)
+    limit: Integer = Field(20, ge=1, le=200)
     format: Literal["json", "text"] = "json"
 
 

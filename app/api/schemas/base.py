@@ -2,17 +2,83 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import math
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
+
+# Responses are serialised at most about 250 levels deep; a stored value echoed back must fit.
+MAX_JSON_DEPTH = 128
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ApiModel(BaseModel):
-    """Strict about types, camelCase aliases, snake_case attributes."""
+    """camelCase aliases, snake_case attributes (request bodies are strict: RequestModel)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
-class HookModel(ApiModel):
+def json_value_problem(value: object, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """Why a decoded JSON value can be neither stored nor answered, or None when it can.
+
+    JSON may escape a lone UTF-16 surrogate ("\\ud800"), which no UTF-8 text holds: SQLite and the
+    response encoder both fail on it. The decoder also reads NaN, Infinity and 1e400 (as infinity),
+    which no JSON answer can carry. Nesting is bounded so that every value can be echoed back.
+    """
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) is str:
+            if not item.isascii() and (found := _SURROGATE.search(item)):
+                return f"a string holds a lone UTF-16 surrogate (U+{ord(found.group()):04X}); send well-formed Unicode"
+            continue
+        if type(item) is float:
+            if not math.isfinite(item):
+                return f"numbers must be finite, not {item}"
+            continue
+        if type(item) is dict:
+            children: Any = [*item, *item.values()]
+        elif type(item) is list:
+            children = item
+        else:
+            continue
+        if depth >= max_depth:
+            return f"JSON is nested deeper than {max_depth} levels"
+        stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+class RequestBody(ApiModel):
+    """A JSON request body: strings of well-formed Unicode, finite numbers, bounded nesting."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        problem = json_value_problem(data)
+        if problem is not None:
+            raise ValueError(problem)
+        return data
+
+
+class RequestModel(RequestBody):
+    """A request body of the REST endpoints: each value has the JSON type its schema names; no
+    coercion of 0 to false, of false to 0 or of "5" to 5."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
+
+
+def _whole_number(value: object) -> object:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# On an integer field of a RequestModel: JSON Schema counts 5.0 as an integer, strict mode alone would not.
+WHOLE_NUMBER = BeforeValidator(_whole_number)
+Integer = Annotated[int, WHOLE_NUMBER]
+
+
+class HookModel(RequestBody):
     """Hook bodies are the host's parameters forwarded nearly unchanged: unknown keys are ignored."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")

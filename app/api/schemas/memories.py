@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, field_validator
 
-from app.api.schemas.base import ApiModel
+from app.api.schemas.base import WHOLE_NUMBER, ApiModel, Integer, RequestModel
 
 Category = Literal["profile", "preferences", "entities", "events", "cases", "experiences", "skills", "tools"]
 Sensitivity = Literal["allowed", "masked", "never-store"]
@@ -34,13 +35,13 @@ class MemoryObject(ApiModel):
     embedding_model: str | None
 
 
-class CommitMemoryRequest(ApiModel):
+class CommitMemoryRequest(RequestModel):
     content: str = Field(min_length=1, max_length=100_000)
     category: Category
     user_id: str | None = Field(None, max_length=256)
     agent_id: str | None = Field(None, max_length=256)
     title: str | None = Field(None, max_length=500)
-    priority: int = Field(0, ge=-100, le=100)
+    priority: Integer = Field(0, ge=-100, le=100)
     confidence: float = Field(1.0, ge=0, le=1)
     sensitivity: Sensitivity = "allowed"
     ttl_days: float | None = Field(None, gt=0, le=36500)
@@ -58,15 +59,16 @@ class MemoryList(ApiModel):
     next_cursor: str | None
 
 
-class PatchMemoryRequest(ApiModel):
-    version: int | None = Field(None, ge=1)
+class PatchMemoryRequest(RequestModel):
+    # Constraints before the validator, or they drop out of the nullable field's JSON schema.
+    version: Annotated[int, Field(ge=1), WHOLE_NUMBER] | None = None
     title: str | None = Field(None, max_length=500)
     abstract: str | None = Field(None, max_length=2000)
     content: str | None = Field(None, min_length=1, max_length=100_000)
     category: Category | None = None
     confidence: float | None = Field(None, ge=0, le=1)
     sensitivity: Literal["allowed", "masked"] | None = None
-    priority: int | None = Field(None, ge=-100, le=100)
+    priority: Annotated[int, Field(ge=-100, le=100), WHOLE_NUMBER] | None = None
     ttl_days: float | None = Field(None, ge=0, le=36500)
 
 
@@ -75,13 +77,13 @@ class DeleteMemoryResponse(ApiModel):
     deleted: bool
 
 
-class SearchMemoriesRequest(ApiModel):
+class SearchMemoriesRequest(RequestModel):
     query: str = Field(min_length=1, max_length=4000)
     categories: list[Category] | None = None
     target_uri: str | None = Field(None, max_length=1024)
     user_id: str | None = Field(None, max_length=256)
     agent_id: str | None = Field(None, max_length=256)
-    limit: int = Field(10, ge=1, le=100)
+    limit: Integer = Field(10, ge=1, le=100)
     score_threshold: float = Field(0.0, ge=0, le=1)
     mode: Literal["hybrid", "bm25", "vector"] = "hybrid"
     explain: bool = False
@@ -106,7 +108,47 @@ class SearchMemoriesResponse(ApiModel):
     results: list[SearchHit]
 
 
-class ForgetRequest(ApiModel):
+class ImportRecord(RequestModel):
+    """One line of POST /memories/import: a memory object as /memories/export writes it."""
+
+    id: str = Field(min_length=1, max_length=36)
+    uri: str = Field(min_length=1, max_length=1024)
+    category: Category
+    content: str
+    owner_kind: Literal["user", "agent"]
+    owner_id: str = Field(min_length=1, max_length=256)
+    title: str | None = None
+    abstract: str | None = None
+    confidence: float = Field(1.0, ge=0, le=1)
+    sensitivity: Sensitivity = "allowed"
+    priority: Integer = Field(0, ge=-(2**63), lt=2**63)
+    version: Integer = Field(1, ge=1, lt=2**63)
+    source: dict[str, Any] | None = None
+    superseded_by: str | None = Field(None, max_length=36)
+    expires_at: str | None = None
+    observed_at: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+
+    @field_validator("expires_at", "observed_at", "created_at", "updated_at")
+    @classmethod
+    def _timestamp(cls, value: str | None) -> str | None:
+        if value:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))  # a ValueError names the field
+            try:
+                parsed.astimezone(UTC)  # stored in UTC: 9999-12-31T23:59-10:00 is past year 9999
+            except OverflowError as exc:
+                raise ValueError("the time is out of range in UTC") from exc
+        return value
+
+
+class ForgetRequest(RequestModel):
+    # days, subject or both: the schema says what forget() checks.
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": ["days"], "properties": {"days": {"type": "number"}}},
+        {"required": ["subject"], "properties": {"subject": {"type": "string"}}},
+    ]})
+
     user_id: str | None = Field(None, max_length=256)
     agent_id: str | None = Field(None, max_length=256)
     days: float | None = Field(None, gt=0, le=36500)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from app.api.schemas.base import ApiModel
+from app.api.schemas.base import ApiModel, Integer, RequestModel
 
 
 class ArchiveSummary(ApiModel):
@@ -40,10 +40,10 @@ class SessionView(ApiModel):
     archives: list[ArchiveSummary]
 
 
-class CommitRequest(ApiModel):
-    keep_recent_count: int = Field(0, ge=0, le=10000)
+class CommitRequest(RequestModel):
+    keep_recent_count: Integer = Field(0, ge=0, le=10000)
     wait: bool = False
-    timeout_ms: int = Field(120000, ge=0, le=600000)
+    timeout_ms: Integer = Field(120000, ge=0, le=600000)
     custom_instructions: str | None = Field(None, max_length=20000)
 
 
