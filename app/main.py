@@ -66,7 +66,27 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
     for module in (hooks, archives, sessions, memories, ops):
         app.include_router(module.router)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
+    app.openapi = _without_422(app)  # type: ignore[method-assign]
     return app
+
+
+def _without_422(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    """The OpenAPI document without FastAPI's default 422: validation errors are 400 here."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            for path in document.get("paths", {}).values():
+                for operation in path.values():
+                    operation.get("responses", {}).pop("422", None)
+            schemas = document.get("components", {}).get("schemas", {})
+            schemas.pop("HTTPValidationError", None)
+            schemas.pop("ValidationError", None)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    return openapi
 
 
 def _lifespan(settings: Settings, metrics: Metrics) -> Lifespan:
