@@ -3,6 +3,7 @@ ADD / UPDATE / DELETE / NONE decisions, each audited (recall.md, Writing memorie
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -53,7 +54,8 @@ async def learn_from_archive(service: MemoryService, model: ChatModel, archive: 
         if decision.action == "NONE":
             continue
         prepared = await service.prepare(_content_of(decision))
-        applied = _apply(service, caller, archive, decision, prepared)
+        # The store runs in a worker thread: the write lock is never awaited on the event loop.
+        applied = await asyncio.to_thread(_apply, service, caller, archive, decision, prepared)
         if applied:
             counts[candidate.category] = counts.get(candidate.category, 0) + 1
     return counts, usage

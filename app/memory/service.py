@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass, field
@@ -86,23 +87,30 @@ class MemoryService:
             return {"action": "NONE", "reason": "nothing_left_after_redaction"}
         title, _ = redact_secrets((new.title or one_line(content, 80)).strip())
         prepared = await self.prepare(content)
+        # Database work runs in a worker thread: the write lock must never be awaited on the loop.
+        result, merged_id = await asyncio.to_thread(self._commit_write, caller, new, title, content, prepared, actor)
+        if merged_id is not None:
+            # The merged profile's text is new: embed it with no transaction open, then store it.
+            await self._embed_again(caller.tenant_id, merged_id)
+        return result
+
+    def _commit_write(self, caller: Caller, new: NewMemory, title: str, content: str, prepared: PreparedChunks,
+                      actor: str) -> tuple[dict[str, Any], str | None]:
         now = utcnow()
         owner = owner_of(new.category, caller.user_id, caller.agent_id)
         with self.uow.write() as db:
             siblings = repo.same_category(db, caller.tenant_id, owner, new.category, now)
             duplicate = self._duplicate(db, caller.tenant_id, owner, content, prepared, siblings)
             if duplicate is not None:
-                return {"action": "NONE", "reason": "duplicate", "memory": memory_view(duplicate, can_read_sensitive=caller.can_read_sensitive)}
+                view = memory_view(duplicate, can_read_sensitive=caller.can_read_sensitive)
+                return {"action": "NONE", "reason": "duplicate", "memory": view}, None
             if not (new.category == "profile" and siblings):
                 memory = self._new_row(caller.tenant_id, owner, new, title, content, now)
                 repo.add_memory(db, memory)
                 write_chunks(db, self.uow.dialect, memory, prepared)
                 audit(db, memory, "ADD", actor, "commit_memory", None, now)
-                return {"action": "ADD", "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive)}
-            merged = self._merge_profile(db, caller, siblings[0], content, actor, now)
-        # The merged profile's text is new: embed it with no transaction open, then store it.
-        await self._embed_again(caller.tenant_id, siblings[0].id)
-        return merged
+                return {"action": "ADD", "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive)}, None
+            return self._merge_profile(db, caller, siblings[0], content, actor, now), siblings[0].id
 
     def _duplicate(self, db, tenant_id, owner, content, prepared, siblings) -> Memory | None:  # type: ignore[no-untyped-def]
         wanted = normalise(content)
@@ -120,15 +128,21 @@ class MemoryService:
 
     async def _embed_again(self, tenant_id: str, memory_id: str) -> None:
         """Re-embed a memory whose text changed inside a transaction (no model call inside one)."""
-        with self.uow.read() as db:
-            memory = repo.get_memory(db, tenant_id, memory_id)
-            content = memory.content if memory is not None else None
+        content = await asyncio.to_thread(self._content_of, tenant_id, memory_id)
         if content is None:
             return
         prepared = await self.prepare(content)
+        await asyncio.to_thread(self._store_vectors, tenant_id, memory_id, content, prepared)
+
+    def _content_of(self, tenant_id: str, memory_id: str) -> str | None:
+        with self.uow.read() as db:
+            memory = repo.get_memory(db, tenant_id, memory_id)
+            return memory.content if memory is not None else None
+
+    def _store_vectors(self, tenant_id: str, memory_id: str, content: str, prepared: PreparedChunks) -> None:
         with self.uow.write() as db:
             memory = repo.get_memory(db, tenant_id, memory_id)
-            if memory is not None and memory.content == content:
+            if memory is not None and memory.content == content:  # unchanged since it was read
                 write_chunks(db, self.uow.dialect, memory, prepared)
 
     def _merge_profile(self, db, caller: Caller, profile: Memory, content: str, actor: str, now: datetime) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -181,6 +195,13 @@ class MemoryService:
         if isinstance(changes.get("title"), str):
             changes["title"] = redact_secrets(changes["title"])[0]
         reindex = content is not None or "title" in changes or "category" in changes
+        view = await asyncio.to_thread(self._patch_write, caller, memory_id, changes, content, version, reindex)
+        if reindex:
+            await self._embed_again(caller.tenant_id, memory_id)
+        return view
+
+    def _patch_write(self, caller: Caller, memory_id: str, changes: dict[str, Any], content: str | None,
+                     version: int | None, reindex: bool) -> dict[str, Any]:
         now = utcnow()
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
@@ -196,10 +217,7 @@ class MemoryService:
             if reindex:
                 write_chunks(db, self.uow.dialect, memory, PreparedChunks(chunks_for(memory.content), None, None))
             audit(db, memory, "UPDATE", "api", "edit", before, now)
-            view = memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
-        if reindex:
-            await self._embed_again(caller.tenant_id, memory_id)
-        return view
+            return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
 
     def delete(self, caller: Caller, memory_id: str) -> dict[str, Any]:
         with self.uow.write() as db:

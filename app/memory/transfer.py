@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -82,6 +83,12 @@ def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
 async def import_memories(service: MemoryService, caller: Caller, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
     prepared = [await service.prepare(r["content"]) for r in records]
+    # The write runs in a worker thread: the write lock is never awaited on the event loop.
+    imported = await asyncio.to_thread(_store, service, caller, records, prepared)
+    return {"imported": len(records), "ids": imported}
+
+
+def _store(service: MemoryService, caller: Caller, records: list[dict[str, Any]], prepared: list[Any]) -> list[str]:
     now = utcnow()
     imported: list[str] = []
     with service.uow.write() as db:
@@ -98,7 +105,7 @@ async def import_memories(service: MemoryService, caller: Caller, records: list[
             write_chunks(db, service.uow.dialect, memory, chunks)
             audit(db, memory, "ADD", "import", "import", None, now)
             imported.append(memory.id)
-    return {"imported": len(records), "ids": imported}
+    return imported
 
 
 __all__ = ["import_memories", "memory_view", "parse_lines"]
