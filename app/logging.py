@@ -35,3 +35,5 @@ def configure_logging(log_format: str, level: str) -> None:
     root.handlers = [handler]
     root.setLevel(level.upper())
     logging.getLogger("uvicorn.access").disabled = True
+    # Alembic narrates every migration context at INFO, /readyz included.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
