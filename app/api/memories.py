@@ -8,7 +8,7 @@ from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import CallerDep, ServicesDep, UserIdHeader
+from app.api.deps import CallerDep, ServicesDep
 from app.api.schemas.base import ErrorEnvelope
 from app.api.schemas.memories import (
     CommitMemoryRequest,
@@ -147,5 +147,3 @@ async def delete_memory_endpoint(memory_id: MemoryIdPath, services: ServicesDep,
     """Delete a memory with its chunks, vectors and index rows."""
     return await run_in_threadpool(services.memory.delete, caller, memory_id)
 
-
-__all__ = ["UserIdHeader", "router"]

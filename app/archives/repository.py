@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
@@ -61,17 +61,6 @@ def archive_messages(
     return list(db.execute(stmt).scalars())
 
 
-def messages_of_archives(db: Session, archive_pks: Sequence[int]) -> list[StoredMessage]:
-    if not archive_pks:
-        return []
-    stmt = (
-        select(StoredMessage)
-        .where(StoredMessage.archive_pk.in_(list(archive_pks)))
-        .order_by(StoredMessage.seq)
-    )
-    return list(db.execute(stmt).scalars())
-
-
 def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
     """(body, tokens) rows of the archives' messages in sequence order: plain rows, no ORM objects."""
     if not archive_pks:
@@ -105,12 +94,3 @@ def iter_archived_texts(
     else:
         stmt = stmt.where(StoredMessage.archive_pk == archive_pk)
     yield from db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch))
-
-
-def archive_status_counts(db: Session, session: AgentSession) -> dict[str, int]:
-    stmt = (
-        select(Archive.status, func.count())
-        .where(Archive.session_pk == session.id)
-        .group_by(Archive.status)
-    )
-    return {status: int(count) for status, count in db.execute(stmt)}

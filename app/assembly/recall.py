@@ -38,16 +38,3 @@ class RecallSource(Protocol):
     async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
         """A ``## Tool Usage Memories`` block for the available tools, or ""."""
         ...
-
-
-class NoRecall:
-    """A source with nothing to give: recall is unavailable."""
-
-    async def recall(self, request: RecallRequest) -> RecallBlock | None:
-        raise RecallUnavailable("no recall source is configured")
-
-    async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
-        return ""
-
-    async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
-        return ""

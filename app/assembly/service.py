@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from app.archives import repository as archives_repo
@@ -25,7 +27,7 @@ from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
 from app.assembly.steps import fit_steps_to_budget
 from app.core.messages import Message, message_tokens, role_of
 from app.core.tokens import estimate_text_tokens
-from app.db.models import ArchiveStatus
+from app.db.models import AgentSession, ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
 from app.sessions.bypass import is_bypassed, is_cron_session
@@ -59,7 +61,7 @@ class _Stored:
     overview: str = ""
     messages: list[Message] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
+    session: AgentSession | None = None
     archives: dict[str, Any] = field(default_factory=dict)
     known: bool = False
 
@@ -119,7 +121,7 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
     stored = _load_stored(uow, req.identity)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
-    appended = _unstored_host_messages(req.messages, stored.counts)
+    appended = _unstored_host_messages(uow, stored.session, req.messages) if stored.session else []
     candidates = stored.messages + appended
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
@@ -218,15 +220,12 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         floor = latest.archive_index if latest else 0
         unsummarised = [a.id for a in archives if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED]
         rows = archives_repo.bodies_of_archives(db, unsummarised) + sessions_repo.live_bodies(db, session)
-        counts: dict[str, int] = {}
-        for fp in sessions_repo.all_fingerprints(db, session):
-            counts[fp] = counts.get(fp, 0) + 1
     statuses = [a.status for a in archives]
     return _Stored(
         overview=latest.overview if latest else "",
         messages=[json.loads(row.body) for row in rows],
         tokens=[row.tokens for row in rows],
-        counts=counts,
+        session=session,
         archives={
             "total": len(archives),
             "completed": statuses.count(ArchiveStatus.COMPLETED),
@@ -239,35 +238,45 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
 
 # Reconciliation stops after this many consecutive host messages that the store already holds.
 KNOWN_RUN_TO_STOP = 16
+SCAN_BATCH = 64
 
 
-def _unstored_host_messages(messages: list[Any], counts: dict[str, int]) -> list[Message]:
+def _unstored_host_messages(uow: UnitOfWork, session: AgentSession, messages: list[Any]) -> list[Message]:
     """lifecycle.md, pre_prompt step 3: host messages not stored yet, in the host's order.
 
     The store can only be behind the host at the end of its history, so the scan walks back from
     the newest message and stops after a run of messages the store already holds. This keeps the
-    request cheap on long histories, and never re-adds messages deliberately not stored (a
-    heartbeat turn, a bypassed system message) from deep in the history.
+    request cheap on long histories (a few dozen fingerprints and one small lookup, not the whole
+    history), and never re-adds messages deliberately not stored (a heartbeat turn) from deep in it.
     """
+    newest_first = _host_fingerprints(reversed(messages))
+    counts: dict[str, int] = {}
     seen: dict[str, int] = {}
     unstored: list[Message] = []
     known_run = 0
-    for message in reversed(messages):
+    while batch := list(islice(newest_first, SCAN_BATCH)):
+        with uow.read() as db:
+            counts.update(sessions_repo.fingerprint_counts(db, session, [fp for _, fp in batch]))
+        for clean, fingerprint in batch:
+            seen[fingerprint] = seen.get(fingerprint, 0) + 1
+            if seen[fingerprint] > counts.get(fingerprint, 0):
+                known_run = 0
+                unstored.append(clean)
+                continue
+            known_run += 1
+            if known_run >= KNOWN_RUN_TO_STOP:
+                return unstored[::-1]
+    return unstored[::-1]
+
+
+def _host_fingerprints(messages: Iterable[Any]) -> Iterator[tuple[Message, str]]:
+    """The host's messages as capture would store them, with their fingerprints (lazily)."""
+    for message in messages:
         if not isinstance(message, dict) or role_of(message) in ("", "system"):
             continue
         clean = sanitize_message_for_capture(message)
-        if clean is None:
-            continue
-        fingerprint = message_fingerprint(clean)
-        seen[fingerprint] = seen.get(fingerprint, 0) + 1
-        if seen[fingerprint] <= counts.get(fingerprint, 0):
-            known_run += 1
-            if known_run >= KNOWN_RUN_TO_STOP:
-                break
-            continue
-        known_run = 0
-        unstored.append(clean)
-    return unstored[::-1]
+        if clean is not None:
+            yield clean, message_fingerprint(clean)
 
 
 def _estimate(messages: list[Any], known: dict[int, int] | None = None) -> int:

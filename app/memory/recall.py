@@ -62,8 +62,8 @@ class MemoryRecall:
         diag["experience"] = {"gate": gate.reason, "score": gate.score, "hits": 0}
         if not gate.recall:
             return ""
-        found = await self._search(caller, request.query, ["experiences"], [("agent", caller.agent_id)],
-                                   max(o.experience_limit * 4, 12), o.experience_threshold)
+        found, _ = await self._search(caller, request.query, ["experiences"], [("agent", caller.agent_id)],
+                                      max(o.experience_limit * 4, 12), o.experience_threshold)
         unique: dict[str, MemoryItem] = {}
         for item in found:
             unique.setdefault(item["uri"], item)
@@ -73,25 +73,23 @@ class MemoryRecall:
 
     async def _long_term(self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]) -> str:
         candidate_limit = max(o.limit * 4, 20)
-        found = await self._search(caller, request.query, LONG_TERM_CATEGORIES, [("user", caller.user_id)], candidate_limit, 0.0)
+        found, mode = await self._search(caller, request.query, LONG_TERM_CATEGORIES, [("user", caller.user_id)], candidate_limit, 0.0)
         processed = post_process_memories(found, candidate_limit, o.threshold)
         picked = pick_memories_for_injection(processed, o.limit, request.query, o.threshold)
         lines = build_memory_lines_with_budget(picked, o.max_chars)
-        diag["longTerm"] = {"hits": len(lines), "mode": self._last_mode}
+        diag["longTerm"] = {"hits": len(lines), "mode": mode}
         return render_long_term_section(lines) if lines else ""
 
     async def _search(self, caller: Caller, query: str, categories: list[str], owners: list[tuple[str, str]],
-                      limit: int, threshold: float) -> list[MemoryItem]:
+                      limit: int, threshold: float) -> tuple[list[MemoryItem], str]:
         result = await search_memories(self._service, caller, SearchInput(
             query=query, categories=categories, owners=owners, limit=limit, score_threshold=threshold,
             embed_timeout_s=self._embed_timeout_s, half_life_days=self._settings.decay_half_life_days,
         ))
-        self._last_mode = result["mode"]
         # Masked memories stay out of the prompt: their text is not for the model.
-        return [MemoryItem(**{k: r[k] for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")})
-                for r in result["results"] if r["sensitivity"] != "masked"]
-
-    _last_mode = "hybrid"
+        items = [MemoryItem(**{k: r[k] for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")})
+                 for r in result["results"] if r["sensitivity"] != "masked"]
+        return items, result["mode"]
 
 
 class _Options:

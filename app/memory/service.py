@@ -16,6 +16,7 @@ from app.db.uow import UnitOfWork
 from app.errors import Conflict, InvalidArgument, NotFound
 from app.memory import repository as repo
 from app.memory.embedding_cache import CachedEmbedder
+from app.memory.extraction_prompts import normalise_text
 from app.memory.records import (
     CATEGORIES,
     SENSITIVITIES,
@@ -55,10 +56,6 @@ class NewMemory:
     source: dict[str, Any] = field(default_factory=lambda: {"kind": "api"})
     observed_at: datetime | None = None
     id: str | None = None
-
-
-def normalise(text: str) -> str:
-    return re.sub(r"[\W_]+", " ", text.casefold()).strip()
 
 
 class MemoryService:
@@ -113,9 +110,9 @@ class MemoryService:
             return self._merge_profile(db, caller, siblings[0], content, actor, now), siblings[0].id
 
     def _duplicate(self, db, tenant_id, owner, content, prepared, siblings) -> Memory | None:  # type: ignore[no-untyped-def]
-        wanted = normalise(content)
+        wanted = normalise_text(content)
         for memory in siblings:
-            if normalise(memory.content) == wanted:
+            if normalise_text(memory.content) == wanted:
                 return memory
         if prepared.vectors:
             partition = owner_key(tenant_id, owner)

@@ -52,13 +52,6 @@ def fingerprint_counts(db: Session, session: AgentSession, fingerprints: Sequenc
     return {fp: int(count) for fp, count in db.execute(stmt)}
 
 
-def all_fingerprints(db: Session, session: AgentSession) -> list[str]:
-    stmt = select(StoredMessage.fingerprint).where(
-        StoredMessage.tenant_id == session.tenant_id, StoredMessage.session_pk == session.id
-    )
-    return list(db.execute(stmt).scalars())
-
-
 def insert_messages(
     db: Session, session: AgentSession, rows: Sequence[NewMessageRow], now: datetime
 ) -> list[int]:
@@ -109,15 +102,6 @@ def live_bodies(db: Session, session: AgentSession) -> list[Any]:
         .order_by(StoredMessage.seq)
     )
     return list(db.execute(stmt))
-
-
-def live_messages(db: Session, session: AgentSession) -> list[StoredMessage]:
-    stmt = (
-        select(StoredMessage)
-        .where(StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None))
-        .order_by(StoredMessage.seq)
-    )
-    return list(db.execute(stmt).scalars())
 
 
 def live_token_sum(db: Session, session: AgentSession) -> int:

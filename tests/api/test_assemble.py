@@ -217,3 +217,10 @@ class TestReconciliation:
         body = await pre_prompt(client, history)
         assert body["messages"] == history
         assert body["diagnostics"]["messages"]["reconciled"] == len(history) - 40
+
+    async def test_a_long_unstored_tail_spanning_several_lookups_is_appended(self, client):
+        history = [m for i in range(1, 101) for m in turn(i)]
+        await after_turn(client, history[:20])
+        body = await pre_prompt(client, history)
+        assert body["messages"] == history
+        assert body["diagnostics"]["messages"]["reconciled"] == 180

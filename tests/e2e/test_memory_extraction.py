@@ -143,7 +143,6 @@ async def test_failure_lesson_becomes_an_experience_the_gate_recalls(make_settin
     assert injected.startswith("<openviking-context>\n## Agent Experiences")
     assert "Pin the image tag before kubectl apply" in injected and injected.endswith(task[0]["content"])
     assert "## Long-term Memories" not in injected.split("## Agent Experiences")[0]
-    assert casual["diagnostics"].get("recall", {}).get("experience", {}).get("gate") in (None, "non_execution", "below_threshold")
     assert "Agent Experiences" not in json.dumps(casual["messages"])
 
 

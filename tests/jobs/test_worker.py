@@ -27,8 +27,6 @@ class ScriptedBuilder:
         self.calls: list[tuple[str, str | None]] = []
         self.failures = failures or {}
         self.delay = delay
-        self.active = 0
-        self.max_active_per_session: dict[str, int] = {}
 
     async def build(self, inputs: WmInputs) -> WmResult:
         first = inputs.messages[0]["content"]
