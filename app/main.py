@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app import __version__
 from app.api import archives, hooks, memories, ops, sessions
+from app.api.console import mount_console
 from app.api.deps import Services
 from app.api.exception_handlers import install_exception_handlers
 from app.api.middleware import RequestContextMiddleware
@@ -65,6 +66,8 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
     install_exception_handlers(app)
     for module in (hooks, archives, sessions, memories, ops):
         app.include_router(module.router)
+    if settings.console.enabled:
+        mount_console(app)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
     app.openapi = _without_422(app)  # type: ignore[method-assign]
     return app

@@ -119,6 +119,10 @@ class WorkerSettings(BaseModel):
     )
 
 
+class ConsoleSettings(BaseModel):
+    enabled: bool = Field(True, description="Serve the operator console at /console (same API keys as the API).")
+
+
 class DatabaseSettings(BaseModel):
     sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
         "FULL", description="SQLite synchronous mode (FULL: a 200 survives power loss; NORMAL: process crash only)."
@@ -158,6 +162,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     db: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
 
     @field_validator("api_keys", mode="before")
     @classmethod

@@ -1,40 +1,63 @@
 """Re-embed memories whose vectors came from another model (recall.md, Embeddings): vector spaces
-are never mixed; after a model change this rebuilds every stale memory's chunks and vectors."""
+are never mixed; after a model change this rebuilds every stale memory's chunks and vectors.
+
+Each batch is embedded with one call and written in its own transaction, and a memory stops being
+stale the moment its batch commits: an interrupted run loses nothing and the next run resumes.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import or_, select
+import asyncio
+from collections.abc import Callable
 
-from app.db.models import Memory
+from app.memory import admin_repository as admin_repo
 from app.memory import repository as repo
 from app.memory.service import MemoryService
-from app.memory.store import write_chunks
+from app.memory.store import PreparedChunks, write_chunks
+from app.memory.transfer import prepare_batch
 
 BATCH = 64
 
+# (memories done so far, memories that were stale when the run started)
+Progress = Callable[[int, int], None]
 
-async def reembed_stale(service: MemoryService) -> int:
+
+def count_stale(service: MemoryService) -> int:
+    """How many memories the current embedder would re-embed (0 without an embedder)."""
+    if service.embedder is None:
+        return 0
+    with service.uow.read() as db:
+        return admin_repo.count_stale(db, service.embedder.model_id)
+
+
+async def reembed_stale(service: MemoryService, progress: Progress | None = None, batch: int = BATCH) -> int:
     """Rebuild the chunks and vectors of every memory not embedded by the current model."""
     if service.embedder is None:
         return 0
     model_id = service.embedder.model_id
+    total = await asyncio.to_thread(count_stale, service)
     done = 0
     while True:
-        with service.uow.read() as db:
-            stmt = (
-                select(Memory.id, Memory.tenant_id, Memory.content)
-                .where(or_(Memory.embedding_model.is_(None), Memory.embedding_model != model_id))
-                .limit(BATCH)
-            )
-            stale = list(db.execute(stmt))
+        stale = await asyncio.to_thread(_stale_page, service, model_id, batch)
         if not stale:
             return done
-        prepared = [await service.prepare(row.content) for row in stale]
+        prepared = await prepare_batch(service, [row.content for row in stale])
         if any(p.vectors is None for p in prepared):
             return done  # the embedder is failing: stop rather than loop
-        with service.uow.write() as db:
-            for row, chunks in zip(stale, prepared, strict=True):
-                memory = repo.get_memory(db, row.tenant_id, row.id)
-                if memory is not None:
-                    write_chunks(db, service.uow.dialect, memory, chunks)
+        await asyncio.to_thread(_store, service, stale, prepared)
         done += len(stale)
+        if progress is not None:
+            progress(done, max(total, done))
+
+
+def _stale_page(service: MemoryService, model_id: str, limit: int) -> list:  # type: ignore[type-arg]
+    with service.uow.read() as db:
+        return admin_repo.stale_page(db, model_id, limit)
+
+
+def _store(service: MemoryService, stale: list, prepared: list[PreparedChunks]) -> None:  # type: ignore[type-arg]
+    with service.uow.write() as db:
+        for row, chunks in zip(stale, prepared, strict=True):
+            memory = repo.get_memory(db, row.tenant_id, row.id)
+            if memory is not None and memory.content == row.content:  # unchanged since it was read
+                write_chunks(db, service.uow.dialect, memory, chunks)

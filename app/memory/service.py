@@ -180,8 +180,9 @@ class MemoryService:
         last = rows[limit - 1] if len(rows) > limit else None
         return {"items": items, "nextCursor": f"{last.created_at.isoformat()}|{last.id}" if last else None}
 
-    async def patch(self, caller: Caller, memory_id: str, changes: dict[str, Any], version: int | None) -> dict[str, Any]:
-        """Edit with an optimistic version: a stale version is a 409."""
+    async def patch(self, caller: Caller, memory_id: str, changes: dict[str, Any], version: int | None,
+                    actor: str = "api") -> dict[str, Any]:
+        """Edit with an optimistic version: a stale version is a 409. ``actor`` goes to the audit trail."""
         # A null leaves its field as it is; only ttlDays has a null that means something (no expiry).
         changes = {key: value for key, value in changes.items() if value is not None or key == "ttlDays"}
         if "category" in changes or "sensitivity" in changes:
@@ -192,13 +193,13 @@ class MemoryService:
         if isinstance(changes.get("title"), str):
             changes["title"] = redact_secrets(changes["title"])[0]
         reindex = content is not None or "title" in changes or "category" in changes
-        view = await asyncio.to_thread(self._patch_write, caller, memory_id, changes, content, version, reindex)
+        view = await asyncio.to_thread(self._patch_write, caller, memory_id, changes, content, version, reindex, actor)
         if reindex:
             await self._embed_again(caller.tenant_id, memory_id)
         return view
 
     def _patch_write(self, caller: Caller, memory_id: str, changes: dict[str, Any], content: str | None,
-                     version: int | None, reindex: bool) -> dict[str, Any]:
+                     version: int | None, reindex: bool, actor: str = "api") -> dict[str, Any]:
         now = utcnow()
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
@@ -213,13 +214,13 @@ class MemoryService:
                 memory.uri = memory_uri(memory.category, owner, memory.title, memory.id, masked=memory.sensitivity == "masked")
             if reindex:
                 write_chunks(db, self.uow.dialect, memory, PreparedChunks(chunks_for(memory.content), None, None))
-            audit(db, memory, "UPDATE", "api", "edit", before, now)
+            audit(db, memory, "UPDATE", actor, "edit", before, now)
             return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
 
-    def delete(self, caller: Caller, memory_id: str) -> dict[str, Any]:
+    def delete(self, caller: Caller, memory_id: str, actor: str = "api") -> dict[str, Any]:
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
-            audit(db, memory, "DELETE", "api", "delete", snapshot(memory), utcnow(), deleted=True)
+            audit(db, memory, "DELETE", actor, "delete", snapshot(memory), utcnow(), deleted=True)
             remove_memories(db, self.uow.dialect, [memory.id])
         return {"id": memory_id, "deleted": True}
 

@@ -15,7 +15,8 @@ from app.memory import repository as repo
 from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, memory_view, new_memory_id
 from app.memory.redaction import redact_secrets
 from app.memory.service import Caller, MemoryService
-from app.memory.store import audit, remove_memories, write_chunks
+from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
+from app.providers.protocols import ProviderError
 
 REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
 
@@ -25,27 +26,31 @@ def parse_lines(body: str, check: Callable[[dict[str, Any]], object] | None = No
     a record's fields (raising ValueError), so that no bad value reaches the database."""
     records = []
     for number, line in enumerate(body.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            raise InvalidArgument(f"line {number} is not JSON", {"line": number}) from exc
-        if not isinstance(record, dict) or any(k not in record for k in REQUIRED):
-            raise InvalidArgument(f"line {number} is not a memory record", {"line": number, "required": list(REQUIRED)})
-        if record["category"] not in CATEGORIES or record.get("sensitivity", "allowed") not in SENSITIVITIES:
-            raise InvalidArgument(f"line {number} has an unknown category or sensitivity", {"line": number})
-        if MASKED_TEXT in (record.get("content"), record.get("title"), record.get("abstract")):
-            # An export made without the read-sensitive scope: importing it would destroy the text.
-            raise InvalidArgument(f"line {number} is a masked export; export with the read-sensitive scope", {"line": number})
-        if check is not None:
-            try:
-                check(record)
-            except ValueError as exc:
-                raise InvalidArgument(f"line {number} is not a valid memory record: {_first_error(exc)}",
-                                      {"line": number}) from exc
-        records.append(record)
+        if line.strip():
+            records.append(parse_record(line, number, check))
     return records
+
+
+def parse_record(line: str, number: int, check: Callable[[dict[str, Any]], object] | None = None) -> dict[str, Any]:
+    """One exported memory from its line (``number`` names it in errors); see ``parse_lines``."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidArgument(f"line {number} is not JSON", {"line": number}) from exc
+    if not isinstance(record, dict) or any(k not in record for k in REQUIRED):
+        raise InvalidArgument(f"line {number} is not a memory record", {"line": number, "required": list(REQUIRED)})
+    if record["category"] not in CATEGORIES or record.get("sensitivity", "allowed") not in SENSITIVITIES:
+        raise InvalidArgument(f"line {number} has an unknown category or sensitivity", {"line": number})
+    if MASKED_TEXT in (record.get("content"), record.get("title"), record.get("abstract")):
+        # An export made without the read-sensitive scope: importing it would destroy the text.
+        raise InvalidArgument(f"line {number} is a masked export; export with the read-sensitive scope", {"line": number})
+    if check is not None:
+        try:
+            check(record)
+        except ValueError as exc:
+            raise InvalidArgument(f"line {number} is not a valid memory record: {_first_error(exc)}",
+                                  {"line": number}) from exc
+    return record
 
 
 def _first_error(exc: ValueError) -> str:
@@ -82,13 +87,31 @@ def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
 
 async def import_memories(service: MemoryService, caller: Caller, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
-    prepared = [await service.prepare(r["content"]) for r in records]
+    prepared = await prepare_batch(service, [r["content"] for r in records])
     # The write runs in a worker thread: the write lock is never awaited on the event loop.
-    imported = await asyncio.to_thread(_store, service, caller, records, prepared)
+    imported = await asyncio.to_thread(store_records, service, caller, records, prepared)
     return {"imported": len(records), "ids": imported}
 
 
-def _store(service: MemoryService, caller: Caller, records: list[dict[str, Any]], prepared: list[Any]) -> list[str]:
+async def prepare_batch(service: MemoryService, texts: list[str]) -> list[PreparedChunks]:
+    """Chunks and vectors of many memories with one embedding call (batched by the provider);
+    a failing embedder leaves them all keyword-only, as ``MemoryService.prepare`` does."""
+    chunked = [chunks_for(redact_secrets(text)[0]) for text in texts]
+    if service.embedder is None or not texts:
+        return [PreparedChunks(chunks, None, None) for chunks in chunked]
+    try:
+        vectors = await service.embedder.embed_passages([chunk for chunks in chunked for chunk in chunks])
+    except (ProviderError, TimeoutError):
+        return [PreparedChunks(chunks, None, None) for chunks in chunked]
+    prepared, start = [], 0
+    for chunks in chunked:
+        prepared.append(PreparedChunks(chunks, vectors[start:start + len(chunks)], service.embedder.model_id))
+        start += len(chunks)
+    return prepared
+
+
+def store_records(service: MemoryService, caller: Caller, records: list[dict[str, Any]], prepared: list[Any]) -> list[str]:
+    """Write prepared records in one transaction (replacing by id); returns the ids written."""
     now = utcnow()
     imported: list[str] = []
     with service.uow.write() as db:
@@ -108,4 +131,4 @@ def _store(service: MemoryService, caller: Caller, records: list[dict[str, Any]]
     return imported
 
 
-__all__ = ["import_memories", "memory_view", "parse_lines"]
+__all__ = ["import_memories", "memory_view", "parse_lines", "parse_record", "store_records"]

@@ -16,6 +16,7 @@ class JobStatus(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    CANCELLED = "cancelled"  # by an operator; its archive is marked failed and can be retried
 
 
 class Job(Base):

@@ -1,0 +1,140 @@
+"""Operator use cases over memories: browse a tenant's memories by category, read one with its
+audit trail, export and import them in batches (JSON Lines)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.core.clock import isoformat, utcnow
+from app.db.uow import UnitOfWork
+from app.errors import NotFound
+from app.memory import admin_repository as admin_repo
+from app.memory import repository as repo
+from app.memory.records import CATEGORIES, MASKED_TEXT, memory_view
+from app.memory.service import Caller, MemoryService
+from app.memory.transfer import prepare_batch, store_records
+
+EXPORT_PAGE = 500
+TEXT_FIELDS = ("title", "abstract", "content")
+# Fields that change with every edit and say nothing by themselves in an audit trail.
+UNINTERESTING = frozenset({"updatedAt", "embeddingModel"})
+
+
+def browse_memories(uow: UnitOfWork, caller: Caller, category: str | None, text: str | None,
+                    limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    """Current memories of the caller's tenant (every user and agent) and counts per category."""
+    now = utcnow()
+    with uow.read() as db:
+        rows = admin_repo.browse(db, caller.tenant_id, now, category or None, (text or "").strip() or None,
+                                 limit, offset)
+        counts = admin_repo.category_counts(db, caller.tenant_id, now)
+    return {
+        "items": [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows],
+        "counts": {c: counts.get(c, 0) for c in CATEGORIES},
+    }
+
+
+def memory_with_audit(uow: UnitOfWork, caller: Caller, memory_id: str) -> dict[str, Any]:
+    """The memory (None once deleted) and its audit trail, oldest change first."""
+    with uow.read() as db:
+        memory = repo.get_memory(db, caller.tenant_id, memory_id)
+        entries = repo.audit_of(db, caller.tenant_id, memory_id)
+        view = memory_view(memory, can_read_sensitive=caller.can_read_sensitive) if memory is not None else None
+    if view is None and not entries:
+        raise NotFound("memory", memory_id)
+    return {"memory": view, "audit": [_audit_view(e, caller.can_read_sensitive) for e in entries]}
+
+
+def _audit_view(entry: Any, can_read_sensitive: bool) -> dict[str, Any]:
+    before = json.loads(entry.before_json) if entry.before_json else None
+    after = json.loads(entry.after_json) if entry.after_json else None
+    hide = not can_read_sensitive and any((s or {}).get("sensitivity") == "masked" for s in (before, after))
+    changes = [
+        {"field": k, "before": _shown(k, (before or {}).get(k), hide), "after": _shown(k, (after or {}).get(k), hide)}
+        for k in _changed_fields(before, after)
+    ]
+    return {"action": entry.action, "actor": entry.actor, "reason": entry.reason,
+            "createdAt": isoformat(entry.created_at), "changes": changes}
+
+
+def _changed_fields(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
+    if before is None:  # added: the text and the category are the news, not every field
+        return [k for k in ("content", "category") if (after or {}).get(k)]
+    if after is None:  # deleted: what was lost
+        return [k for k in ("content",) if before.get(k)]
+    return [k for k in after if k not in UNINTERESTING and before.get(k) != after.get(k)]
+
+
+def _shown(field: str, value: Any, hide: bool) -> Any:
+    return MASKED_TEXT if hide and field in TEXT_FIELDS and value else value
+
+
+def export_records(uow: UnitOfWork, tenant_id: str) -> Iterator[dict[str, Any]]:
+    """Every memory of the tenant as /memories/export writes it, a page at a time, by id."""
+    after = ""
+    while True:
+        with uow.read() as db:
+            page = admin_repo.page_after(db, tenant_id, after, EXPORT_PAGE)
+            views = [memory_view(m, can_read_sensitive=True) for m in page]
+        if not views:
+            return
+        yield from views
+        after = views[-1]["id"]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOutcome:
+    imported: int
+    skipped: int
+
+
+async def import_batch(service: MemoryService, tenant_id: str, records: list[dict[str, Any]]) -> BatchOutcome:
+    """Store one batch of exported records: one embedding call, one transaction.
+
+    A record already present at the same version and time is skipped, so an interrupted import
+    run again resumes where it stopped and re-embeds nothing. A record whose id another tenant
+    holds gets an id derived from the tenant and the original, the same on every run.
+    """
+    holders = await asyncio.to_thread(_holders, service.uow, tenant_id, [r["id"] for r in records])
+    fresh: list[dict[str, Any]] = []
+    for record in records:
+        held = holders.get(record["id"])
+        if held is not None and held.tenant_id != tenant_id:
+            record = {**record, "id": _tenant_copy_id(tenant_id, record["id"])}
+            held = holders.get(record["id"])
+        if held is None or not _same_revision(held, record):
+            fresh.append(record)
+    if fresh:
+        prepared = await prepare_batch(service, [r["content"] for r in fresh])
+        await asyncio.to_thread(store_records, service, Caller(tenant_id), fresh, prepared)
+    return BatchOutcome(imported=len(fresh), skipped=len(records) - len(fresh))
+
+
+def _holders(uow: UnitOfWork, tenant_id: str, ids: list[str]) -> dict[str, Any]:
+    """Who holds each id of the batch, and each id a foreign-held record would be moved to."""
+    with uow.read() as db:
+        found = admin_repo.owners_of_ids(db, ids)
+        foreign = [_tenant_copy_id(tenant_id, i) for i, row in found.items() if row.tenant_id != tenant_id]
+        found.update(admin_repo.owners_of_ids(db, foreign))
+    return found
+
+
+def _tenant_copy_id(tenant_id: str, memory_id: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{tenant_id}/{memory_id}"))
+
+
+def _same_revision(held: Any, record: dict[str, Any]) -> bool:
+    when = record.get("updatedAt")
+    if not when or int(record.get("version", 1)) != held.version:
+        return False
+    try:
+        parsed = datetime.fromisoformat(str(when).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return parsed == held.updated_at
