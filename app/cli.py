@@ -1,23 +1,19 @@
-"""Command line: ``serve`` (the embedded default), ``migrate``, ``openapi``."""
+"""Command line: ``serve`` (the embedded default), ``migrate``, ``openapi``; the operator commands
+(worker, jobs, sessions, memories, reembed, backup, check, keys) live in ``app.commands``."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 
-import httpx
 import uvicorn
 
+from app import commands
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
-from app.db.uow import UnitOfWork
-from app.main import build_embedder, create_app
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.reembed import reembed_stale
-from app.memory.service import MemoryService
+from app.main import create_app
 from app.settings import Settings
 
 
@@ -31,29 +27,17 @@ def write_openapi(path: Path) -> None:
     path.write_text(json.dumps(openapi_document(), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
 
 
-async def reembed(settings: Settings) -> int:
-    """Open the database and the configured embedder, and re-embed stale memories."""
-    engine = create_db_engine(settings)
-    upgrade_to_head(engine)
-    async with httpx.AsyncClient(timeout=settings.embedding.timeout_s) as http:
-        embedder = build_embedder(settings, http)
-        uow = UnitOfWork(engine)
-        service = MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None)
-        try:
-            return await reembed_stale(service)
-        finally:
-            engine.dispose()
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="context-engine")
+    parser = argparse.ArgumentParser(prog="context-engine", description="A lossless, bounded context service for AI agents.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the service (settings from CE_* variables)")
     sub.add_parser("migrate", help="apply database migrations")
-    sub.add_parser("reembed", help="re-embed memories whose vectors came from another embedding model")
     openapi = sub.add_parser("openapi", help="write the OpenAPI document")
     openapi.add_argument("--output", default="openapi/openapi.json")
+    commands.register(sub)
     args = parser.parse_args(argv)
+    if getattr(args, "run", None) is not None:
+        return commands.dispatch(args)
     settings = Settings()
     if args.command == "serve":
         try:
@@ -63,9 +47,6 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
                     access_log=False, timeout_graceful_shutdown=10)
-    elif args.command == "reembed":
-        count = asyncio.run(reembed(settings))
-        sys.stdout.write(f"re-embedded {count} memories\n")
     elif args.command == "migrate":
         engine = create_db_engine(settings)
         upgrade_to_head(engine)

@@ -51,7 +51,7 @@ def requeue(db: Session, job: Job, now: datetime) -> None:
         update(Job)
         .where(Job.id == job.id)
         .values(status=JobStatus.QUEUED, attempts=0, worker_id=None, lease_expires_at=None,
-                run_after=now, stage=None, updated_at=now)
+                run_after=now, last_error=None, stage=None, updated_at=now)
     )
     db.execute(
         update(Archive)

@@ -75,6 +75,12 @@ def _shown(field: str, value: Any, hide: bool) -> Any:
     return MASKED_TEXT if hide and field in TEXT_FIELDS and value else value
 
 
+def count_memories(uow: UnitOfWork, tenant_id: str) -> int:
+    """Every memory of the tenant, superseded and expired ones included (what an export holds)."""
+    with uow.read() as db:
+        return admin_repo.count_all(db, tenant_id)
+
+
 def export_records(uow: UnitOfWork, tenant_id: str) -> Iterator[dict[str, Any]]:
     """Every memory of the tenant as /memories/export writes it, a page at a time, by id."""
     after = ""
@@ -130,6 +136,8 @@ def _tenant_copy_id(tenant_id: str, memory_id: str) -> str:
 
 
 def _same_revision(held: Any, record: dict[str, Any]) -> bool:
+    """Whether the stored memory is the record's revision: same version, same change time (to the
+    millisecond, the precision of an export)."""
     when = record.get("updatedAt")
     if not when or int(record.get("version", 1)) != held.version:
         return False
@@ -137,4 +145,4 @@ def _same_revision(held: Any, record: dict[str, Any]) -> bool:
         parsed = datetime.fromisoformat(str(when).replace("Z", "+00:00"))
     except ValueError:
         return False
-    return parsed == held.updated_at
+    return parsed.tzinfo is not None and isoformat(parsed) == isoformat(held.updated_at)

@@ -47,6 +47,10 @@ def page_after(db: Session, tenant_id: str, after_id: str, limit: int) -> list[M
     return list(db.execute(stmt).scalars())
 
 
+def count_all(db: Session, tenant_id: str) -> int:
+    return int(db.execute(select(func.count()).select_from(Memory).where(Memory.tenant_id == tenant_id)).scalar_one())
+
+
 def owners_of_ids(db: Session, ids: Sequence[str]) -> dict[str, Any]:
     """(tenant_id, version, updated_at) of the memories with these ids, whatever their tenant."""
     if not ids:

@@ -1,0 +1,41 @@
+"""The operator commands of ``context-engine`` (``python -m app``) beyond serve/migrate/openapi.
+
+Each module adds its subcommand with ``add_parser`` and sets ``run(args) -> exit status``.
+argparse (standard library) is enough here: nested subcommands, ``--help`` everywhere, and no
+dependency for a service that must install offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pydantic import ValidationError
+
+from app.commands import backup, check, jobs, keys, memories, reembed, sessions, worker
+from app.commands.runtime import EXIT_PROBLEM, EXIT_USAGE, CommandError
+from app.errors import AppError
+
+MODULES = (worker, jobs, sessions, memories, reembed, backup, check, keys)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    for module in MODULES:
+        module.add_parser(sub)
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run the chosen command; a problem the operator can fix is one line on stderr, not a trace."""
+    try:
+        return int(args.run(args))
+    except (CommandError, AppError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_PROBLEM
+    except BrokenPipeError:
+        # The reader went away (`… | head`): stop quietly, and keep Python from complaining at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PROBLEM
+    except ValidationError as exc:
+        sys.stderr.write(f"error: invalid configuration: {exc.errors()[0].get('msg', exc)}\n")
+        return EXIT_USAGE
