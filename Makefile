@@ -16,6 +16,7 @@ serve: $(STAMP)
 	$(BIN)/python -m app serve
 
 test: $(STAMP)
+	@sh .ci/chromium
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

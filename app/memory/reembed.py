@@ -13,7 +13,7 @@ from collections.abc import Callable
 from app.memory import admin_repository as admin_repo
 from app.memory import repository as repo
 from app.memory.service import MemoryService
-from app.memory.store import PreparedChunks, write_chunks
+from app.memory.store import PreparedChunks, write_chunks_many
 from app.memory.transfer import prepare_batch
 
 BATCH = 64
@@ -57,7 +57,9 @@ def _stale_page(service: MemoryService, model_id: str, limit: int) -> list:  # t
 
 def _store(service: MemoryService, stale: list, prepared: list[PreparedChunks]) -> None:  # type: ignore[type-arg]
     with service.uow.write() as db:
+        items = []
         for row, chunks in zip(stale, prepared, strict=True):
             memory = repo.get_memory(db, row.tenant_id, row.id)
             if memory is not None and memory.content == row.content:  # unchanged since it was read
-                write_chunks(db, service.uow.dialect, memory, chunks)
+                items.append((memory, chunks))
+        write_chunks_many(db, service.uow.dialect, items)

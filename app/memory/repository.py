@@ -91,6 +91,18 @@ def add_chunks(db: Session, memory: Memory, texts: Sequence[str], model_id: str 
     return chunks
 
 
+def add_chunks_many(db: Session, items: Sequence[tuple[Memory, Sequence[str], str | None]]) -> list[list[MemoryChunk]]:
+    """``add_chunks`` for many memories with one flush; the chunks of each, in order."""
+    chunks = [
+        [MemoryChunk(tenant_id=m.tenant_id, memory_id=m.id, chunk_index=i, text=t, embedding_model=model_id)
+         for i, t in enumerate(texts)]
+        for m, texts, model_id in items
+    ]
+    db.add_all([chunk for group in chunks for chunk in group])
+    db.flush()
+    return chunks
+
+
 def delete_chunks(db: Session, memory_ids: Sequence[str]) -> None:
     if memory_ids:
         db.execute(delete(MemoryChunk).where(MemoryChunk.memory_id.in_(list(memory_ids))))

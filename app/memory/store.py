@@ -47,6 +47,26 @@ def write_chunks(db: Session, dialect: Dialect, memory: Memory, prepared: Prepar
     memory.embedding_model = prepared.model_id
 
 
+def write_chunks_many(db: Session, dialect: Dialect, items: list[tuple[Memory, PreparedChunks]]) -> None:
+    """``write_chunks`` for many memories at once: a few statements for the whole batch."""
+    if not items:
+        return
+    memory_ids = [memory.id for memory, _ in items]
+    dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, memory_ids))
+    repo.delete_chunks(db, memory_ids)
+    groups = repo.add_chunks_many(db, [(memory, prepared.texts, prepared.model_id) for memory, prepared in items])
+    dialect.index_memory_chunks(db, [
+        (chunk.id, index_text(memory, chunk.text)) for (memory, _), chunks in zip(items, groups, strict=True) for chunk in chunks
+    ])
+    vectors = []
+    for (memory, prepared), chunks in zip(items, groups, strict=True):
+        if prepared.vectors is not None:
+            partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
+            vectors += [(chunk.id, partition, vector) for chunk, vector in zip(chunks, prepared.vectors, strict=True)]
+        memory.embedding_model = prepared.model_id
+    dialect.store_chunk_vectors(db, vectors)
+
+
 def remove_memories(db: Session, dialect: Dialect, memory_ids: list[str]) -> None:
     """Delete memories with their chunks, word index rows and vectors."""
     dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, memory_ids))

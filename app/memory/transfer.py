@@ -11,11 +11,11 @@ from typing import Any
 from app.core.clock import utcnow
 from app.db.models import Memory
 from app.errors import InvalidArgument
-from app.memory import repository as repo
+from app.memory import admin_repository as admin_repo
 from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, memory_view, new_memory_id
 from app.memory.redaction import redact_secrets
 from app.memory.service import Caller, MemoryService
-from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
+from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks_many
 from app.providers.protocols import ProviderError
 
 REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
@@ -111,24 +111,27 @@ async def prepare_batch(service: MemoryService, texts: list[str]) -> list[Prepar
 
 
 def store_records(service: MemoryService, caller: Caller, records: list[dict[str, Any]], prepared: list[Any]) -> list[str]:
-    """Write prepared records in one transaction (replacing by id); returns the ids written."""
+    """Write prepared records in one transaction, replacing by id, with a few statements for the
+    whole batch; returns each record's id."""
     now = utcnow()
-    imported: list[str] = []
+    dialect = service.uow.dialect
     with service.uow.write() as db:
-        for record, chunks in zip(records, prepared, strict=True):
-            taken = db.get(Memory, record["id"])
-            if taken is not None and taken.tenant_id != caller.tenant_id:
-                # Another tenant's id is answered as if it did not exist: the record gets a new id.
-                record = {**record, "id": new_memory_id()}
-            existing = repo.get_memory(db, caller.tenant_id, record["id"])
-            if existing is not None:
-                remove_memories(db, service.uow.dialect, [existing.id])
-                db.flush()
-            memory = repo.add_memory(db, _row(caller.tenant_id, record))
-            write_chunks(db, service.uow.dialect, memory, chunks)
+        held = admin_repo.owners_of_ids(db, [r["id"] for r in records])
+        # Another tenant's id is answered as if it did not exist: the record gets a new id.
+        records = [r if r["id"] not in held or held[r["id"]].tenant_id == caller.tenant_id
+                   else {**r, "id": new_memory_id()} for r in records]
+        latest = {r["id"]: (r, p) for r, p in zip(records, prepared, strict=True)}  # a repeated id: the last wins
+        replaced = [memory_id for memory_id in latest if memory_id in held]
+        if replaced:
+            remove_memories(db, dialect, replaced)
+            db.flush()
+        memories = [(_row(caller.tenant_id, record), chunks) for record, chunks in latest.values()]
+        db.add_all([memory for memory, _ in memories])
+        db.flush()
+        write_chunks_many(db, dialect, memories)
+        for memory, _ in memories:
             audit(db, memory, "ADD", "import", "import", None, now)
-            imported.append(memory.id)
-    return imported
+    return [r["id"] for r in records]
 
 
 __all__ = ["import_memories", "memory_view", "parse_lines", "parse_record", "store_records"]

@@ -96,6 +96,14 @@ async def _seed_failed(db: Path, history: list[dict[str, Any]]) -> None:
             assert job is not None
             queue.mark_failed(session, job, FAILURE, "working_memory", now)
         engine.dispose()
+
+
+async def _seed_after_failure(db: Path, history: list[dict[str, Any]]) -> None:
+    """A fourth archive that completes although the third failed, then live messages."""
+    async with app_client(seed_settings(db)) as client:
+        history += [user("Rollout finished in eu-west-1. Next: us-east-1 on Monday; check charts/api/values.yaml first"),
+                    assistant("Planned: us-east-1 on Monday.")]
+        assert (await _commit(client, SESSION, history, True))["archive"]["status"] == "completed"
         history += [user("Is the rollout done?"), assistant("Yes: all pods run v1.4.2.")]
         await client.post("/after-turn", headers=AUTH, json={"sessionId": SESSION, "messages": history})
 
@@ -108,3 +116,4 @@ async def seed(db: Path) -> None:
     history: list[dict[str, Any]] = []  # the host's transcript of SESSION, as it grows
     await _seed_completed(db, history)
     await _seed_failed(db, history)
+    await _seed_after_failure(db, history)
