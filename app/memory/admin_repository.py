@@ -59,6 +59,12 @@ def owners_of_ids(db: Session, ids: Sequence[str]) -> dict[str, Any]:
     return {row.id: row for row in db.execute(stmt)}
 
 
+def memories_with_ids(db: Session, ids: Sequence[str]) -> list[Memory]:
+    if not ids:
+        return []
+    return list(db.execute(select(Memory).where(Memory.id.in_(list(ids)))).scalars())
+
+
 def _stale(model_id: str):  # type: ignore[no-untyped-def]
     return or_(Memory.embedding_model.is_(None), Memory.embedding_model != model_id)
 

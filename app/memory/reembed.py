@@ -11,7 +11,6 @@ import asyncio
 from collections.abc import Callable
 
 from app.memory import admin_repository as admin_repo
-from app.memory import repository as repo
 from app.memory.service import MemoryService
 from app.memory.store import PreparedChunks, write_chunks_many
 from app.memory.transfer import prepare_batch
@@ -57,9 +56,10 @@ def _stale_page(service: MemoryService, model_id: str, limit: int) -> list:  # t
 
 def _store(service: MemoryService, stale: list, prepared: list[PreparedChunks]) -> None:  # type: ignore[type-arg]
     with service.uow.write() as db:
-        items = []
-        for row, chunks in zip(stale, prepared, strict=True):
-            memory = repo.get_memory(db, row.tenant_id, row.id)
-            if memory is not None and memory.content == row.content:  # unchanged since it was read
-                items.append((memory, chunks))
+        current = {m.id: m for m in admin_repo.memories_with_ids(db, [row.id for row in stale])}
+        items = [
+            (current[row.id], chunks) for row, chunks in zip(stale, prepared, strict=True)
+            # Unchanged since it was read (an edit meanwhile re-embedded it already).
+            if row.id in current and current[row.id].content == row.content
+        ]
         write_chunks_many(db, service.uow.dialect, items)

@@ -146,5 +146,7 @@ def cached_vectors(db: Session, keys: Sequence[str]) -> dict[str, bytes]:
 
 
 def store_cached_vectors(db: Session, entries: Sequence[EmbeddingCacheEntry]) -> None:
-    for entry in entries:
-        db.merge(entry)
+    """Add the entries not cached yet (a key names its vector, so a present one is the same)."""
+    keys = [entry.key for entry in entries]
+    present = set(db.execute(select(EmbeddingCacheEntry.key).where(EmbeddingCacheEntry.key.in_(keys))).scalars()) if keys else set()
+    db.add_all([entry for entry in {e.key: e for e in entries}.values() if entry.key not in present])

@@ -1,0 +1,55 @@
+"""An OpenAI-compatible /embeddings endpoint on loopback with cheap deterministic vectors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DIMENSIONS = 384
+
+
+def vector_of(text: str) -> list[float]:
+    """Two buckets picked by the text's hash: distinct texts get distinct unit-length directions."""
+    digest = hashlib.sha256(text.encode()).digest()
+    vector = [0.0] * DIMENSIONS
+    vector[digest[0] % DIMENSIONS] += 1.0
+    vector[(digest[1] * 7 + 3) % DIMENSIONS] += 0.5
+    return vector
+
+
+class StubEmbeddings:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.texts = 0
+
+    def start(self) -> str:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                stub.calls += 1
+                stub.texts += len(texts)
+                data = json.dumps({"object": "list", "model": body.get("model"), "data": [
+                    {"object": "embedding", "index": i, "embedding": vector_of(t)} for i, t in enumerate(texts)
+                ]}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
