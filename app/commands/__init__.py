@@ -8,6 +8,7 @@ dependency for a service that must install offline.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 from app.commands import backup, check, jobs, keys, memories, reembed, sessions, worker
 from app.commands.runtime import EXIT_PROBLEM, EXIT_USAGE, CommandError
 from app.errors import AppError
+from app.logging import configure_logging
 
 MODULES = (worker, jobs, sessions, memories, reembed, backup, check, keys)
 
@@ -27,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def dispatch(args: argparse.Namespace) -> int:
     """Run the chosen command; a problem the operator can fix is one line on stderr, not a trace."""
+    _log_to_stderr(args.command)
     try:
         return int(args.run(args))
     except (CommandError, AppError) as exc:
@@ -39,3 +42,13 @@ def dispatch(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         sys.stderr.write(f"error: invalid configuration: {exc.errors()[0].get('msg', exc)}\n")
         return EXIT_USAGE
+
+
+def _log_to_stderr(command: str) -> None:
+    """Logs go to stderr (stdout carries exports): warnings only, but the worker's progress too."""
+    if logging.getLogger().handlers:
+        return  # already set up by whoever runs us
+    default = "INFO" if command == "worker" else "WARNING"
+    level = os.environ.get("CE_LOG_LEVEL", default).upper()
+    configure_logging(os.environ.get("CE_LOG_FORMAT", "console"),
+                      level if level in logging.getLevelNamesMapping() else default)

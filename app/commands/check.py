@@ -14,14 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
-import pysqlite3.dbapi2 as sqlite_dbapi
-import sqlite_vec
 from pydantic import ValidationError
-from sqlalchemy import text
 
 from app.commands.runtime import EXIT_OK, EXIT_PROBLEM
 from app.db.backup import BackupError, sqlite_path
-from app.db.engine import MIN_SQLITE_VERSION, create_db_engine
+from app.db.engine import create_db_engine
+from app.db.health import ExtensionMissing, extension_versions, ping
 from app.db.migrate import current_and_head
 from app.main import build_embedder
 from app.settings import Settings
@@ -59,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             outcome = check(settings)
         except Exception as exc:  # noqa: BLE001 - a check that breaks is a problem to report, not a crash
-            outcome = Outcome(False, f"{exc.__class__.__name__}: {exc}")
+            outcome = Outcome(False, _one_line(exc))
         _report(name, outcome)
         healthy = healthy and outcome.ok
     return EXIT_OK if healthy else EXIT_PROBLEM
@@ -68,6 +66,13 @@ def run(args: argparse.Namespace) -> int:
 def _report(name: str, outcome: Outcome) -> None:
     sys.stdout.write(f"{'ok  ' if outcome.ok else 'FAIL'}  {name:<11} {outcome.detail}\n")
     sys.stdout.flush()
+
+
+def _one_line(exc: Exception) -> str:
+    """The error in one line: the driver's own error rather than the ORM's wrapper and its notes."""
+    cause = getattr(exc, "orig", None) or exc
+    text = str(cause).splitlines()[0] if str(cause) else ""
+    return f"{cause.__class__.__name__}: {text}"
 
 
 def _settings_error(exc: ValidationError) -> str:
@@ -93,8 +98,7 @@ def check_database(settings: Settings) -> Outcome:
         return path
     engine = create_db_engine(settings)
     try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+        ping(engine)
     finally:
         engine.dispose()
     return Outcome(True, f"{path} ({path.stat().st_size} bytes)")
@@ -127,26 +131,10 @@ def _existing_database(settings: Settings):  # type: ignore[no-untyped-def]
 
 def check_extensions(settings: Settings) -> Outcome:
     """sqlite-vec loads, and this SQLite has FTS5 with the trigram tokenizer."""
-    version = tuple(int(p) for p in sqlite_dbapi.sqlite_version.split("."))
-    if version < MIN_SQLITE_VERSION:
-        return Outcome(False, f"SQLite {sqlite_dbapi.sqlite_version} is older than {MIN_SQLITE_VERSION}")
-    conn = sqlite_dbapi.connect(":memory:")
     try:
-        conn.enable_load_extension(True)
-        try:
-            sqlite_vec.load(conn)
-        except sqlite_dbapi.Error as exc:
-            return Outcome(False, f"sqlite-vec cannot be loaded: {exc}")
-        finally:
-            conn.enable_load_extension(False)
-        vec_version = conn.execute("SELECT vec_version()").fetchone()[0]
-        try:
-            conn.execute("CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='trigram')")
-        except sqlite_dbapi.Error as exc:
-            return Outcome(False, f"FTS5 with the trigram tokenizer is missing: {exc}")
-    finally:
-        conn.close()
-    return Outcome(True, f"SQLite {sqlite_dbapi.sqlite_version}, sqlite-vec {vec_version}, FTS5 trigram")
+        return Outcome(True, extension_versions())
+    except ExtensionMissing as exc:
+        return Outcome(False, str(exc))
 
 
 def check_model(settings: Settings) -> Outcome:
