@@ -43,7 +43,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     setattr(item, f"report_{report.when}", report)
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running on the main thread, which
+# must be gone before the asynchronous tests of other modules run.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     executable = chromium_executable()
     with sync_playwright() as playwright:
