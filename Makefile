@@ -10,13 +10,13 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@sh .ci/chromium
 	touch $(STAMP)
 
 serve: $(STAMP)
 	$(BIN)/python -m app serve
 
 test: $(STAMP)
-	@sh .ci/chromium
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
