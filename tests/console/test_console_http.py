@@ -107,7 +107,8 @@ async def test_masked_memories_stay_masked_without_the_scope(make_settings) -> N
 async def test_a_stale_version_is_a_409_that_keeps_the_draft(client: httpx.AsyncClient) -> None:
     made = (await client.post("/memories", json={"content": "first text", "category": "entities"})).json()
     memory_id = made["memory"]["id"]
-    saved = await client.post(f"/console/memories/{memory_id}", data={"version": "1", "content": "second text"})
+    saved = await client.post(f"/console/memories/{memory_id}", data={
+        "version": "1", "content": "second text", "title": "first text", "loaded_title": "first text"})
     assert saved.status_code == 303 and saved.headers["location"] == f"/console/memories/{memory_id}?saved=2"
     stale = await client.post(f"/console/memories/{memory_id}", data={"version": "1", "content": "my draft"})
     assert stale.status_code == 409
@@ -115,6 +116,11 @@ async def test_a_stale_version_is_a_409_that_keeps_the_draft(client: httpx.Async
     assert (await client.get(f"/memories/{memory_id}")).json()["content"] == "second text"
     audit = (await client.get(f"/console/memories/{memory_id}")).text
     assert re.search(r"<th scope=\"row\">UPDATE</th>\s*<td>console</td>", audit)
+    # The title was derived from the text and left as it was: it follows the text.
+    assert (await client.get(f"/memories/{memory_id}")).json()["title"] == "second text"
+    await client.post(f"/console/memories/{memory_id}", data={
+        "version": "2", "content": "third text", "title": "A title of its own", "loaded_title": "second text"})
+    assert (await client.get(f"/memories/{memory_id}")).json()["title"] == "A title of its own"
 
 
 async def test_htmx_posts_navigate_with_hx_redirect(client: httpx.AsyncClient) -> None:

@@ -49,8 +49,11 @@ async def edit_memory(
     version: Annotated[int, Form(ge=1)],
     content: Annotated[str, Form(min_length=1, max_length=100_000)],
     title: Annotated[str, Form(max_length=500)] = "",
+    loaded_title: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
-    changes = {"content": content, **({"title": title.strip()} if title.strip() else {})}
+    # An unchanged title is left out, so that a title derived from the text follows the new text.
+    retitled = title.strip() and title.strip() != loaded_title.strip()
+    changes = {"content": content, **({"title": title.strip()} if retitled else {})}
     try:
         view = await services.memory.patch(user.caller, memory_id, changes, version, actor=ACTOR)
     except Conflict as exc:
