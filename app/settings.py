@@ -155,6 +155,7 @@ class Settings(BaseSettings):
     wm: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
+    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     assemble: AssembleSettings = Field(default_factory=AssembleSettings)
     archives: ArchiveSettings = Field(default_factory=ArchiveSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
@@ -162,7 +163,6 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     db: DatabaseSettings = Field(default_factory=DatabaseSettings)
-    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
 
     @field_validator("api_keys", mode="before")
     @classmethod
