@@ -133,6 +133,17 @@ def history_texts(ex: Exchange) -> list[str]:
     return out
 
 
+def unwrap_tool_call_result(text: str) -> str:
+    """The text a tool returned; through the host's `tool_call` it arrives wrapped in JSON
+    (`{"tool": {...}, "result": {"content": [{"type": "text", "text": ...}]}}`)."""
+    try:
+        wrapped = json.loads(text)
+    except ValueError:
+        return text
+    content = wrapped.get("result", {}).get("content") if isinstance(wrapped, dict) else None
+    return text_of(content) if isinstance(content, list) else text
+
+
 def walk(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
     yield path, value
     if isinstance(value, dict):
@@ -298,7 +309,7 @@ def test_model_expands_an_archive_and_reads_its_original_text(conv: Conversation
     answer = t10.exchanges[1]
     results = [text_of(m.get("content")) for m in answer.messages if m.get("role") == "tool"]
     assert results, "the tool result did not reach the model"
-    tool_result = results[-1]
+    tool_result = unwrap_tool_call_result(results[-1])
     for original in originals:
         first_line = HOST_TIME_PREFIX.sub("", original.strip(), count=1).splitlines()[0]
         assert first_line in tool_result, (first_line, tool_result[:1500])
@@ -317,7 +328,8 @@ def test_recalled_memory_reaches_the_model_marked_as_data(conv: Conversation) ->
     body = envelope[envelope.index("<openviking-context>"):]
     assert "mangosteen" in body and "</openviking-context>" in body
     assert MEMORY.split()[-1].rstrip(".") in body
-    assert re.search(r"not (as )?instructions|may be relevant", body, re.IGNORECASE)
+    # recall.md: recalled text is data, never instructions, and the injected section says so
+    assert re.search(r"\bdata\b[^\n]{0,60}\binstructions?\b", body, re.IGNORECASE), body
 
 
 def test_notes_file_fixture_is_what_the_read_tool_returned(conv: Conversation) -> None:
