@@ -5,8 +5,9 @@ from app.db.models.archive import Archive, ArchiveStatus
 from app.db.models.job import Job, JobStatus
 from app.db.models.memory import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
 from app.db.models.message import StoredMessage
+from app.db.models.message_search import MessageSearch
 
 __all__ = [
     "AgentSession", "Archive", "ArchiveStatus", "EmbeddingCacheEntry", "Job", "JobStatus", "Memory",
-    "MemoryAudit", "MemoryChunk", "StoredMessage",
+    "MemoryAudit", "MemoryChunk", "MessageSearch", "StoredMessage",
 ]
