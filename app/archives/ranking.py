@@ -102,6 +102,15 @@ def bm25(query: Query, docs: Sequence[Doc], stats: SessionStats) -> dict[int, fl
     return scores
 
 
+def ideal_score(query: Query, stats: SessionStats) -> float:
+    """The BM25 of a message of average length that holds every term once, each term as rare as a
+    term can be: dividing by it turns a score into the share of the query a message answers."""
+    n = max(stats.documents, 1)
+    rarest = math.log(1 + (n - 1 + 0.5) / 1.5)
+    counter = TermCounter(query)
+    return sum(counter.weight(t) for t in {**counter.weights, **counter.dates}) * rarest
+
+
 def ranked(scores: dict[int, float]) -> list[int]:
     """Ids best first; ties go to the lower id (the earlier message)."""
     return sorted(scores, key=lambda i: (-scores[i], i))
@@ -116,11 +125,14 @@ def reciprocal_rank_fusion(rankings: Iterable[Sequence[int]], k: int = RRF_K) ->
     return fused
 
 
-def calibrated_fusion(lexical: dict[int, float], similarity: dict[int, float], dense_weight: float = DENSE_WEIGHT) -> dict[int, float]:
-    """Both sides on [0, 1] before a weighted sum: BM25 divided by the best BM25 of the query,
+def calibrated_fusion(lexical: dict[int, float], similarity: dict[int, float], ideal: float,
+                      dense_weight: float = DENSE_WEIGHT) -> dict[int, float]:
+    """Both sides on [0, 1] before a weighted sum: BM25 divided by ``ideal_score`` (a message that
+    matches one word of a four-word question scores about a quarter, not 1 as the best of a poor
+    lot would),
     cosine similarity min-max scaled over the nearest neighbours (the local model's similarities
     crowd into a narrow band, so raw cosines would say little). A missing side counts 0."""
-    best = max(lexical.values(), default=0.0)
+    best = max(ideal, max(lexical.values(), default=0.0))
     low, high = min(similarity.values(), default=0.0), max(similarity.values(), default=0.0)
     spread = high - low
     fused: dict[int, float] = {}

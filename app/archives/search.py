@@ -65,19 +65,20 @@ def session_stats(db: Session, scope: Scope) -> ranking.SessionStats:
     return cached
 
 
-def lexical_scores(db: Session, uow: UnitOfWork, scope: Scope, query: Query) -> tuple[dict[int, float], dict[int, Any]]:
+def lexical_scores(db: Session, uow: UnitOfWork, scope: Scope, query: Query) -> tuple[dict[int, float], dict[int, Any], float]:
     """BM25 of every archived message of the session that holds a term, and the candidate rows."""
     literals = list(dict.fromkeys([*query.literals, *query.phrases]))
     dates = [t.literal for t in query.terms if t.kind == "date"]
     rows = uow.dialect.message_candidates(db, scope.session.id, literals, dates, scope.only)
     docs = [ranking.Doc(r.row_id, r.text, r.dates) for r in rows]
-    scores = ranking.bm25(query, docs, session_stats(db, scope))
-    return scores, {r.row_id: r for r in rows}
+    stats = session_stats(db, scope)
+    scores = ranking.bm25(query, docs, stats)
+    return scores, {r.row_id: r for r in rows}, ranking.ideal_score(query, stats)
 
 
 def search_ranked(db: Session, uow: UnitOfWork, scope: Scope, query: Query, limit: int,
                   vector: list[float] | None, fusion: str) -> list[dict[str, Any]]:
-    lexical, candidates = lexical_scores(db, uow, scope, query)
+    lexical, candidates, ideal = lexical_scores(db, uow, scope, query)
     similarity: dict[int, float] = {}
     if vector is not None:
         hits = uow.dialect.nearest_messages(db, scope.session.id, vector, max(VECTOR_POOL, limit * 3))
@@ -85,7 +86,7 @@ def search_ranked(db: Session, uow: UnitOfWork, scope: Scope, query: Query, limi
     if similarity and fusion == "rrf":
         fused = ranking.reciprocal_rank_fusion([ranking.ranked(lexical), ranking.ranked(similarity)])
     elif similarity:
-        fused = ranking.calibrated_fusion(lexical, similarity)
+        fused = ranking.calibrated_fusion(lexical, similarity, ideal)
     else:
         fused = lexical
     literals = [*query.literals, *query.phrases]
