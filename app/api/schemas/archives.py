@@ -45,8 +45,8 @@ class ArchiveSearchRequest(RequestModel):
     case_sensitive: bool = False
     limit: Integer = Field(20, ge=1, le=200)
     format: Literal["json", "text"] = "json"
-    since: AwareDatetime | None = Field(None, description="Only messages the host timestamped at or after this time.")
-    until: AwareDatetime | None = Field(None, description="Only messages the host timestamped at or before this time.")
+    since: AwareDatetime | None = Field(None, strict=False, description="Only messages the host timestamped at or after this time.")
+    until: AwareDatetime | None = Field(None, strict=False, description="Only messages the host timestamped at or before this time.")
     context: Integer = Field(0, ge=0, le=10, description="Archived turns returned before and after each message hit.")
     fusion: Literal["calibrated", "rrf"] = Field(
         "calibrated", description="Ranked mode: how the lexical and vector rankings are combined."
