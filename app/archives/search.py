@@ -129,7 +129,7 @@ class _RowView:
 
 def search_keyword(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: int, case_sensitive: bool) -> list[dict[str, Any]]:
     query = parse_query(raw)
-    literals = list(dict.fromkeys([*query.literals, *query.phrases]))
+    literals = query.whole_literals
     if case_sensitive or not literals:
         literals = matching.keyword_terms(raw)  # the literal whitespace-separated terms
     hits: list[dict[str, Any]] = []
@@ -140,7 +140,7 @@ def search_keyword(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: 
             hits.append({**message_hit(scope.archives[row.archive_pk], row, span, None, moment), "match": "all"})
             if len(hits) > limit:
                 return hits
-    if case_sensitive or len(literals) < 2 or not query.terms or query.phrases:
+    if case_sensitive or len(query.literals) < 2 or not query.terms or query.phrases:
         return hits  # quoted parts are exact: nothing partial
     # Fewer messages hold every term than asked for: the best messages holding some of them follow.
     found = {h["seq"] for h in hits}
@@ -211,7 +211,8 @@ def match_overviews(scope: Scope, raw: str, mode: str, case_sensitive: bool) -> 
     query = parse_query(raw)
     literals = list(dict.fromkeys([*query.literals, *query.phrases])) or matching.keyword_terms(raw)
     if mode == "keyword":
-        if case_sensitive or not query.terms:
+        literals = query.whole_literals
+        if case_sensitive or not literals:
             literals = matching.keyword_terms(raw)
         found = [(a, matching.find_keywords(a.overview, literals, case_sensitive)) for a in _overviews(scope)]
         return [overview_hit(a, span, None) for a, span in found if span is not None]

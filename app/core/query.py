@@ -67,10 +67,18 @@ class Query:
     text: str
     terms: tuple[Term, ...]
     phrases: tuple[str, ...]  # quoted parts: exact substrings
+    cjk_words: tuple[str, ...] = ()  # CJK runs cut at function words, before pairing
 
     @property
     def literals(self) -> list[str]:
         return [t.literal for t in self.terms if t.kind != "date"]
+
+    @property
+    def whole_literals(self) -> list[str]:
+        """What every-word matching looks for: words, and CJK runs whole (``部署失败``, not its
+        pairs), which also keeps them long enough for the trigram index."""
+        words = [t.literal for t in self.terms if t.kind not in ("date", "cjk")]
+        return list(dict.fromkeys([*words, *self.cjk_words, *self.phrases]))
 
 
 def normalise(text: str) -> str:
@@ -147,9 +155,12 @@ def parse_query(query: str, max_terms: int = MAX_TERMS) -> Query:
     for compound in _COMPOUND_RE.findall(text):
         if compound.isascii():  # "db-prod-7" also as one literal term
             terms.append(Term(compound, compound, LATIN_WEIGHT, "compound"))
+    cjk_words: list[str] = []
     for word in _WORD_RE.findall(text):
         terms += _word_terms(word)
+        cjk_words += [p for run in _CJK_RUN_RE.findall(word) for p in _cjk_pieces(run)]
     unique: dict[str, Term] = {}
     for term in terms:
         unique.setdefault(term.token, term)
-    return Query(query, tuple(list(unique.values())[: max(0, max_terms)]), tuple(p for p in phrases if p))
+    kept = tuple(list(unique.values())[: max(0, max_terms)])
+    return Query(query, kept, tuple(p for p in phrases if p), tuple(dict.fromkeys(cjk_words))[: max(0, max_terms)])
