@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core.clock import isoformat, utcnow
-from app.core.query import parse_query
 from app.db.models import Memory
 from app.memory import repository as repo
 from app.memory.records import MASKED_TEXT, owner_key
@@ -26,14 +25,14 @@ from app.memory.scoring import (
     threshold_and_limit,
 )
 from app.memory.service import Caller, MemoryService
-from app.memory.text import cjk_spaced
+from app.memory.text import fts_match_expression, is_cjk, query_terms
 from app.providers.protocols import ProviderError
 
 VECTOR_WEIGHT = 0.7
 TEXT_WEIGHT = 0.3
 MIN_POOL = 20
 MMR_LAMBDA = 0.7
-MAX_FTS_TERMS = 24  # words, and the character pairs of Chinese runs
+MAX_FTS_TERMS = 24  # the 12 query terms plus character pairs of Chinese runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +73,11 @@ def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str
              vector: list[float] | None, mode: str) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     pool = max(req.limit * 4, MIN_POOL)
     dialect = service.uow.dialect
-    terms = fts_terms(req.query)
+    terms = query_terms(req.query)
     with service.uow.read() as db:
         text_ranks: dict[int, float] = {}
         if mode != "vector" and terms:
-            expression = " OR ".join(terms)
+            expression = fts_match_expression(_with_cjk_bigrams(terms))
             text_ranks = {h.row_id: float(h.score or 0.0) for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)}
         distances: dict[int, float] = {}
         if vector is not None:
@@ -100,17 +99,14 @@ def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str
     return merged, memories
 
 
-def fts_terms(query: str) -> list[str]:
-    """The query's terms (``app.core.query``: punctuation and stop words dropped, CJK runs as
-    character pairs so ``数据平台组谁负责`` reaches ``数据平台组由王伟负责``) as FTS5 phrases over the
-    character-spaced index; English stems match as prefixes (``visit`` finds ``visited``)."""
-    out = []
-    for term in parse_query(query, max_terms=MAX_FTS_TERMS).terms:
-        if term.kind == "date":
-            continue
-        phrase = '"' + cjk_spaced(term.literal).replace('"', '""') + '"'
-        out.append(phrase + "*" if term.kind == "word" and term.literal.isascii() else phrase)
-    return out
+def _with_cjk_bigrams(terms: list[str]) -> list[str]:
+    """A long Chinese run also matches by its character pairs: a question rarely repeats the stored
+    sentence verbatim (``数据平台组谁负责`` should reach ``数据平台组由王伟负责``)."""
+    out = list(terms)
+    for term in terms:
+        if len(term) > 2 and all(is_cjk(ch) for ch in term):
+            out += [term[i : i + 2] for i in range(len(term) - 1)]
+    return list(dict.fromkeys(out))[:MAX_FTS_TERMS]
 
 
 def _wanted(memory: Memory, req: SearchInput) -> bool:
