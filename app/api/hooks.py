@@ -1,4 +1,4 @@
-"""POST /assemble, /after-turn, /compact: the OpenClaw hooks forwarded by the plugin shim."""
+"""POST /assemble, /commit-turn, /after-turn, /compact: the OpenClaw hooks forwarded by the plugin."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from app.api.schemas.hooks import (
     AfterTurnResponse,
     AssembleRequest,
     AssembleResponse,
+    CommitTurnRequest,
+    CommitTurnResponse,
     CompactRequest,
     CompactResponse,
 )
 from app.assembly.service import AssembleInput, assemble
-from app.sessions.capture import TurnInput, capture_turn
+from app.sessions.capture import CaptureResult, TurnAdvancement, TurnInput, capture_turn
 from app.sessions.compact import CompactInput, compact_session
 
 router = APIRouter(tags=["hooks"])
@@ -29,7 +31,7 @@ async def assemble_endpoint(body: AssembleRequest, services: ServicesDep, tenant
                             user_id: UserIdHeader = None) -> dict[str, object]:
     """Rebuild the prompt history (pre_prompt) or inject recalled context (tool_loop)."""
     fields = body.model_fields_set
-    pre_prompt = bool({"prompt", "available_tools", "citations_mode"} & fields)
+    pre_prompt = bool({"prompt", "available_tools", "citations_mode"} & fields) if body.phase is None else body.phase == "pre_prompt"
     request = AssembleInput(
         identity=hook_identity(tenant, body, user_id),
         messages=body.messages,
@@ -59,16 +61,42 @@ async def after_turn_endpoint(body: AfterTurnRequest, services: ServicesDep, ten
     result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
     if result.archive_scheduled:
         services.notify_worker()
-    return AfterTurnResponse(
-        ok=True,
-        ingested=result.ingested,
-        duplicates=result.duplicates,
-        skipped=result.skipped,
-        pending_tokens=result.pending_tokens,
-        commit=result.commit,
-        compact_recommended=result.compact_recommended,
-        duration_ms=int((time.perf_counter() - started) * 1000),
+    return AfterTurnResponse(**_capture_fields(result, started))
+
+
+@router.post("/commit-turn", response_model=CommitTurnResponse, operation_id="commitTurn")
+async def commit_turn_endpoint(body: CommitTurnRequest, services: ServicesDep, tenant: TenantDep,
+                               user_id: UserIdHeader = None) -> CommitTurnResponse:
+    """Store one host turn atomically, once per advancement key; auto-commit as /after-turn does."""
+    started = time.perf_counter()
+    turn = TurnInput(
+        identity=hook_identity(tenant, body, user_id),
+        messages=body.messages,
+        is_heartbeat=body.is_heartbeat,
+        token_budget=_budget(body.token_budget, body.runtime_context),
+        advancement=TurnAdvancement(
+            key=body.advancement_key,
+            admission_entry_id=body.admission.entry_id if body.admission else None,
+            terminal_entry_id=body.terminal.entry_id if body.terminal else None,
+        ),
     )
+    result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
+    if result.archive_scheduled:
+        services.notify_worker()
+    return CommitTurnResponse(status=result.status, **_capture_fields(result, started))
+
+
+def _capture_fields(result: CaptureResult, started: float) -> dict[str, object]:
+    return {
+        "ok": True,
+        "ingested": result.ingested,
+        "duplicates": result.duplicates,
+        "skipped": result.skipped,
+        "pending_tokens": result.pending_tokens,
+        "commit": result.commit,
+        "compact_recommended": result.compact_recommended,
+        "duration_ms": int((time.perf_counter() - started) * 1000),
+    }
 
 
 @router.post("/compact", response_model=CompactResponse, response_model_exclude_none=True,
@@ -81,6 +109,7 @@ async def compact_endpoint(body: CompactRequest, services: ServicesDep, tenant: 
         token_budget=body.token_budget,
         current_token_count=body.current_token_count,
         custom_instructions=body.custom_instructions,
+        trigger=body.trigger or _runtime_trigger(body.runtime_context),
         wait=body.wait,
         timeout_ms=body.timeout_ms,
     )
@@ -93,3 +122,8 @@ def _budget(token_budget: float | None, runtime_context: dict[str, object] | Non
         if isinstance(candidate, int | float) and not isinstance(candidate, bool) and candidate >= 1:
             return int(candidate)
     return None
+
+
+def _runtime_trigger(runtime_context: dict[str, object] | None) -> str | None:
+    trigger = (runtime_context or {}).get("trigger")
+    return trigger if isinstance(trigger, str) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from app.core.messages import Message, role_of
@@ -39,6 +40,19 @@ def prepend_to_latest_user(messages: Sequence[Message], block: str) -> list[Mess
         return out
     latest = out[-1]
     out[-1] = {**latest, "content": _prefixed_content(latest.get("content"), block)}
+    return out
+
+
+def append_envelope_message(messages: Sequence[Message], block: str) -> list[Message]:
+    """A new list ending with a user message that holds only ``block``, dated as the last message.
+
+    For a host that appends the current user message after the returned history: the recalled
+    context then sits right before the message it was recalled for.
+    """
+    out = list(messages)
+    last_time = out[-1].get("timestamp") if out and isinstance(out[-1], dict) else None
+    timestamp = last_time if isinstance(last_time, int | float) else int(time.time() * 1000)
+    out.append({"role": "user", "content": [{"type": "text", "text": block}], "timestamp": timestamp})
     return out
 
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any
 
 from app.archives import repository as archives_repo
 from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
 from app.assembly.guide import SESSION_CONTEXT_GUIDE
 from app.assembly.injection import (
+    append_envelope_message,
     append_to_last_message,
     latest_user_query,
     latest_user_text,
@@ -24,20 +23,17 @@ from app.assembly.injection import (
 )
 from app.assembly.provider_validity import make_provider_valid
 from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
+from app.assembly.reconcile import capture_unstored_tail
 from app.assembly.steps import fit_steps_to_budget
+from app.assembly.timestamps import summary_timestamp, with_timestamps
 from app.core.messages import Message, message_tokens, role_of
 from app.core.tokens import estimate_text_tokens
 from app.db.models import AgentSession, ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
 from app.sessions.bypass import is_bypassed, is_cron_session
-from app.sessions.fingerprint import message_fingerprint
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import (
-    contains_injected_context,
-    sanitize_message_for_capture,
-    sanitize_text,
-)
+from app.sessions.sanitize import contains_injected_context, sanitize_text
 from app.settings import Settings
 
 SUMMARY_PREFIX = "[Session History Summary]\n"
@@ -118,23 +114,23 @@ async def _with_memories(settings: Settings, recall: RecallSource, req: Assemble
 
 def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float) -> dict[str, Any]:
     """History rebuild: summary first, then unsummarised and live messages, within the budget."""
+    reconciled = capture_unstored_tail(uow, settings, req.identity, req.messages)
     stored = _load_stored(uow, req.identity)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
-    appended = _unstored_host_messages(uow, stored.session, req.messages) if stored.session else []
-    candidates = stored.messages + appended
+    candidates = stored.messages
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
-    summary = {"role": "user", "content": SUMMARY_PREFIX + overview} if overview else None
+    summary = _summary_message(overview, candidates)
     overview_tokens = message_tokens(summary) if summary else 0
     guide_tokens = estimate_text_tokens(guide)
     overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(budget)
     if overview_dropped:
         summary, guide, overview_tokens, guide_tokens = None, "", 0, 0
-    costs = stored.tokens + [message_tokens(m, settings.capture.image_tokens) for m in appended]
+    costs = stored.tokens
     kept, dropped = fit_steps_to_budget(candidates, costs, message_budget(budget, guide_tokens, overview_tokens))
     assembled = ([summary] if summary else []) + [candidates[i] for i in kept]
-    output = make_provider_valid(assembled)
+    output = with_timestamps(make_provider_valid(assembled))
     result: dict[str, Any] = {
         "messages": output,
         "estimatedTokens": _estimate(output, dict(zip(map(id, candidates), costs, strict=True))) + guide_tokens,
@@ -146,7 +142,7 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
             "messages": {
                 "input": len(req.messages),
                 "stored": len(stored.messages),
-                "reconciled": len(appended),
+                "reconciled": reconciled,
                 "returned": len(output),
                 "dropped": dropped,
             },
@@ -160,15 +156,23 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
 
 
 async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: AssembleInput, started: float) -> dict[str, Any]:
-    """Recall injection into the latest user message (lifecycle.md, tool_loop phase)."""
+    """Recall injection (lifecycle.md, tool_loop phase).
+
+    Older hosts end ``messages`` with the current user message: the envelope is prepended to it.
+    The 2026.9 host sends the history before the current turn and the current message only as
+    ``prompt``, then appends the turn itself: ``prompt`` is the query and the envelope goes in a
+    user message of its own at the end of the history, the one field of the answer that host reads.
+    """
     messages = req.messages
-    if not messages or not isinstance(messages[-1], dict) or role_of(messages[-1]) != "user":
+    tail_is_user = bool(messages) and isinstance(messages[-1], dict) and role_of(messages[-1]) == "user"
+    prompt = req.prompt or ""
+    if not tail_is_user and not prompt.strip():
         return await _skill_memory_or_passthrough(recall, req, started)
     if not req.options.get("autoRecall", settings.assemble.auto_recall):
         return passthrough(req, "recall_disabled", started)
-    if contains_injected_context(latest_user_text(messages)):
+    if contains_injected_context(latest_user_text(messages) if tail_is_user else prompt):
         return passthrough(req, "already_injected", started, recall={"experience": _gate("already_injected")})
-    query = latest_user_query(messages)
+    query = latest_user_query(messages) if tail_is_user else latest_user_query([{"role": "user", "content": prompt}])
     if len(query) < MIN_QUERY_CHARS:
         return passthrough(req, "query_too_short", started, recall={"query": query, "experience": _gate("query_too_short")})
     ident = req.identity
@@ -188,7 +192,7 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     if block is None or not block.text:
         # The experience gate's verdict is reported with or without hits (api.md, diagnostics.recall).
         return passthrough(req, "no_recall_hits", started, recall={"query": query, **(block.diagnostics if block else {})})
-    output = prepend_to_latest_user(messages, block.text)
+    output = prepend_to_latest_user(messages, block.text) if tail_is_user else append_envelope_message(messages, block.text)
     diagnostics = {"phase": "tool_loop", "mode": "assembled", "reason": "ok",
                    "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
                    "durationMs": _elapsed_ms(started)}
@@ -242,47 +246,11 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
     )
 
 
-# Reconciliation stops after this many consecutive host messages that the store already holds.
-KNOWN_RUN_TO_STOP = 16
-SCAN_BATCH = 64
-
-
-def _unstored_host_messages(uow: UnitOfWork, session: AgentSession, messages: list[Any]) -> list[Message]:
-    """lifecycle.md, pre_prompt step 3: host messages not stored yet, in the host's order.
-
-    The store can only be behind the host at the end of its history, so the scan walks back from
-    the newest message and stops after a run of messages the store already holds. This keeps the
-    request cheap on long histories (a few dozen fingerprints and one small lookup, not the whole
-    history), and never re-adds messages deliberately not stored (a heartbeat turn) from deep in it.
-    """
-    newest_first = _host_fingerprints(reversed(messages))
-    counts: dict[str, int] = {}
-    seen: dict[str, int] = {}
-    unstored: list[Message] = []
-    known_run = 0
-    while batch := list(islice(newest_first, SCAN_BATCH)):
-        with uow.read() as db:
-            counts.update(sessions_repo.fingerprint_counts(db, session, [fp for _, fp in batch]))
-        for clean, fingerprint in batch:
-            seen[fingerprint] = seen.get(fingerprint, 0) + 1
-            if seen[fingerprint] > counts.get(fingerprint, 0):
-                known_run = 0
-                unstored.append(clean)
-                continue
-            known_run += 1
-            if known_run >= KNOWN_RUN_TO_STOP:
-                return unstored[::-1]
-    return unstored[::-1]
-
-
-def _host_fingerprints(messages: Iterable[Any]) -> Iterator[tuple[Message, str]]:
-    """The host's messages as capture would store them, with their fingerprints (lazily)."""
-    for message in messages:
-        if not isinstance(message, dict) or role_of(message) in ("", "system"):
-            continue
-        clean = sanitize_message_for_capture(message)
-        if clean is not None:
-            yield clean, message_fingerprint(clean)
+def _summary_message(overview: str, after: list[Message]) -> Message | None:
+    """The Working Memory as the first user message, dated with the messages it precedes."""
+    if not overview:
+        return None
+    return {"role": "user", "content": SUMMARY_PREFIX + overview, "timestamp": summary_timestamp(after)}
 
 
 def _estimate(messages: list[Any], known: dict[int, int] | None = None) -> int:

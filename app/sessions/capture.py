@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.core.canonical_json import compact_json
 from app.core.clock import utcnow
 from app.core.messages import Message, message_text, message_tokens, role_of
-from app.db.models import AgentSession
+from app.db.models import AgentSession, TurnCommit
 from app.db.uow import UnitOfWork
 from app.memory.redaction import redact_secrets
 from app.sessions import repository as repo
@@ -31,12 +31,23 @@ from app.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
+class TurnAdvancement:
+    """A host turn commit: its idempotency key and the host's transcript anchors."""
+
+    key: str
+    admission_entry_id: str | None = None
+    terminal_entry_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TurnInput:
     identity: SessionIdentity
     messages: list[Any]
     pre_prompt_message_count: int = 0
     is_heartbeat: bool = False
     token_budget: int | None = None
+    # Set for /commit-turn: the turn is stored at most once per key, atomically.
+    advancement: TurnAdvancement | None = None
 
 
 @dataclass(slots=True)
@@ -48,6 +59,8 @@ class CaptureResult:
     commit: dict[str, Any] = field(default_factory=dict)
     compact_recommended: bool = False
     archive_scheduled: bool = False
+    # "committed", or "duplicate" when the turn's advancement key was already committed.
+    status: str = "committed"
 
 
 @dataclass(slots=True)
@@ -70,8 +83,13 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         if session is None:
             session = repo.add_session(db, ident.new_session_row(settings.commit.keep_recent_count, utcnow()))
+        elif turn.advancement is not None and repo.find_turn_commit(db, session, turn.advancement.key):
+            return _duplicate_turn(db, session, len(turn.messages), threshold, settings.commit.force_compact_ratio * budget)
+        first_seq = session.last_seq + 1
         result = _append_new(uow, db, session, prepared, start, settings.capture.image_tokens)
         result.skipped = prepared.skipped
+        if turn.advancement is not None:
+            _record_turn(db, session, turn.advancement, first_seq, result.ingested)
         if session.pending_tokens >= threshold and session.live_count > 0:
             outcome = commit_phase1(db, session, settings.commit.keep_recent_count, utcnow())
             result.archive_scheduled = outcome.archived
@@ -82,6 +100,33 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
         limit = settings.commit.force_compact_ratio * budget
         result.compact_recommended = active_tokens(db, session) > limit
     return result
+
+
+def _record_turn(db: Session, session: AgentSession, advancement: TurnAdvancement, first_seq: int, ingested: int) -> None:
+    """The idempotency record, written in the transaction that stores the turn (atomic)."""
+    stored = ingested > 0
+    repo.add_turn_commit(db, TurnCommit(
+        tenant_id=session.tenant_id,
+        session_pk=session.id,
+        advancement_key=advancement.key,
+        first_seq=first_seq if stored else None,
+        last_seq=session.last_seq if stored else None,
+        admission_entry_id=advancement.admission_entry_id,
+        terminal_entry_id=advancement.terminal_entry_id,
+        ingested=ingested,
+        created_at=utcnow(),
+    ))
+
+
+def _duplicate_turn(db: Session, session: AgentSession, count: int, threshold: int, limit: float) -> CaptureResult:
+    """A retried advancement key: nothing is stored, the answer says so."""
+    return CaptureResult(
+        duplicates=count,
+        pending_tokens=session.pending_tokens,
+        commit={"triggered": False, "reason": "duplicate_turn", "threshold": threshold},
+        compact_recommended=active_tokens(db, session) > limit,
+        status="duplicate",
+    )
 
 
 def _commit_report(archive_id: str | None, reason: str | None, threshold: int, settings: Settings) -> dict[str, Any]:

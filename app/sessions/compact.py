@@ -1,4 +1,15 @@
-"""``POST /compact``: archive everything now, wait for the Working Memory, report honest tokens."""
+"""``POST /compact``: archive everything now, wait for the Working Memory, report honest tokens.
+
+``firstKeptEntryId`` is a host transcript entry id (the host copies it into its own compaction
+record). Compaction archives every live message, so no message is kept and the field is left out;
+the archive id travels in ``details``.
+
+When nothing is left to archive (an overflow right after another compaction), compaction waits
+for the archives whose Working Memory is still being built, because they are what the next
+pre-prompt assemble would return verbatim; if that shrinks nothing it says so
+(``compacted: false``, reason ``nothing_to_compact``) rather than report a compaction that did not
+happen.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.archives import repository as archives_repo
 from app.assembly.service import AssembleInput, assemble_pre_prompt
 from app.core.clock import utcnow
 from app.db.models import ArchiveStatus
@@ -15,7 +27,7 @@ from app.sessions import repository as repo
 from app.sessions.bypass import is_bypassed
 from app.sessions.commit import CommitOutcome, commit_phase1
 from app.sessions.identity import SessionIdentity
-from app.sessions.service import wait_for_archive
+from app.sessions.service import ArchiveState, wait_for_archive
 from app.settings import Settings
 
 
@@ -25,8 +37,16 @@ class CompactInput:
     token_budget: Any = None
     current_token_count: Any = None
     custom_instructions: str | None = None
+    trigger: str | None = None
     wait: bool = True
     timeout_ms: int = 120000
+
+
+@dataclass(frozen=True, slots=True)
+class _Committed:
+    tokens_before: int
+    outcome: CommitOutcome
+    unsummarised_pk: int | None
 
 
 async def compact_session(
@@ -41,47 +61,80 @@ async def compact_session(
     committed = await asyncio.to_thread(_commit_now, uow, req, estimate_before)
     if committed is None:
         return {"ok": True, "compacted": False, "reason": "session_not_found"}
-    tokens_before, outcome = committed
+    outcome = committed.outcome
     if not outcome.archived or outcome.archive_pk is None:
-        return {"ok": True, "compacted": False, "reason": "no_messages", "result": {"tokensBefore": tokens_before}}
+        return await _compact_without_new_archive(uow, settings, req, committed, estimate_before)
     notify()
     details: dict[str, Any] = {"archiveId": outcome.archive_id, "messagesArchived": outcome.messages_archived}
     if not req.wait:
-        return {"ok": True, "compacted": False, "reason": "commit_scheduled", "result": {"tokensBefore": tokens_before, "details": details}}
-    started = asyncio.get_running_loop().time()
-    state = await wait_for_archive(uow, outcome.archive_pk, req.timeout_ms / 1000)
-    details["durationMs"] = int((asyncio.get_running_loop().time() - started) * 1000)
+        return {"ok": True, "compacted": False, "reason": "commit_scheduled",
+                "result": {"tokensBefore": committed.tokens_before, "details": details}}
+    state, waited = await _wait(uow, outcome.archive_pk, req.timeout_ms)
+    details["durationMs"] = waited
+    failure = _failure(state, committed.tokens_before, details)
+    if failure is not None or state is None:
+        return failure or {}
+    tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
+    details["memoriesExtracted"] = state.memories_extracted
+    compacted = tokens_after < committed.tokens_before
+    result: dict[str, Any] = {"summary": state.overview, "tokensBefore": committed.tokens_before,
+                              "tokensAfter": tokens_after, "details": details}
+    return {"ok": True, "compacted": compacted, "reason": "commit_completed" if compacted else "not_reduced", "result": result}
+
+
+async def _compact_without_new_archive(
+    uow: UnitOfWork, settings: Settings, req: CompactInput, committed: _Committed, estimate_before: int
+) -> dict[str, Any]:
+    """Nothing live to archive: finish the pending Working Memory, or say honestly that nothing shrinks."""
+    tokens_before = committed.tokens_before
+    details: dict[str, Any] = {"messagesArchived": 0}
+    if committed.unsummarised_pk is not None and req.wait:
+        state, waited = await _wait(uow, committed.unsummarised_pk, req.timeout_ms)
+        details.update(durationMs=waited, archiveId=state.archive_id if state else None)
+        failure = _failure(state, tokens_before, details)
+        if failure is not None:
+            return failure
+        tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
+        if tokens_after < estimate_before and state is not None:
+            result = {"summary": state.overview, "tokensBefore": tokens_before, "tokensAfter": tokens_after, "details": details}
+            return {"ok": True, "compacted": True, "reason": "commit_completed", "result": result}
+    reason = "no_messages" if estimate_before == 0 else "nothing_to_compact"
+    return {"ok": True, "compacted": False, "reason": reason,
+            "result": {"tokensBefore": tokens_before, "tokensAfter": estimate_before, "details": details}}
+
+
+async def _wait(uow: UnitOfWork, archive_pk: int, timeout_ms: int) -> tuple[ArchiveState | None, int]:
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    state = await wait_for_archive(uow, archive_pk, timeout_ms / 1000)
+    return state, int((loop.time() - started) * 1000)
+
+
+def _failure(state: ArchiveState | None, tokens_before: int, details: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer for an archive that failed or is still running after the wait; None when completed."""
     if state is None or state.status == ArchiveStatus.FAILED:
         details["error"] = state.error if state else "archive disappeared"
         return {"ok": False, "compacted": False, "reason": "commit_failed", "result": {"tokensBefore": tokens_before, "details": details}}
     if state.status != ArchiveStatus.COMPLETED:
         return {"ok": False, "compacted": False, "reason": "commit_timeout", "result": {"tokensBefore": tokens_before, "details": details}}
-    tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
-    details["memoriesExtracted"] = state.memories_extracted
-    compacted = tokens_after < tokens_before
-    return {
-        "ok": True,
-        "compacted": compacted,
-        "reason": "commit_completed" if compacted else "not_reduced",
-        "result": {
-            "summary": state.overview,
-            "firstKeptEntryId": state.archive_id,
-            "tokensBefore": tokens_before,
-            "tokensAfter": tokens_after,
-            "details": details,
-        },
-    }
+    return None
 
 
-def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> tuple[int, CommitOutcome] | None:
+def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Committed | None:
     with uow.write() as db:
         session = repo.find_session(db, req.identity.tenant_id, req.identity.session_id)
         if session is None:
             return None
         given = req.current_token_count
         positive = isinstance(given, int | float) and not isinstance(given, bool) and given > 0
-        tokens_before = int(given) if positive else estimate_before
-        return tokens_before, commit_phase1(db, session, 0, utcnow(), req.custom_instructions)
+        outcome = commit_phase1(db, session, 0, utcnow(), req.custom_instructions)
+        pending = [a for a in archives_repo.list_archives(db, session)
+                   if a.status in (ArchiveStatus.PENDING, ArchiveStatus.RUNNING)]
+        return _Committed(
+            tokens_before=int(given) if positive else estimate_before,
+            outcome=outcome,
+            unsummarised_pk=pending[-1].id if pending else None,
+        )
 
 
 def _assembled_tokens(uow: UnitOfWork, settings: Settings, req: CompactInput) -> int:

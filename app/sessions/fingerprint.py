@@ -11,6 +11,10 @@ one snapshot (for example two identical tool results without timestamps) is stor
 occurs. The stored counts must cover every message of the session, live and archived, because the
 host's snapshot still holds messages that were archived since.
 
+Replayed copies are the same message: the host sends stored messages back with tool call ids
+rewritten, ``details`` dropped and metadata added, so the fingerprint covers only what a replay
+keeps (see ``fingerprint_payload``).
+
 Known limit: a host that forgets older messages of its own transcript and then sends a new message
 identical to a stored one (same role, content, tool call id and timestamp) has that message taken
 for a duplicate. OpenClaw stamps user and assistant messages with a millisecond timestamp, which
@@ -20,23 +24,70 @@ keeps genuine repeats apart.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.canonical_json import canonical_json
-from app.core.messages import Message
+from app.core.messages import TOOL_CALL_BLOCK_TYPES, Message
 
-# Keys beyond role and content that identify a message; included only when present and not null.
-_IDENTITY_KEYS = ("toolCallId", "toolUseId", "timestamp")
+_TOOL_ID_KEYS = ("toolCallId", "toolUseId")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+# What a content block is made of; everything else on a block is presentation the host may change.
+_BLOCK_KEYS = {
+    "text": ("type", "text"),
+    "thinking": ("type", "thinking"),
+}
+_TOOL_CALL_KEYS = ("type", "name", "arguments", "input")
+
+
+def replay_tool_id(value: Any) -> Any:
+    """A tool call id as every replay spelling shares it: letters and digits only."""
+    return _NOT_ALNUM.sub("", value) if isinstance(value, str) else value
 
 
 def fingerprint_payload(message: Message) -> dict[str, Any]:
-    """The fields a fingerprint covers: role, content, tool call id and timestamp when present."""
-    payload: dict[str, Any] = {"role": message.get("role"), "content": message.get("content")}
-    for key in _IDENTITY_KEYS:
-        if message.get(key) is not None:
-            payload[key] = message[key]
+    """The fields a fingerprint covers: role, content, timestamp; tool call ids only without one.
+
+    The host replays stored messages with changed tool call ids (sanitised to letters and digits,
+    cut or hashed for some providers), host metadata added and ``details`` dropped. A timestamped
+    message is identified without its tool call ids; an untimestamped one keeps them, spelt as
+    letters and digits, because nothing else tells two identical tool results apart.
+    """
+    timestamp = message.get("timestamp")
+    keep_ids = timestamp is None
+    payload: dict[str, Any] = {"role": message.get("role"), "content": _content(message.get("content"), keep_ids)}
+    if keep_ids:
+        for key in _TOOL_ID_KEYS:
+            if message.get(key) is not None:
+                payload[key] = replay_tool_id(message[key])
+    else:
+        payload["timestamp"] = timestamp
     return payload
+
+
+def _content(content: Any, keep_ids: bool) -> Any:
+    """String content and a list of the same text blocks are one content."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return content
+    return [_block(block, keep_ids) for block in content]
+
+
+def _block(block: Any, keep_ids: bool) -> Any:
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        return block
+    if kind in TOOL_CALL_BLOCK_TYPES:
+        core = {key: block[key] for key in _TOOL_CALL_KEYS if block.get(key) is not None}
+        if keep_ids and block.get("id") is not None:
+            core["id"] = replay_tool_id(block["id"])
+        return core
+    keys = _BLOCK_KEYS.get(kind)
+    return {key: block[key] for key in keys if key in block} if keys else block
 
 
 def message_fingerprint(message: Message) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from app.db.models import AgentSession, Archive, Job, StoredMessage
+from app.db.models import AgentSession, Archive, Job, StoredMessage, TurnCommit
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +38,18 @@ def add_session(db: Session, row: AgentSession) -> AgentSession:
 
 def fingerprint_counts(db: Session, session: AgentSession, fingerprints: Sequence[str]) -> dict[str, int]:
     """How many stored messages of the session (live or archived) carry each fingerprint."""
+    return fingerprint_counts_of(db, session.tenant_id, session.id, fingerprints)
+
+
+def fingerprint_counts_of(db: Session, tenant_id: str, session_pk: int, fingerprints: Sequence[str]) -> dict[str, int]:
+    """``fingerprint_counts`` by the session's keys (no session row needed)."""
     if not fingerprints:
         return {}
     stmt = (
         select(StoredMessage.fingerprint, func.count())
         .where(
-            StoredMessage.tenant_id == session.tenant_id,
-            StoredMessage.session_pk == session.id,
+            StoredMessage.tenant_id == tenant_id,
+            StoredMessage.session_pk == session_pk,
             StoredMessage.fingerprint.in_(set(fingerprints)),
         )
         .group_by(StoredMessage.fingerprint)
@@ -137,7 +142,21 @@ def delete_session_rows(db: Session, session: AgentSession) -> tuple[int, int]:
         select(func.count()).select_from(Archive).where(Archive.session_pk == session.id)
     ).scalar_one()
     db.execute(delete(Job).where(Job.session_pk == session.id))
+    db.execute(delete(TurnCommit).where(TurnCommit.session_pk == session.id))
     db.execute(delete(StoredMessage).where(StoredMessage.session_pk == session.id))
     db.execute(delete(Archive).where(Archive.session_pk == session.id))
     db.execute(delete(AgentSession).where(AgentSession.id == session.id))
     return int(messages), int(archives)
+
+
+def find_turn_commit(db: Session, session: AgentSession, advancement_key: str) -> TurnCommit | None:
+    stmt = select(TurnCommit).where(
+        TurnCommit.session_pk == session.id, TurnCommit.advancement_key == advancement_key
+    )
+    return db.execute(stmt).scalar_one_or_none()
+
+
+def add_turn_commit(db: Session, row: TurnCommit) -> None:
+    db.add(row)
+    db.flush()
+

@@ -32,7 +32,8 @@ async def test_completed_compaction_reduces_tokens(client):
     assert body["ok"] is True and body["compacted"] is True and body["reason"] == "commit_completed"
     result = body["result"]
     assert result["tokensAfter"] < result["tokensBefore"]
-    assert result["firstKeptEntryId"] == "archive_001"
+    # A host transcript entry id, never an archive id: nothing was kept, so there is none.
+    assert "firstKeptEntryId" not in result
     assert result["summary"].startswith("# Working Memory")
     assert result["details"]["archiveId"] == "archive_001"
     assert result["details"]["messagesArchived"] == 60
@@ -45,7 +46,10 @@ async def test_nothing_left_to_compact(client):
     await after_turn(client, history)
     await compact(client)
     again = await compact(client)
-    assert again["ok"] is True and again["compacted"] is False and again["reason"] == "no_messages"
+    assert again["ok"] is True and again["compacted"] is False and again["reason"] == "nothing_to_compact"
+    # Honest: the summary is all that is left and nothing shrank.
+    assert again["result"]["tokensAfter"] == again["result"]["tokensBefore"] > 0
+    assert again["result"]["details"]["messagesArchived"] == 0
 
 
 async def test_current_token_count_is_tokens_before(client):

@@ -301,4 +301,7 @@ async def test_block_type_that_is_not_a_string_is_stored_not_a_500(client):
     stored = await client.post("/after-turn", json={"sessionId": "odd", "messages": [odd]})
     assembled = await client.post("/assemble", json={"sessionId": "odd", "messages": [odd], "prompt": "x"})
     assert stored.status_code == 200 and stored.json()["ingested"] == 1
-    assert assembled.status_code == 200 and assembled.json()["messages"] == [odd]
+    returned = assembled.json()["messages"]
+    # Every assembled message is dated; the undated stored one gets the current time.
+    assert assembled.status_code == 200 and isinstance(returned[0].pop("timestamp"), int)
+    assert returned == [odd]

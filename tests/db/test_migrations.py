@@ -136,3 +136,29 @@ def test_sessions_are_unique_per_tenant(engine: Engine) -> None:
     upgrade_to_head(engine)
     uniques = inspect(engine).get_unique_constraints("agent_sessions")
     assert any(u["column_names"][:2] == ["tenant_id", "session_id"] for u in uniques), uniques
+
+
+def test_stored_fingerprints_are_recomputed_for_replay_stable_identity(engine: Engine) -> None:
+    """0003: messages stored by an earlier release get the fingerprint a host replay matches."""
+    import json
+
+    from app.sessions.fingerprint import message_fingerprint
+
+    run_command(engine, "upgrade", "0002_memories")
+    body = {"role": "toolResult", "toolCallId": "call_1", "timestamp": 5, "content": [{"type": "text", "text": "out"}]}
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
+            "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
+            "llm_completion_tokens, created_at, updated_at) "
+            "VALUES (1, 't', 's', 'main', 'default', 1, 1, 1, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
+        ))
+        conn.execute(text(
+            "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, created_at) "
+            "VALUES ('t', 1, 1, 'toolResult', :body, 'out', 1, 'old-fingerprint', '2026-01-01')"
+        ), {"body": json.dumps(body)})
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        stored = conn.execute(text("SELECT fingerprint FROM messages")).scalar_one()
+    replayed = {**body, "toolCallId": "call1"}
+    assert stored == message_fingerprint(body) == message_fingerprint(replayed)

@@ -87,7 +87,7 @@ async def test_preference_is_learned_then_updated_on_contradiction(make_settings
         archive = (await client.get("/archives/archive_002", params={"sessionId": "s1"})).json()
     assert [m["content"] for m in after] == ["The user prefers black coffee (no longer green tea)."]
     assert after[0]["id"] == learned[0]["id"] and after[0]["version"] == 2
-    assert compact["compacted"] is True and compact["result"]["firstKeptEntryId"] == "archive_002"
+    assert compact["compacted"] is True and compact["result"]["details"]["archiveId"] == "archive_002"
     assert compact["result"]["details"]["memoriesExtracted"] == {"preferences": 1}
     assert archive["status"] == "completed"
     conn = sqlite.connect(str(db_path))

@@ -78,7 +78,9 @@ def test_readme_examples(tmp_path: Path) -> None:
                 assert payload.get("error") is None, command
                 if url.endswith("/archives/search") and "ranked" not in (body or ""):
                     assert payload["count"] >= 1, (command, payload)
-                if "/commit" in url:
+                if url.endswith("/commit-turn"):
+                    assert payload["status"] == "committed" and payload["ingested"] == 2, payload
+                elif "/commit" in url:
                     assert payload["archive"]["status"] == "completed"
                 if url.endswith("/compact"):
                     assert payload["ok"] is True

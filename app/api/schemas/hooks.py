@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from app.api.schemas.base import ApiModel, HookModel
 
@@ -23,6 +23,9 @@ class HookBase(HookModel):
 
 class AssembleRequest(HookBase):
     messages: list[Any]
+    phase: Literal["pre_prompt", "tool_loop"] | None = Field(
+        None, description="The assemble phase; wins over the field heuristic (prompt / availableTools present: pre_prompt).",
+    )
     available_tools: list[str] | None = None
     citations_mode: str | None = None
     model: str | None = None
@@ -57,11 +60,30 @@ class AfterTurnResponse(ApiModel):
     duration_ms: int
 
 
+class TurnAnchor(ApiModel):
+    """Where the host recorded a turn's first (admission) or last (terminal) message."""
+
+    entry_id: str | None = Field(None, max_length=256)
+
+
+class CommitTurnRequest(HookBase):
+    advancement_key: str = Field(min_length=1, max_length=512, description="One per logical turn; a retry sends the same key.")
+    messages: list[Any] = Field(description="This turn's messages only: the admitted user message through the final answer.")
+    is_heartbeat: StrictBool = False
+    admission: TurnAnchor | None = None
+    terminal: TurnAnchor | None = None
+
+
+class CommitTurnResponse(AfterTurnResponse):
+    status: Literal["committed", "duplicate"]
+
+
 class CompactRequest(HookBase):
     force: bool | None = None
     current_token_count: float | None = None
     compaction_target: str | None = None
     custom_instructions: str | None = Field(None, max_length=20000)
+    trigger: str | None = Field(None, max_length=64, description="What asked for compaction: overflow, manual, ...")
     wait: bool = True
     timeout_ms: int = Field(120000, ge=0, le=600000)
 

@@ -21,7 +21,7 @@ def fp(message: dict) -> str:
 def test_fingerprint_is_sha256_of_sorted_compact_json() -> None:
     message = {"role": "user", "content": "héllo", "timestamp": 7, "ignored": True}
     expected_json = json.dumps(
-        {"content": "héllo", "role": "user", "timestamp": 7},
+        {"content": [{"text": "héllo", "type": "text"}], "role": "user", "timestamp": 7},
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
@@ -36,24 +36,65 @@ def test_fingerprint_ignores_key_order_and_other_fields() -> None:
     assert fp(a) == fp(b)
 
 
-def test_fingerprint_depends_on_role_content_tool_call_id_and_timestamp() -> None:
+def test_fingerprint_depends_on_role_content_and_timestamp() -> None:
     base = {"role": "toolResult", "content": "out", "toolCallId": "c1", "timestamp": 1}
     variants = [
         {**base, "role": "user"},
         {**base, "content": "other"},
-        {**base, "toolCallId": "c2"},
         {**base, "timestamp": 2},
         {k: v for k, v in base.items() if k != "timestamp"},
-        {k: v for k, v in base.items() if k != "toolCallId"},
     ]
     fingerprints = {fp(base), *(fp(v) for v in variants)}
     assert len(fingerprints) == len(variants) + 1
 
 
-def test_tool_use_id_variant_is_part_of_identity() -> None:
+def test_untimestamped_tool_messages_are_told_apart_by_their_ids() -> None:
+    base = {"role": "toolResult", "content": "out", "toolCallId": "c1"}
+    variants = [{**base, "toolCallId": "c2"}, {k: v for k, v in base.items() if k != "toolCallId"}]
+    assert len({fp(base), *(fp(v) for v in variants)}) == 3
     a = {"role": "toolResult", "content": "out", "toolUseId": "u1"}
     b = {"role": "toolResult", "content": "out", "toolUseId": "u2"}
     assert fp(a) != fp(b)
+    call = {"role": "assistant", "content": [{"type": "toolCall", "id": "x_1", "name": "read", "arguments": {}}]}
+    other = {"role": "assistant", "content": [{"type": "toolCall", "id": "x_2", "name": "read", "arguments": {}}]}
+    assert fp(call) != fp(other)
+
+
+def _stored_tool_pair() -> list[dict]:
+    """A tool call and its result as the 2026.9 host commits them (provider's raw id, details)."""
+    return [
+        {"role": "assistant", "timestamp": 1795416088156, "stopReason": "toolUse", "api": "openai-completions",
+         "content": [{"type": "toolCall", "id": "call_stub_2", "name": "read", "arguments": {"path": "notes.md"}}]},
+        {"role": "toolResult", "toolCallId": "call_stub_2", "toolName": "read", "isError": False,
+         "timestamp": 1795416088310, "content": [{"type": "text", "text": "PELICAN-42"}],
+         "details": {"kind": "text", "content": "PELICAN-42"}},
+    ]
+
+
+def test_replayed_tool_pair_has_the_stored_fingerprints() -> None:
+    """The host replays stored tool messages with sanitised ids, no details, added metadata."""
+    call, result = _stored_tool_pair()
+    for replay_id in ("callstub2", "callstub", "a1b2c3d4e"):  # strict, strict9-cut, strict9-hashed
+        replayed_call = {**call, "__openclaw": {"runId": "r"},
+                         "content": [{**call["content"][0], "id": replay_id}]}
+        replayed_result = {k: v for k, v in result.items() if k != "details"}
+        replayed_result.update(toolCallId=replay_id, __openclaw={"runId": "r"})
+        assert fp(replayed_call) == fp(call)
+        assert fp(replayed_result) == fp(result)
+
+
+def test_string_content_and_its_text_block_are_one_content() -> None:
+    as_string = {"role": "user", "content": "hello", "timestamp": 5}
+    as_blocks = {"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": 5}
+    assert fp(as_string) == fp(as_blocks)
+    assert fp(as_string) != fp({**as_blocks, "content": [{"type": "text", "text": "hello!"}]})
+
+
+def test_tool_call_arguments_and_name_are_identity() -> None:
+    call, _ = _stored_tool_pair()
+    block = call["content"][0]
+    assert fp(call) != fp({**call, "content": [{**block, "arguments": {"path": "other.md"}}]})
+    assert fp(call) != fp({**call, "content": [{**block, "name": "write"}]})
 
 
 def test_null_identity_fields_count_as_absent() -> None:
@@ -62,7 +103,7 @@ def test_null_identity_fields_count_as_absent() -> None:
     )
     assert fingerprint_payload({"role": "user", "content": "x", "toolCallId": None}) == {
         "role": "user",
-        "content": "x",
+        "content": [{"type": "text", "text": "x"}],
     }
 
 

@@ -1,8 +1,8 @@
 """retrieval: message vectors and search facts for ranked archive search
 
-Revision ID: 0003_retrieval_message_vectors
-Revises: 0002_memories
-Create Date: 2026-11-30 09:00:00.000000
+Revision ID: 0004_message_vectors
+Revises: 0003_turn_commits
+Create Date: 2026-11-23 11:30:00
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from alembic import op
 
 from migrations.helpers import create_message_vector_index, drop_text_index
 
-revision: str = "0003_retrieval_message_vectors"
-down_revision: str | None = "0002_memories"
+revision: str = "0004_message_vectors"
+down_revision: str | None = "0003_turn_commits"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,96 @@
+"""Pre-prompt reconciliation: capture what the host's history holds and the store does not.
+
+A turn whose commit never reached the service (it was down, the host gave up retrying) is still
+in the host's history on the next turn. Storing it there, once and in order, keeps the service
+lossless; everything later (summary, search, archives) then sees it like any other turn.
+
+The store can only be behind the host at the end of its history, so the scan walks back from the
+newest message and stops after a run of messages the store already holds. This keeps the request
+cheap on long histories (a few dozen fingerprints and one small lookup, not the whole history),
+and never re-adds messages deliberately not stored from deep in it. Heartbeat turns (a user
+message whose provenance says the heartbeat tool sent it, and the answer to it) are never
+captured, as at commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import Any
+
+from app.core.messages import Message, role_of
+from app.db.uow import UnitOfWork
+from app.sessions import repository as sessions_repo
+from app.sessions.capture import TurnInput, capture_turn
+from app.sessions.fingerprint import message_fingerprint
+from app.sessions.identity import SessionIdentity
+from app.sessions.sanitize import sanitize_message_for_capture
+from app.settings import Settings
+
+# Reconciliation stops after this many consecutive host messages that the store already holds.
+KNOWN_RUN_TO_STOP = 16
+SCAN_BATCH = 64
+
+
+def capture_unstored_tail(uow: UnitOfWork, settings: Settings, ident: SessionIdentity, messages: list[Any]) -> int:
+    """Store the host messages the session lacks; returns how many were stored."""
+    if not messages:
+        return 0
+    with uow.read() as db:
+        session = sessions_repo.find_session(db, ident.tenant_id, ident.session_id)
+        if session is None:
+            return 0
+        session_pk, tenant_id = session.id, session.tenant_id
+    unstored = _without_heartbeat_turns(_unstored_host_messages(uow, tenant_id, session_pk, messages))
+    if not unstored:
+        return 0
+    return capture_turn(uow, settings, TurnInput(identity=ident, messages=unstored)).ingested
+
+
+def _unstored_host_messages(uow: UnitOfWork, tenant_id: str, session_pk: int, messages: list[Any]) -> list[Message]:
+    """Host messages not stored yet, in the host's order (lifecycle.md, pre_prompt step 3)."""
+    newest_first = _host_fingerprints(reversed(messages))
+    counts: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    unstored: list[Message] = []
+    known_run = 0
+    while batch := list(islice(newest_first, SCAN_BATCH)):
+        with uow.read() as db:
+            counts.update(sessions_repo.fingerprint_counts_of(db, tenant_id, session_pk, [fp for _, fp in batch]))
+        for clean, fingerprint in batch:
+            seen[fingerprint] = seen.get(fingerprint, 0) + 1
+            if seen[fingerprint] > counts.get(fingerprint, 0):
+                known_run = 0
+                unstored.append(clean)
+                continue
+            known_run += 1
+            if known_run >= KNOWN_RUN_TO_STOP:
+                return unstored[::-1]
+    return unstored[::-1]
+
+
+def _host_fingerprints(messages: Iterable[Any]) -> Iterator[tuple[Message, str]]:
+    """The host's messages as capture would store them, with their fingerprints (lazily)."""
+    for message in messages:
+        if not isinstance(message, dict) or role_of(message) in ("", "system"):
+            continue
+        clean = sanitize_message_for_capture(message)
+        if clean is not None:
+            yield clean, message_fingerprint(clean)
+
+
+def is_heartbeat_prompt(message: Message) -> bool:
+    provenance = message.get("provenance")
+    return role_of(message) == "user" and isinstance(provenance, dict) and provenance.get("sourceTool") == "heartbeat"
+
+
+def _without_heartbeat_turns(messages: list[Message]) -> list[Message]:
+    """Drop each heartbeat prompt and the messages answering it (up to the next user message)."""
+    kept: list[Message] = []
+    in_heartbeat = False
+    for message in messages:
+        if role_of(message) == "user":
+            in_heartbeat = is_heartbeat_prompt(message)
+        if not in_heartbeat:
+            kept.append(message)
+    return kept
