@@ -171,10 +171,10 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     if not req.options.get("autoRecall", settings.assemble.auto_recall):
         return passthrough(req, "recall_disabled", started)
     if contains_injected_context(latest_user_text(messages) if tail_is_user else prompt):
-        return passthrough(req, "already_injected", started)
+        return passthrough(req, "already_injected", started, recall={"experience": _gate("already_injected")})
     query = latest_user_query(messages) if tail_is_user else latest_user_query([{"role": "user", "content": prompt}])
     if len(query) < MIN_QUERY_CHARS:
-        return passthrough(req, "query_too_short", started, recall={"query": query})
+        return passthrough(req, "query_too_short", started, recall={"query": query, "experience": _gate("query_too_short")})
     ident = req.identity
     request = RecallRequest(
         tenant_id=ident.tenant_id, user_id=ident.user_id, agent_id=ident.agent_id, query=query,
@@ -190,12 +190,18 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     except Exception:  # noqa: BLE001 - recall must never fail the hook (quality.md, Degradation)
         return passthrough(req, "recall_failed", started, recall={"query": query})
     if block is None or not block.text:
-        return passthrough(req, "no_recall_hits", started, recall={"query": query})
+        # The experience gate's verdict is reported with or without hits (api.md, diagnostics.recall).
+        return passthrough(req, "no_recall_hits", started, recall={"query": query, **(block.diagnostics if block else {})})
     output = prepend_to_latest_user(messages, block.text) if tail_is_user else append_envelope_message(messages, block.text)
     diagnostics = {"phase": "tool_loop", "mode": "assembled", "reason": "ok",
                    "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
                    "durationMs": _elapsed_ms(started)}
     return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
+
+
+def _gate(reason: str) -> dict[str, Any]:
+    """diagnostics.recall.experience when the gate is decided before recall runs."""
+    return {"gate": reason, "score": 0, "hits": 0}
 
 
 async def _skill_memory_or_passthrough(recall: RecallSource, req: AssembleInput, started: float) -> dict[str, Any]:
