@@ -36,6 +36,7 @@ class Turn:
     result: CliResult
     exchanges: list[Exchange]
     service_up: bool = True
+    requests: list[dict[str, Any]] = field(default_factory=list)  # what the plugin sent meanwhile
 
     @property
     def ok(self) -> bool:
@@ -126,9 +127,10 @@ def run_conversation(root: Path) -> Conversation:
     conv = Conversation(root=root, service=service, proxy=proxy, host=host, stub=stub)
 
     def turn(name: str, prompt: str, *, local: bool = False) -> Turn:
-        before = stub.count
+        before, sent_before = stub.count, len(proxy.snapshot())
         result = host.agent_turn(SESSION_KEY, prompt, local=local, timeout=240 if local else 120)
-        t = Turn(name, prompt, local, result, stub.since(before), service_up=service.proc is not None)
+        t = Turn(name, prompt, local, result, stub.since(before), service_up=service.proc is not None,
+                 requests=proxy.snapshot()[sent_before:])
         conv.turns.append(t)
         if conv.session_id is None and t.ok:
             conv.session_id = _find_session_id(conv, result)

@@ -119,6 +119,7 @@ class RecordingProxy:
         self.records: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self._connections: set[socket.socket] = set()
 
     @property
     def url(self) -> str:
@@ -132,6 +133,16 @@ class RecordingProxy:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with proxy._lock:
+                    proxy._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with proxy._lock:
+                    proxy._connections.discard(self.connection)
+                super().finish()
 
             def _forward(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
@@ -172,10 +183,18 @@ class RecordingProxy:
         threading.Thread(target=self._server.serve_forever, name="service-proxy", daemon=True).start()
 
     def stop(self) -> None:
+        """Stop listening and drop the kept-alive connections, as a stopped service would."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        with self._lock:
+            connections, self._connections = list(self._connections), set()
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def snapshot(self) -> list[dict[str, Any]]:
         with self._lock:

@@ -222,8 +222,13 @@ def test_tool_call_and_result_are_stored_once_each(conv: Conversation) -> None:
 def test_turn_sent_while_the_service_was_down_is_stored_after_restart(conv: Conversation) -> None:
     t12 = conv.turn("t12")
     assert not t12.service_up and t12.ok, t12.describe()
+    assert t12.requests == [], "the service was reachable during the offline turn"
     outcomes = {(hook, outcome) for hook, _, outcome in hook_timings(conv.hook_lines)}
     assert ("commitTurn", "error") in outcomes and ("assemble.pre_prompt", "passthrough") in outcomes
+    # the host retried the commit from its outbox before the next turn, and the service took it
+    t13_commits = [r for r in conv.turn("t13").requests if r["path"] == "/commit-turn"]
+    assert [r["status"] for r in t13_commits] == [200, 200]
+    assert t12.prompt in json.dumps(t13_commits[0]["body"]["messages"])
     users = [stored_signature(m)[1] for m in conv.stored_messages if m.get("role") == "user"]
     offline = [u for u in users if t12.prompt in u]
     assert len(offline) == 1, offline
@@ -235,6 +240,8 @@ def test_requests_to_the_service_carry_no_host_secrets_or_live_values(conv: Conv
     assert conv.requests, "the proxy saw no request"
     hooks = [r for r in conv.requests if r["path"].split("?")[0] in ("/assemble", "/commit-turn", "/compact")]
     assert {r["path"] for r in hooks} >= {"/assemble", "/commit-turn", "/compact"}
+    # this host commits turns through commitTurn only: afterTurn/ingest are for older hosts
+    assert not [r for r in conv.requests if r["path"] == "/after-turn"]
     for record in conv.requests:
         assert "stub-provider-secret" not in record["raw"], record["path"]
         assert "authorization" not in {k.lower() for k in record["headers"]}  # no apiKey configured
