@@ -81,16 +81,16 @@ export function createContextEngine(deps: EngineDeps) {
 
   async function postTurn(hook: string, params: Params, messages: unknown[], prePromptMessageCount: number) {
     const started = now();
-    const rc = runtimeContextOf(params);
-    const body = compact({
-      sessionId: str(params.sessionId),
-      sessionKey: str(params.sessionKey),
-      messages: messagesJson(messages),
-      prePromptMessageCount,
-      isHeartbeat: bool(params.isHeartbeat),
-      tokenBudget: num(params.tokenBudget) ?? num(rc.tokenBudget),
-    });
     try {
+      const rc = runtimeContextOf(params);
+      const body = compact({
+        sessionId: str(params.sessionId),
+        sessionKey: str(params.sessionKey),
+        messages: messagesJson(messages),
+        prePromptMessageCount,
+        isHeartbeat: bool(params.isHeartbeat),
+        tokenBudget: num(params.tokenBudget) ?? num(rc.tokenBudget),
+      });
       const answer = await client.request<Params>("POST", "/after-turn", { body });
       timed(hook, started, "ok", `ingested=${String(answer.ingested ?? "?")}`);
       return answer;
@@ -126,19 +126,19 @@ export function createContextEngine(deps: EngineDeps) {
       const started = now();
       const phase = assemblePhase(params);
       const hostMessages = Array.isArray(params.messages) ? (params.messages as unknown[]) : [];
-      const body = compact({
-        sessionId: str(params.sessionId),
-        sessionKey: str(params.sessionKey),
-        agentId: agentIdOf(params),
-        phase,
-        messages: messagesJson(hostMessages),
-        tokenBudget: num(params.tokenBudget),
-        prompt: typeof params.prompt === "string" ? params.prompt : undefined,
-        availableTools: toolNames(params.availableTools),
-        model: str(params.model),
-        options: assembleOptions(config),
-      });
       try {
+        const body = compact({
+          sessionId: str(params.sessionId),
+          sessionKey: str(params.sessionKey),
+          agentId: agentIdOf(params),
+          phase,
+          messages: messagesJson(hostMessages),
+          tokenBudget: num(params.tokenBudget),
+          prompt: typeof params.prompt === "string" ? params.prompt : undefined,
+          availableTools: toolNames(params.availableTools),
+          model: str(params.model),
+          options: assembleOptions(config),
+        });
         const answer = await client.request<Params>("POST", "/assemble", { body });
         if (!Array.isArray(answer.messages)) throw new Error("the answer has no messages array");
         const result: Params = {
@@ -196,22 +196,23 @@ export function createContextEngine(deps: EngineDeps) {
 
     async compact(params: Params) {
       const started = now();
-      const rc = runtimeContextOf(params);
-      const signal = params.abortSignal instanceof AbortSignal ? params.abortSignal : undefined;
-      const body = compact({
-        sessionId: str(params.sessionId),
-        sessionKey: str(params.sessionKey),
-        agentId: agentIdOf(params),
-        tokenBudget: num(params.tokenBudget) ?? num(rc.tokenBudget),
-        currentTokenCount: num(params.currentTokenCount) ?? num(rc.currentTokenCount),
-        compactionTarget: str(params.compactionTarget),
-        customInstructions: str(params.customInstructions),
-        force: bool(params.force),
-        trigger: str(rc.trigger) ?? str(rc.forceReason),
-        // The service stops waiting a little before the plugin gives up on the request.
-        timeoutMs: Math.max(500, config.compactTimeoutMs - Math.min(5_000, Math.floor(config.compactTimeoutMs / 10))),
-      });
+      let signal: AbortSignal | undefined;
       try {
+        const rc = runtimeContextOf(params);
+        signal = [params.abortSignal, rc.abortSignal].find((v): v is AbortSignal => v instanceof AbortSignal);
+        const body = compact({
+          sessionId: str(params.sessionId),
+          sessionKey: str(params.sessionKey),
+          agentId: agentIdOf(params),
+          tokenBudget: num(params.tokenBudget) ?? num(rc.tokenBudget),
+          currentTokenCount: num(params.currentTokenCount) ?? num(rc.currentTokenCount),
+          compactionTarget: str(params.compactionTarget),
+          customInstructions: str(params.customInstructions),
+          force: bool(params.force),
+          trigger: str(rc.trigger) ?? str(rc.forceReason),
+          // The service stops waiting a little before the plugin gives up on the request.
+          timeoutMs: Math.max(500, config.compactTimeoutMs - Math.min(5_000, Math.floor(config.compactTimeoutMs / 10))),
+        });
         const answer = await client.request<Params>("POST", "/compact", {
           body,
           signal,

@@ -132,6 +132,20 @@ describe("engine", () => {
     });
   }
 
+  test("assemble passes through when reading the host's parameters throws", async () => {
+    service.on("POST /assemble", { json: assembleAnswer });
+    const { engine } = engineFor(service.url);
+    const params = {
+      ...prePromptParams(),
+      get availableTools(): Set<string> {
+        throw new Error("tools are not ready");
+      },
+    };
+    const result = await engine.assemble(params);
+    assert.equal(result.messages, params.messages);
+    assert.equal(service.received.length, 0);
+  });
+
   test("assemble passes through when the service is unreachable", async () => {
     const { engine } = engineFor(await closedPortUrl());
     const params = toolLoopParams();
@@ -262,6 +276,30 @@ describe("engine", () => {
     assert.deepEqual(result, { ok: false, compacted: false, reason: "aborted" });
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(service.aborted, 1, "the HTTP request was not cancelled");
+  });
+
+  test("compact honours runtimeContext.abortSignal when there is no top-level signal", async () => {
+    service.on("POST /compact", { hang: true });
+    const { engine } = engineFor(service.url);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const result = await engine.compact(compactParams({
+      abortSignal: undefined,
+      runtimeContext: runtimeContext({ trigger: "manual", abortSignal: controller.signal }),
+    }));
+    assert.equal(result.reason, "aborted");
+  });
+
+  test("compact answers ok:false when reading the host's parameters throws", async () => {
+    const { engine } = engineFor(service.url);
+    const params = {
+      ...compactParams(),
+      get runtimeContext(): unknown {
+        throw new Error("gone");
+      },
+    };
+    const result = await engine.compact(params);
+    assert.deepEqual([result.ok, result.compacted], [false, false]);
   });
 
   test("compact with an already aborted signal sends nothing", async () => {
