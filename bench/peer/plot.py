@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend is chosen first
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 TITLES = {
     "turn": "4-message turn",
@@ -36,11 +37,21 @@ def main() -> None:
         for side in ("ours", "peer"):
             values = [p["p50"][metric][side] for p in points]
             ax.plot(sizes, values, label=data["labels"][side], linewidth=1.6, markersize=5, **STYLE[side])
+            for x, y in zip(sizes, values, strict=True):
+                ax.annotate(f"{y:.0f}" if y >= 10 else f"{y:.1f}", (x, y), textcoords="offset points",
+                            xytext=(0, 6 if side == "peer" else -11), ha="center", fontsize=7,
+                            color=STYLE[side]["color"])
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(sizes)
         ax.set_xticklabels([f"{s // 1000}k" for s in sizes])
-        ax.minorticks_off()
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_locator(NullLocator())
+        low, high = ax.get_ylim()
+        ax.set_ylim(low / 1.3, high * 1.6)
+        ax.set_xlim(sizes[0] / 1.6, sizes[-1] * 1.6)
         ax.set_title(TITLES[metric], fontsize=10)
         ax.set_xlabel("messages in the session")
         ax.grid(True, which="major", alpha=0.3)

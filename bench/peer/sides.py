@@ -63,6 +63,14 @@ def _text(message: Message) -> str:
     return " ".join(b["text"].strip() for b in content or [] if b.get("type") == "text" and b.get("text")).strip()
 
 
+_REGEX_SPECIALS = re.compile(r"[.*+?^${}()|\[\]\\]")
+
+
+def _escape(term: str) -> str:
+    """Regex metacharacters escaped, as the OpenClaw plugin escapes a search term (spaces stay)."""
+    return _REGEX_SPECIALS.sub(lambda m: "\\" + m.group(0), term)
+
+
 def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
 
@@ -330,7 +338,7 @@ class Peer(Side):
         return len(ok(response)["result"].get("messages") or [])
 
     def search(self, sid: str, term: str) -> Request:
-        body = {"uri": f"viking://user/default/sessions/{sid}/history", "pattern": re.escape(term),
+        body = {"uri": f"viking://user/default/sessions/{sid}/history", "pattern": _escape(term),
                 "case_insensitive": True, "node_limit": SEARCH_LIMIT}
         return Request("POST", "/api/v1/search/grep", encode(body))
 

@@ -317,7 +317,7 @@ def archive_search(sides: Sequence[Side], plan: Plan) -> list[Result]:
     for side in sides:
         with side.client() as client:
             build_archived(side, client, sid, corpus, every=500, keep=0)
-    rounds, per_round = 2, plan.pick(8, 3)
+    rounds, per_round = 4, plan.pick(8, 2)
     results = []
     for name, term in SEARCH_QUERIES:
         hits: dict[str, int] = {}
@@ -463,7 +463,7 @@ def size_series(sides: Sequence[Side], plan: Plan, sizes: list[int], budget_s: f
 def _measure_point(sides: Sequence[Side], plan: Plan, clients: dict, sid: str, size: int,  # noqa: ANN001
                    host_tail: list[Message], conv: Conversation) -> SizePoint:
     """Turns are appended to ``host_tail`` (the host's transcript grows with them)."""
-    rounds, per_round = 2, plan.pick(5, 2)
+    rounds, per_round = 4, plan.pick(8, 2)
     turns = [conv.turn() for _ in range(rounds * per_round + 1)]
     samples: dict[str, dict[str, list[float]]] = {
         m: {s.name: [] for s in sides} for m in ("turn", "rebuild", "search")
