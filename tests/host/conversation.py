@@ -143,6 +143,9 @@ def run_conversation(root: Path) -> Conversation:
         # 2. A real tool call: the host runs `read` on a workspace file.
         turn("t2", f"Please READFILE {notes} and tell me the launch code.")
         turn("t3", "PLAIN-3: what is two plus two?")
+        # 4. The service stores turn 4 but its answer is lost: the host keeps the turn in its
+        # outbox and commits it again (same advancementKey) before turn 5.
+        proxy.drop_next_response("/commit-turn")
         turn("t4", "PLAIN-4: tell me a short joke about databases.")
         turn("t5", "PLAIN-5: any plans for the weekend?")
         # 6. The fact of turn 1 must reach the model through the assembled history.
@@ -192,7 +195,8 @@ def run_conversation(root: Path) -> Conversation:
               "tool_call": e.tool_call, "messages": e.messages} for t in conv.turns for e in t.exchanges],
             indent=1))
         (root / "service-requests.json").write_text(json.dumps(
-            [{k: r[k] for k in ("method", "path", "status", "ms", "body")} for r in conv.requests], indent=1))
+            [{k: r[k] for k in ("method", "path", "status", "ms", "answer_lost", "body")} for r in conv.requests],
+            indent=1))
         (root / "stored-messages.json").write_text(json.dumps(conv.stored_messages, indent=1))
     return conv
 

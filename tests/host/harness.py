@@ -120,6 +120,13 @@ class RecordingProxy:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._connections: set[socket.socket] = set()
+        self._drop_next: set[str] = set()
+
+    def drop_next_response(self, path: str) -> None:
+        """Forward the next request to `path` but lose the service's answer (the connection is
+        cut), as when a network or the plugin's process fails after the service acted."""
+        with self._lock:
+            self._drop_next.add(path)
 
     @property
     def url(self) -> str:
@@ -165,10 +172,21 @@ class RecordingProxy:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw.decode(errors="replace")
+                try:
+                    answer = json.loads(data) if ctype.startswith("application/json") else data.decode(errors="replace")
+                except ValueError:
+                    answer = None
                 with proxy._lock:
+                    dropped = self.path in proxy._drop_next
+                    proxy._drop_next.discard(self.path)
                     proxy.records.append({"method": self.command, "path": self.path, "body": body,
                                           "raw": raw.decode(errors="replace"), "status": status, "ms": ms,
-                                          "headers": dict(self.headers.items())})
+                                          "headers": dict(self.headers.items()), "answer": answer,
+                                          "answer_lost": dropped})
+                if dropped:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 self.send_response(status)
                 self.send_header("content-type", ctype)
                 self.send_header("content-length", str(len(data)))

@@ -210,6 +210,20 @@ def test_service_stores_exactly_what_the_host_committed(conv: Conversation) -> N
     assert [stored_signature(m) for m in conv.stored_messages] == committed
 
 
+def test_a_commit_whose_answer_was_lost_is_retried_and_stored_once(conv: Conversation) -> None:
+    lost = [r for r in conv.turn("t4").requests if r["path"] == "/commit-turn"]
+    assert len(lost) == 1 and lost[0]["answer_lost"] and lost[0]["status"] == 200
+    assert lost[0]["answer"]["status"] == "committed"  # the service stored it; the plugin never heard
+    retried = [r for r in conv.turn("t5").requests if r["path"] == "/commit-turn"]
+    assert len(retried) == 2, [r["body"]["advancementKey"] for r in retried]
+    assert retried[0]["body"]["advancementKey"] == lost[0]["body"]["advancementKey"]
+    assert retried[0]["body"]["messages"] == lost[0]["body"]["messages"]
+    assert retried[0]["answer"]["status"] == "duplicate" and retried[0]["answer"]["ingested"] == 0
+    assert retried[1]["answer"]["status"] == "committed"
+    users = [stored_signature(m)[1] for m in conv.stored_messages if m.get("role") == "user"]
+    assert sum(conv.turn("t4").prompt in u for u in users) == 1
+
+
 def test_tool_call_and_result_are_stored_once_each(conv: Conversation) -> None:
     stored = [stored_signature(m) for m in conv.stored_messages]
     read_calls = [s for s in stored if s[0] == "call" and s[1].startswith("read:")]
