@@ -42,6 +42,19 @@ class Turn:
     def ok(self) -> bool:
         return self.result.returncode == 0
 
+    @property
+    def run_ms(self) -> float | None:
+        """The host's own duration of the agent run (`meta.durationMs` of `openclaw agent --json`)."""
+        try:
+            answer = self.result.json()
+        except ValueError:
+            return None
+        for holder in (answer, answer.get("result") if isinstance(answer, dict) else None):
+            meta = holder.get("meta") if isinstance(holder, dict) else None
+            if isinstance(meta, dict) and isinstance(meta.get("durationMs"), int | float):
+                return float(meta["durationMs"])
+        return None
+
     def describe(self) -> str:
         tail = (self.result.stdout[-1500:] + "\n" + self.result.stderr[-1500:]).strip()
         return f"turn {self.name} rc={self.result.returncode} ({self.result.seconds:.1f} s)\n{tail}"
@@ -221,6 +234,7 @@ def latency_report(conv: Conversation) -> dict[str, Any]:
             by_endpoint.setdefault(f"{record['method']} {path}", []).append(record["ms"])
     gateway_turns = [t.result.seconds for t in conv.turns if not t.local and t.ok and t.service_up]
     local_turns = [t.result.seconds for t in conv.turns if t.local and t.ok]
+    run_s = [t.run_ms / 1000 for t in conv.turns if not t.local and t.ok and t.service_up and t.run_ms is not None]
     model_calls = [len(t.exchanges) for t in conv.turns]
     return {
         "hooks_ms": {hook: _stats(values) for hook, values in sorted(by_hook.items())},
@@ -228,10 +242,12 @@ def latency_report(conv: Conversation) -> dict[str, Any]:
         "turn_s": {
             "gateway": _stats(gateway_turns) if gateway_turns else {},
             "local": _stats(local_turns) if local_turns else {},
+            "gateway_run": _stats(run_s) if run_s else {},
             "gateway_start": round(conv.gateway_start_s, 1),
         },
-        "turns": [{"name": t.name, "seconds": round(t.result.seconds, 2), "rc": t.result.returncode,
-                   "local": t.local, "model_calls": n} for t, n in zip(conv.turns, model_calls, strict=True)],
+        "turns": [{"name": t.name, "seconds": round(t.result.seconds, 2), "run_ms": t.run_ms,
+                   "rc": t.result.returncode, "local": t.local, "model_calls": n}
+                  for t, n in zip(conv.turns, model_calls, strict=True)],
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
@@ -239,13 +255,14 @@ def latency_report(conv: Conversation) -> dict[str, Any]:
 def format_report(report: dict[str, Any]) -> str:
     lines = ["OpenClaw host: hook latency seen by the plugin (ms) and turn time (s)"]
     for hook, s in report.get("hooks_ms", {}).items():
-        lines.append(f"  {hook:<22} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}")
+        lines.append(f"  {hook:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}")
     lines.append("service time per endpoint (ms), measured at a recording proxy in front of it")
     for path, s in report.get("service_ms", {}).items():
         lines.append(f"  {path:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}")
     turns = report.get("turn_s", {})
-    for kind in ("gateway", "local"):
+    labels = {"gateway": "turn, CLI via gateway", "gateway_run": "turn, host run time", "local": "turn, CLI --local"}
+    for kind, label in labels.items():
         if s := turns.get(kind):
-            lines.append(f"  turn ({kind:<7})        n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}")
-    lines.append(f"  gateway start          {turns.get('gateway_start')} s")
+            lines.append(f"  {label:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}")
+    lines.append(f"  {'gateway start':<28} {turns.get('gateway_start')} s")
     return "\n".join(lines)
