@@ -208,7 +208,9 @@ def run_conversation(root: Path) -> Conversation:
               "tool_call": e.tool_call, "messages": e.messages} for t in conv.turns for e in t.exchanges],
             indent=1))
         (root / "service-requests.json").write_text(json.dumps(
-            [{k: r[k] for k in ("method", "path", "status", "ms", "answer_lost", "body")} for r in conv.requests],
+            [{**{k: r[k] for k in ("method", "path", "status", "ms", "answer_lost", "body")},
+              "answer": (r["answer"].get("diagnostics") if r["path"] == "/assemble" and isinstance(r["answer"], dict)
+                         else r["answer"])} for r in conv.requests],
             indent=1))
         (root / "stored-messages.json").write_text(json.dumps(conv.stored_messages, indent=1))
     return conv
