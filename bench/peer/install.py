@@ -51,7 +51,8 @@ def ensure_venv(venv: Path, dist: str, version: str | None, log: Callable[[str],
         return 0.0
     started = time.perf_counter()
     spec = f"{dist}=={version}" if version else dist
-    log(f"installing {spec} into {venv.relative_to(REPO_ROOT)} (once) ...")
+    shown = venv.relative_to(REPO_ROOT) if venv.is_relative_to(REPO_ROOT) else venv
+    log(f"installing {spec} into {shown} (once; openviking takes minutes) ...")
     CACHE.mkdir(exist_ok=True)
     if not (venv / "bin" / "python").exists():
         subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
