@@ -114,9 +114,3 @@ export function describe(error: unknown): string {
   }
   return String(error);
 }
-
-/** True for failures the host should retry later: transport errors and 5xx answers. */
-export function isRetryable(error: unknown): boolean {
-  if (error instanceof TransportError) return true;
-  return error instanceof ServiceError && (error.status >= 500 || error.status === 429);
-}

@@ -3,12 +3,13 @@
 // Failure rules (the host's, see README.md):
 // - assemble never throws: on any failure the host's own messages pass through;
 // - compact never throws: it answers { ok: false, compacted: false, reason };
-// - commitTurn throws when the service cannot be reached or answers 5xx/429/401/403/404,
-//   so the turn stays in the host's durable outbox and is retried before the next turn;
+// - commitTurn throws on any failure (unreachable, timeout, 5xx, 429, 401, 404, …) so the
+//   turn stays in the host's durable outbox and is retried before the next turn, except
+//   when the service refuses the turn itself as invalid (400, 413, 422);
 // - bootstrap and maintain are local no-ops; afterTurn (older hosts) and ingest log
 //   failures and never throw (a throwing lifecycle method makes the host quarantine the engine).
 
-import { type ServiceClient, ServiceError, describe, isRetryable } from "./client.ts";
+import { type ServiceClient, ServiceError, describe } from "./client.ts";
 import { type PluginConfig, assembleOptions } from "./config.ts";
 import { bool, compact, estimateTokens, messagesJson, num, str, toolNames } from "./sanitize.ts";
 
@@ -179,7 +180,7 @@ export function createContextEngine(deps: EngineDeps) {
       try {
         answer = await client.request<Params>("POST", "/commit-turn", { body });
       } catch (error) {
-        if (error instanceof ServiceError && !isRetryable(error) && PERMANENT_COMMIT_STATUSES.has(error.status)) {
+        if (error instanceof ServiceError && PERMANENT_COMMIT_STATUSES.has(error.status)) {
           timed("commitTurn", started, "refused", `status=${error.status} code=${error.code}`);
           logger.error?.(
             `context-engine: the service refused turn ${String(body.advancementKey)} (${error.code}: ${error.message}); ` +
