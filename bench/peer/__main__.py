@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                     sides, plan, preload=2000, key="turn8-2k", label="4-message turn, 2,000-message session")]),
                 ("history", "history rebuild and archive read", lambda: workloads.history_and_archives(sides, plan)),
                 ("search", "archive keyword search", lambda: workloads.archive_search(sides, plan)),
-                ("commit", "commit keeping 10 of 200", lambda: [workloads.commit_keep(sides, plan)]),
+                ("commit", "commit keeping 10 of 200", lambda: workloads.commit_keep(sides, plan)),
             ]
             for name, label, job in jobs:
                 if name not in names:

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+import httpx
+
 from bench.peer.sides import Request, Side, run, send
 from bench.workload import (
     CHINESE_TERM,
@@ -256,6 +258,72 @@ def alternate(sides: Sequence[Side], rounds: int, per_round: int, warm: int,
     return measures
 
 
+CLIENTS = 8
+
+
+def concurrent(sides: Sequence[Side], rounds: int, per_thread: int,
+               prepare: Callable[[Side, httpx.Client, int, int], list[Request]],
+               check: Callable[[Side, httpx.Client, httpx.Response], None],
+               settle: Callable[[Side, httpx.Client], None] | None = None,
+               threads: int = CLIENTS) -> dict[str, Measure]:
+    """``threads`` clients at once, each on its own connection, in alternating rounds.
+
+    ``prepare(side, client, thread, round)`` runs untimed in each thread before the start barrier
+    and returns that thread's requests; they are then sent back to back and timed one by one.
+    Answers are checked after the block (``check``), then ``settle`` runs untimed (for example
+    waiting for Phase 2). Throughput = requests / wall time of the blocks."""
+    measures = {s.name: Measure() for s in sides}
+    for index in range(rounds):
+        for side in rounds_order(sides, index):
+            m = measures[side.name]
+            samples: list[list[float]] = [[] for _ in range(threads)]
+            answers: list[list[httpx.Response]] = [[] for _ in range(threads)]
+            failures: list[BaseException] = []
+            barrier = threading.Barrier(threads + 1)
+
+            def worker(k: int, side: Side = side, index: int = index, samples: list = samples,
+                       answers: list = answers, failures: list = failures,
+                       barrier: threading.Barrier = barrier) -> None:
+                try:
+                    with side.client() as client:
+                        requests = prepare(side, client, k, index)
+                        barrier.wait()
+                        for request in requests[:per_thread]:
+                            started = time.perf_counter()
+                            response = send(client, request)
+                            samples[k].append((time.perf_counter() - started) * 1000)
+                            answers[k].append(response)
+                except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+                    failures.append(exc)
+                    barrier.abort()
+
+            workers = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+            for w in workers:
+                w.start()
+            gc.collect()
+            try:
+                barrier.wait()
+            except threading.BrokenBarrierError:
+                pass
+            started = time.perf_counter()
+            for w in workers:
+                w.join()
+            elapsed = time.perf_counter() - started
+            if failures:
+                raise failures[0]
+            with side.client() as client:
+                for responses in answers:
+                    for response in responses:
+                        check(side, client, response)
+                if settle is not None:
+                    settle(side, client)
+            m.wall_s += elapsed
+            m.units += sum(len(a) for a in answers)
+            for values in samples:
+                m.samples_ms.extend(values)
+    return measures
+
+
 def history_and_archives(sides: Sequence[Side], plan: Plan) -> list[Result]:
     """2,000 messages, 5 archives (a commit keeping 20 after every 300), 500 more live; then the
     history rebuild and the read of one archive."""
@@ -282,6 +350,11 @@ def history_and_archives(sides: Sequence[Side], plan: Plan) -> list[Result]:
     ours_tail = alternate(sides[:1], 2, per_round, 2, lambda s: s.rebuild(sid, transcript[-50:], PROMPT),
                           check_rebuild)["ours"]
     rebuild.notes.append(f"ours with the host sending only its last 50 messages: p50 {_p50(ours_tail):.1f} ms")
+    per_thread = plan.pick(5, 2)
+    measures = concurrent(sides, 2, per_thread, lambda s, c, k, i: [s.rebuild(sid, transcript, PROMPT)] * per_thread,
+                          lambda s, c, r: check_rebuild(s, r))
+    rebuild8 = Result("rebuild-8", "history rebuild, 2,000 messages, 5 archives", CLIENTS, measures["ours"],
+                      measures["peer"], goal=5)
 
     archive_ids = {}
     with sides[0].client() as c0, sides[1].client() as c1:
@@ -299,7 +372,11 @@ def history_and_archives(sides: Sequence[Side], plan: Plan) -> list[Result]:
         f"archive {archive_ids['ours'][1]} / {archive_ids['peer'][1]}: {counts['ours']} / {counts['peer']} messages "
         f"(ours / peer); archives per side {len(archive_ids['ours'])} / {len(archive_ids['peer'])}"
     )
-    return [rebuild, read]
+    measures = concurrent(sides, 2, per_thread,
+                          lambda s, c, k, i: [s.archive_read(sid, archive_ids[s.name][1])] * per_thread,
+                          lambda s, c, r: check_read(s, r))
+    read8 = Result("archive-read-8", "archive read (the 2nd of 5)", CLIENTS, measures["ours"], measures["peer"])
+    return [rebuild, rebuild8, read, read8]
 
 
 SEARCH_QUERIES = [
@@ -318,7 +395,9 @@ def archive_search(sides: Sequence[Side], plan: Plan) -> list[Result]:
         with side.client() as client:
             build_archived(side, client, sid, corpus, every=500, keep=0)
     rounds, per_round = 4, plan.pick(8, 2)
-    results = []
+    per_thread = plan.pick(4, 2)
+    results: list[Result] = []
+    concurrent_results: list[Result] = []
     for name, term in SEARCH_QUERIES:
         hits: dict[str, int] = {}
 
@@ -330,12 +409,16 @@ def archive_search(sides: Sequence[Side], plan: Plan) -> list[Result]:
                         measures["ours"], measures["peer"], goal=5)
         result.notes.append(f"hits (limit 20): ours {hits['ours']}, peer {hits['peer']}")
         results.append(result)
+        measures = concurrent(sides, 2, per_thread, lambda s, c, k, i, term=term: [s.search(sid, term)] * per_thread,
+                              lambda s, c, r, check=check: check(s, r))
+        concurrent_results.append(Result(f"search-{name}-8", result.workload, CLIENTS, measures["ours"],
+                                         measures["peer"], goal=5))
     results[0].notes.append("ours: POST /archives/search mode keyword; peer: POST /api/v1/search/grep over the "
                             "session's history, the term regex-escaped, case-insensitive, node_limit 20")
-    return results
+    return results + concurrent_results
 
 
-def commit_keep(sides: Sequence[Side], plan: Plan) -> Result:
+def commit_keep(sides: Sequence[Side], plan: Plan) -> list[Result]:
     """A fresh 200-message session per sample; the commit archives 190 and keeps 10."""
     rounds, per_round = 3, plan.pick(5, 2)
     measures = {s.name: Measure() for s in sides}
@@ -371,7 +454,28 @@ def commit_keep(sides: Sequence[Side], plan: Plan) -> Result:
     result = Result("commit", "commit keeping 10 of 200", 1, measures["ours"], measures["peer"])
     result.notes.append("timed: the commit call (Phase 1; both answer before Phase 2); Phase 2 is awaited "
                         "untimed before the next sample")
-    return result
+
+    def prepare(side: Side, client: httpx.Client, k: int, index: int) -> list[Request]:
+        sid = f"commit8-{index}-{k}"
+        side.create(client, sid)
+        side.seed(client, sid, Conversation(seed=5000 + 97 * index + k, prefix=f"d{index}-{k}-").messages(200))
+        return [side.commit(sid, 10)]
+
+    committed: dict[str, list[str]] = {s.name: [] for s in sides}
+
+    def check(side: Side, client: httpx.Client, response: httpx.Response) -> None:
+        side.check_commit(response, 190)
+        committed[side.name].append(response.request.url.path.split("/")[-2])
+
+    def settle(side: Side, client: httpx.Client) -> None:
+        for sid in committed[side.name]:
+            side.wait_archives(client, sid)
+        committed[side.name].clear()
+
+    measures = concurrent(sides, 2, 1, prepare, check, settle)
+    result8 = Result("commit-8", "commit keeping 10 of 200", CLIENTS, measures["ours"], measures["peer"])
+    result8.notes.append("8 sessions committed at once, each by its own client; Phase 2 awaited untimed after each round")
+    return [result, result8]
 
 
 # --- latency against session size ----------------------------------------------------------------
