@@ -301,9 +301,13 @@ CAVEATS = [
     "extractive Working Memory, and its rebuild returns that overview plus the live window and "
     "reconciles the host's transcript. Commit timings stop when Phase 1 answers on both; Phase 2 "
     "is awaited untimed.",
-    "The peer's keyword search is `grep` over its archive files (a regex over each JSON line, node_limit "
-    "= our limit of 20); this service answers from its full-text index. Hit counts can differ slightly: "
-    "the peer matches inside JSON-escaped text and ours also searches archive overviews.",
+    "The peer's keyword search is `grep` over its archive files (a regex matched against each stored JSON "
+    "line, node_limit = our limit of 20); this service answers from its full-text index. Hit counts can "
+    "differ slightly: the peer matches inside JSON-escaped text and ours also searches archive overviews.",
+    "This service's Phase 2 also embeds every archived message (through the stub: see the call counts) for "
+    "its ranked search; the peer embeds no session content (its 24 stub calls are made at start-up). That "
+    "work is untimed in every row, but it is why building the size series takes this service longer and "
+    "why its server CPU over the run is higher.",
     "The peer rereads and rewrites a session's whole live-message file on every added message, so its "
     "turn cost grows with the live (unarchived) messages: the 2,000-message turn rows, whose sessions "
     "hold 2,000 live messages, show that growth; in the size series most messages are archived.",
