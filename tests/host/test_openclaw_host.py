@@ -53,6 +53,10 @@ def agent_text(message: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
+def is_bookkeeping(message: dict[str, Any]) -> bool:
+    return message.get("role") == "custom" or message.get("excludeFromContext") is True
+
+
 def stored_signature(message: dict[str, Any]) -> tuple[str, str]:
     role = message.get("role", "?")
     if role == "assistant":
@@ -197,7 +201,8 @@ def test_every_message_is_stored_once_and_in_order(conv: Conversation) -> None:
 
 
 def test_service_stores_exactly_what_the_host_committed(conv: Conversation) -> None:
-    """Host-internal entries included: each accepted turn once (a retried key stores nothing)."""
+    """Each accepted turn once (a retried key stores nothing); host bookkeeping entries that never
+    reach the model (role custom, excludeFromContext) are not stored."""
     committed: list[tuple[str, str]] = []
     keys: list[str] = []
     for record in conv.requests:
@@ -205,7 +210,8 @@ def test_service_stores_exactly_what_the_host_committed(conv: Conversation) -> N
             key = record["body"]["advancementKey"]
             if key not in keys:
                 keys.append(key)
-                committed.extend(stored_signature(m) for m in record["body"]["messages"])
+                committed.extend(stored_signature(m) for m in record["body"]["messages"] if not is_bookkeeping(m))
+    assert any(is_bookkeeping(m) for r in conv.requests if r["path"] == "/commit-turn" for m in r["body"]["messages"])
     assert len(keys) == len([t for t in conv.turns if t.ok]), keys
     assert [stored_signature(m) for m in conv.stored_messages] == committed
 
