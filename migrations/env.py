@@ -16,7 +16,7 @@ from app.settings import get_settings
 
 # Virtual tables and their shadow tables are created by hand in migrations/helpers.py;
 # autogenerate must not see them as drift.
-FTS_PREFIXES = ("message_fts", "archive_fts", "memory_fts", "memory_vec")
+FTS_PREFIXES = ("message_fts", "archive_fts", "memory_fts", "memory_vec", "message_vec")
 
 
 def include_name(name: str | None, type_: str, _parent: object) -> bool:

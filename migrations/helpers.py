@@ -40,3 +40,14 @@ def create_vector_index(name: str, dimensions: int) -> None:
         f"CREATE VIRTUAL TABLE {name} USING vec0(chunk_id integer primary key, owner text partition key, "
         f"embedding float[{dimensions}] distance_metric=cosine)"
     )
+
+
+def create_message_vector_index(name: str, dimensions: int) -> None:
+    """A sqlite-vec table of archived messages partitioned by session: a KNN query scans one
+    session's vectors only, whatever other sessions hold."""
+    if _dialect() != "sqlite":
+        raise NotImplementedError(f"vector index for {_dialect()}")
+    op.execute(
+        f"CREATE VIRTUAL TABLE {name} USING vec0(message_id integer primary key, session_pk integer partition key, "
+        f"embedding float[{dimensions}] distance_metric=cosine)"
+    )

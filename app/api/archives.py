@@ -12,6 +12,7 @@ from app.api.deps import ServicesDep, TenantDep
 from app.api.schemas.archives import ArchiveSearchRequest, ArchiveSearchResponse, ArchiveView
 from app.archives.service import (
     SearchRequest,
+    embed_search_query,
     expand_archive,
     expand_archive_text,
     search_archives,
@@ -22,6 +23,8 @@ router = APIRouter(prefix="/archives", tags=["archives"])
 TEXT_RESPONSE = {200: {"content": {"text/plain": {"schema": {"type": "string"}}}}}
 # The offset must fit the database's integer type; no archive holds anywhere near this many messages.
 MAX_OFFSET = 2**31 - 1
+# Past this the ranked search goes on lexically rather than keep the agent waiting.
+EMBED_TIMEOUT_S = 2.0
 
 
 @router.get("/{archiveId}", response_model=ArchiveView, responses=TEXT_RESPONSE, operation_id="expandArchive")
@@ -46,10 +49,14 @@ async def search_archives_endpoint(body: ArchiveSearchRequest, services: Service
     """Search a session's archived messages and overviews: keyword, regex or ranked."""
     request = SearchRequest(
         session_id=body.session_id, query=body.query, mode=body.mode, archive_id=body.archive_id,
-        case_sensitive=body.case_sensitive, limit=body.limit,
+        case_sensitive=body.case_sensitive, limit=body.limit, since=body.since, until=body.until,
+        context=body.context, fusion=body.fusion,
     )
     timeout_s = services.settings.archives.regex_timeout_ms / 1000
-    result = await run_in_threadpool(search_archives, services.uow, tenant, request, timeout_s)
+    vector = None
+    if body.mode == "ranked":
+        vector = await embed_search_query(services.memory.embedder, body.query, EMBED_TIMEOUT_S)
+    result = await run_in_threadpool(search_archives, services.uow, tenant, request, timeout_s, vector)
     if body.format == "text":
         return PlainTextResponse(search_text(result))
     return result

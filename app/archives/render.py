@@ -59,15 +59,29 @@ def render_archive_text(archive_id: str, abstract: str, messages: list[Message])
     return "\n".join(header) + "\n\n" + "\n\n".join(render_message(m) for m in messages) + "\n"
 
 
-def render_search_text(query: str, results: list[dict[str, Any]], truncated: bool) -> str:
-    """The search tool's text: a count line, then one block per match."""
-    if not results:
+def render_search_text(query: str, results: list[dict[str, Any]], truncated: bool,
+                       overviews: list[dict[str, Any]] | None = None) -> str:
+    """The search tool's text: a count line, one block per message match (with the time it was
+    said and any neighbours asked for), then the matching overviews."""
+    overviews = overviews or []
+    if not results and not overviews:
         return f'No matches found for "{query}". {NO_MATCH_HINT}\n'
     head = f'Found {len(results)} match(es) for "{query}"'
     if truncated:
         head += f" (showing first {len(results)})"
     blocks = [head + ":"]
     for i, hit in enumerate(results, start=1):
-        where = f"message {hit['seq']}, {hit['role']}" if hit["kind"] == "message" else "overview"
-        blocks.append(f"## Match {i}: {hit['archiveId']} ({where})\n{hit['snippet']}")
+        when = f", {_day_time(hit['timestamp'])}" if hit.get("timestamp") else ""
+        block = f"## Match {i}: {hit['archiveId']} (message {hit['seq']}, {hit['role']}{when})\n{hit['snippet']}"
+        if hit.get("context"):
+            lines = [f"[message {n['seq']}, {n['role']}] {n['text']}" for n in hit["context"]]
+            block += "\nContext:\n" + "\n".join(lines)
+        blocks.append(block)
+    for hit in overviews:
+        blocks.append(f"## Overview: {hit['archiveId']}\n{hit['snippet']}")
     return "\n\n".join(blocks) + "\n"
+
+
+def _day_time(iso: str) -> str:
+    """``2023-05-08T14:00:00.000Z`` as ``2023-05-08 14:00 UTC``."""
+    return f"{iso[:10]} {iso[11:16]} UTC" if len(iso) >= 16 else iso

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
+from app.db.models import AgentSession, Archive, ArchiveStatus, MessageSearch, StoredMessage
 
 
 def add_archive(db: Session, archive: Archive) -> Archive:
@@ -87,10 +87,39 @@ def iter_archived_texts(
     sequence order."""
     stmt = select(
         StoredMessage.id, StoredMessage.archive_pk, StoredMessage.seq, StoredMessage.role,
-        StoredMessage.search_text, StoredMessage.created_at,
+        StoredMessage.search_text, StoredMessage.created_at, StoredMessage.body,
     ).where(StoredMessage.session_pk == session.id)
     if archive_pk is None:
         stmt = stmt.where(StoredMessage.archive_pk.is_not(None))
     else:
         stmt = stmt.where(StoredMessage.archive_pk == archive_pk)
     yield from db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch))
+
+
+def session_text_stats(db: Session, session: AgentSession, archive_pk: int | None) -> tuple[int, float]:
+    """(archived message count, average search-text length in characters) of one session."""
+    stmt = select(func.count(), func.avg(func.length(StoredMessage.search_text))).where(
+        StoredMessage.session_pk == session.id
+    )
+    stmt = stmt.where(StoredMessage.archive_pk.is_not(None) if archive_pk is None else StoredMessage.archive_pk == archive_pk)
+    count, average = db.execute(stmt).one()
+    return int(count or 0), float(average or 0.0)
+
+
+def messages_around(db: Session, session: AgentSession, seqs: Sequence[int], before_after: int) -> dict[int, StoredMessage]:
+    """Archived messages of a session within ``before_after`` positions of any given sequence number."""
+    wanted = {s + d for s in seqs for d in range(-before_after, before_after + 1)}
+    if not wanted:
+        return {}
+    stmt = select(StoredMessage).where(
+        StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_not(None), StoredMessage.seq.in_(sorted(wanted))
+    )
+    return {row.seq: row for row in db.execute(stmt).scalars()}
+
+
+def add_search_facts(db: Session, rows: Sequence[MessageSearch]) -> None:
+    """Insert or replace what Phase 2 learned about archived messages (a re-run replaces)."""
+    if not rows:
+        return
+    db.execute(delete(MessageSearch).where(MessageSearch.message_id.in_([r.message_id for r in rows])))
+    db.add_all(rows)

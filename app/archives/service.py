@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import matching
 from app.archives import repository as repo
+from app.archives import search
+from app.archives.hits import TimeWindow, add_context
 from app.archives.render import render_archive_text, render_search_text
 from app.core.clock import isoformat
-from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
+from app.core.query import parse_query
+from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import parse_archive_id
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument, NotFound
+from app.providers.protocols import ProviderError
 from app.sessions import repository as sessions_repo
 
 
@@ -28,6 +32,10 @@ class SearchRequest:
     archive_id: str | None = None
     case_sensitive: bool = False
     limit: int = 20
+    since: datetime | None = None
+    until: datetime | None = None
+    context: int = 0
+    fusion: str = "calibrated"
 
 
 def session_or_404(db: Session, tenant_id: str, session_id: str) -> AgentSession:
@@ -90,155 +98,49 @@ def expand_archive_text(view: dict[str, Any]) -> str:
     return render_archive_text(view["archiveId"], view["abstract"], [m["message"] for m in view["messages"]])
 
 
-def search_archives(uow: UnitOfWork, tenant_id: str, req: SearchRequest, regex_timeout_s: float) -> dict[str, Any]:
-    """Search a session's archived messages and overviews in one of three modes."""
+def search_archives(
+    uow: UnitOfWork, tenant_id: str, req: SearchRequest, regex_timeout_s: float, query_vector: list[float] | None = None
+) -> dict[str, Any]:
+    """Search a session's archived messages and, in their own list, its archive overviews."""
     if req.mode != "regex":
         # Capture drops NULs from the text it stores, and one would end SQLite's full-text query.
         req = replace(req, query=req.query.replace("\x00", ""))
     if not req.query.strip():
         raise InvalidArgument("query must not be empty", {"field": "query"})
+    if req.fusion not in search.FUSIONS:
+        raise InvalidArgument(f"fusion must be one of {', '.join(search.FUSIONS)}", {"field": "fusion"})
     with uow.read() as db:
         session = session_or_404(db, tenant_id, req.session_id)
         archives = {a.id: a for a in repo.list_archives(db, session)}
         only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
+        scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
         if req.mode == "regex":
-            hits = _search_regex(db, session, archives, only, req, regex_timeout_s)
+            hits, overviews = search.search_regex(db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s)
         elif req.mode == "ranked":
-            hits = _search_ranked(db, uow, session, archives, only, req)
+            hits = search.search_ranked(db, uow, scope, parse_query(req.query), req.limit, query_vector, req.fusion)
+            overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
         else:
-            hits = _search_keyword(db, uow, session, archives, only, req)
-    truncated = len(hits) > req.limit
-    results = hits[: req.limit]
-    return {"query": req.query, "mode": req.mode, "count": len(results), "truncated": truncated, "results": results}
+            hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
+            overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
+        truncated = len(hits) > req.limit
+        results = hits[: req.limit]
+        add_context(db, session, results, req.context)
+    out: dict[str, Any] = {"query": req.query, "mode": req.mode, "count": len(results), "truncated": truncated,
+                           "results": results, "overviews": overviews[: req.limit]}
+    if req.mode == "ranked":
+        out["retrieval"] = "hybrid" if query_vector is not None else "lexical"
+    return out
+
+
+async def embed_search_query(embedder: Any, query: str, timeout_s: float) -> list[float] | None:
+    """The query vector for ranked search, or None (no embedder, or it failed: lexical only)."""
+    if embedder is None:
+        return None
+    try:
+        return list(await asyncio.wait_for(embedder.embed_query(query), timeout_s))
+    except (ProviderError, TimeoutError):
+        return None
 
 
 def search_text(result: dict[str, Any]) -> str:
-    return render_search_text(result["query"], result["results"], result["truncated"])
-
-
-def _hit(archive: Archive, row: StoredMessage | None, text: str, span: tuple[int, int] | None, score: float | None) -> dict[str, Any]:
-    return {
-        "archiveId": archive.archive_id,
-        "seq": row.seq if row is not None else None,
-        "role": row.role if row is not None else None,
-        "kind": "message" if row is not None else "overview",
-        "snippet": matching.snippet(text, span or (0, 0)),
-        "score": score,
-        "timestamp": isoformat(row.created_at if row is not None else archive.completed_at),
-    }
-
-
-def _overviews(archives: dict[int, Archive], only: int | None) -> list[Archive]:
-    return [a for a in archives.values() if a.overview and (only is None or a.id == only)]
-
-
-def _search_keyword(db: Session, uow: UnitOfWork, session: AgentSession, archives: dict[int, Archive], only: int | None, req: SearchRequest) -> list[dict[str, Any]]:
-    terms = matching.keyword_terms(req.query)
-    hits: list[dict[str, Any]] = []
-    for row in _keyword_candidates(db, uow, session, terms, only, req.case_sensitive):
-        span = matching.find_keywords(row.search_text, terms, req.case_sensitive)
-        if span is not None and row.archive_pk is not None:
-            hits.append(_hit(archives[row.archive_pk], row, row.search_text, span, None))
-            if len(hits) > req.limit:
-                return hits
-    for archive in _overviews(archives, only):
-        span = matching.find_keywords(archive.overview, terms, req.case_sensitive)
-        if span is not None:
-            hits.append(_hit(archive, None, archive.overview, span, None))
-    return hits
-
-
-def _keyword_candidates(db: Session, uow: UnitOfWork, session: AgentSession, terms: list[str], only: int | None, case_sensitive: bool):  # type: ignore[no-untyped-def]
-    """Rows that may hold every term: from the index when a term is long enough, else a scan."""
-    indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
-    if indexed:
-        ids = (hit.row_id for hit in uow.dialect.match_messages(db, session.id, indexed, only, ranked=False))
-    elif all(t.isascii() for t in terms):
-        ids = iter(uow.dialect.scan_message_ids(db, session.id, terms, only, case_sensitive))
-    else:
-        yield from repo.iter_archived_texts(db, session, only)
-        return
-    batch: list[int] = []
-    for row_id in ids:
-        batch.append(row_id)
-        if len(batch) >= 200:
-            yield from _rows_in_order(db, batch)
-            batch = []
-    yield from _rows_in_order(db, batch)
-
-
-def _rows_in_order(db: Session, ids: list[int]) -> list[StoredMessage]:
-    rows = repo.messages_by_ids(db, ids)
-    return [rows[i] for i in ids if i in rows]
-
-
-def _search_regex(db: Session, session: AgentSession, archives: dict[int, Archive], only: int | None, req: SearchRequest, timeout_s: float) -> list[dict[str, Any]]:
-    compiled = matching.compile_regex(req.query, req.case_sensitive)
-    deadline = time.monotonic() + timeout_s
-    hits: list[dict[str, Any]] = []
-    try:
-        for row in repo.iter_archived_texts(db, session, only):
-            span = matching.find_regex(compiled, row.search_text, deadline - time.monotonic())
-            if span is not None and row.archive_pk is not None:
-                hits.append(_hit(archives[row.archive_pk], row, row.search_text, span, None))
-                if len(hits) > req.limit:
-                    return hits
-        for archive in _overviews(archives, only):
-            span = matching.find_regex(compiled, archive.overview, deadline - time.monotonic())
-            if span is not None:
-                hits.append(_hit(archive, None, archive.overview, span, None))
-    except TimeoutError as exc:
-        raise InvalidArgument(
-            f"the regular expression took longer than {int(timeout_s * 1000)} ms; simplify it or use keyword mode",
-            {"field": "query", "reason": "regex_timeout"},
-        ) from exc
-    return hits
-
-
-def _search_ranked(db: Session, uow: UnitOfWork, session: AgentSession, archives: dict[int, Archive], only: int | None, req: SearchRequest) -> list[dict[str, Any]]:
-    terms = matching.keyword_terms(req.query)
-    indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
-    scored: list[tuple[float, dict[str, Any]]] = []
-    if indexed:
-        limit = req.limit + 1
-        message_hits = list(_take(uow.dialect.match_messages(db, session.id, indexed, only, ranked=True), limit))
-        rows = repo.messages_by_ids(db, [h.row_id for h in message_hits])
-        for hit in message_hits:
-            row = rows.get(hit.row_id)
-            if row is not None and row.archive_pk is not None:
-                span = _first_term_span(row.search_text, terms)
-                scored.append((hit.score or 0.0, _hit(archives[row.archive_pk], row, row.search_text, span, hit.score)))
-        for hit in _take(uow.dialect.match_overviews(db, session.id, indexed, only, ranked=True), limit):
-            archive = archives.get(hit.row_id)
-            if archive is not None:
-                span = _first_term_span(archive.overview, terms)
-                scored.append((hit.score or 0.0, _hit(archive, None, archive.overview, span, hit.score)))
-    else:
-        scored = _scan_score(db, session, archives, only, terms, req.limit)
-    scored.sort(key=lambda pair: pair[0], reverse=True)
-    return [hit for _, hit in scored]
-
-
-def _scan_score(db: Session, session: AgentSession, archives: dict[int, Archive], only: int | None, terms: list[str], limit: int) -> list[tuple[float, dict[str, Any]]]:
-    """Terms too short for the index: score by how many distinct terms a message holds."""
-    scored: list[tuple[float, dict[str, Any]]] = []
-    for row in repo.iter_archived_texts(db, session, only):
-        lowered = row.search_text.casefold()
-        found = sum(1 for t in terms if t.casefold() in lowered)
-        if found and row.archive_pk is not None:
-            span = _first_term_span(row.search_text, terms)
-            scored.append((float(found), _hit(archives[row.archive_pk], row, row.search_text, span, float(found))))
-    return scored
-
-
-def _first_term_span(text: str, terms: list[str]) -> tuple[int, int] | None:
-    lowered = text.casefold()
-    spans = [(at, at + len(t)) for t in terms if (at := lowered.find(t.casefold())) >= 0]
-    return min(spans) if spans else None
-
-
-def _take(iterator, count: int):  # type: ignore[no-untyped-def]
-    for index, item in enumerate(iterator):
-        if index >= count:
-            return
-        yield item
+    return render_search_text(result["query"], result["results"], result["truncated"], result.get("overviews"))

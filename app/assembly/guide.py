@@ -20,3 +20,19 @@ concrete keywords from the question, and try at least two keyword variations bef
 information is unavailable.
 - For exact commands, paths, code, values or quotes, call the archive expand tool with the archive \
 id to read the original messages."""
+
+
+# Past this many archives the index names the range only, so it stays one short line.
+MAX_LISTED_ARCHIVES = 12
+
+
+def archive_index_line(archives: list[tuple[str, int]]) -> str:
+    """The archives behind the summary, so the model can name one to the archive expand tool."""
+    if not archives:
+        return ""
+    if len(archives) <= MAX_LISTED_ARCHIVES:
+        listed = ", ".join(f"{archive_id} ({count} messages)" for archive_id, count in archives)
+    else:
+        total = sum(count for _, count in archives)
+        listed = f"{archives[0][0]} to {archives[-1][0]} ({len(archives)} archives, {total} messages)"
+    return f"\n\nArchived originals (read them with the archive expand tool): {listed}"

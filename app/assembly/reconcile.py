@@ -24,7 +24,7 @@ from app.sessions import repository as sessions_repo
 from app.sessions.capture import TurnInput, capture_turn
 from app.sessions.fingerprint import message_fingerprint
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import sanitize_message_for_capture
+from app.sessions.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.settings import Settings
 
 # Reconciliation stops after this many consecutive host messages that the store already holds.
@@ -72,7 +72,7 @@ def _unstored_host_messages(uow: UnitOfWork, tenant_id: str, session_pk: int, me
 def _host_fingerprints(messages: Iterable[Any]) -> Iterator[tuple[Message, str]]:
     """The host's messages as capture would store them, with their fingerprints (lazily)."""
     for message in messages:
-        if not isinstance(message, dict) or role_of(message) in ("", "system"):
+        if not is_conversation_message(message):
             continue
         clean = sanitize_message_for_capture(message)
         if clean is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from app.archives import repository as archives_repo
 from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
-from app.assembly.guide import SESSION_CONTEXT_GUIDE
+from app.assembly.guide import SESSION_CONTEXT_GUIDE, archive_index_line
 from app.assembly.injection import (
     append_envelope_message,
     append_to_last_message,
@@ -33,7 +33,7 @@ from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
 from app.sessions.bypass import is_bypassed, is_cron_session
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import contains_injected_context, sanitize_text
+from app.sessions.sanitize import contains_injected_context, is_conversation_message, sanitize_text
 from app.settings import Settings
 
 SUMMARY_PREFIX = "[Session History Summary]\n"
@@ -60,6 +60,8 @@ class _Stored:
     session: AgentSession | None = None
     archives: dict[str, Any] = field(default_factory=dict)
     known: bool = False
+    # (archive id, message count) of the archives the summary stands for, oldest first.
+    summarised: list[tuple[str, int]] = field(default_factory=list)
 
 
 def passthrough(req: AssembleInput, reason: str, started: float, **extra: Any) -> dict[str, Any]:
@@ -121,7 +123,7 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
     candidates = stored.messages
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
-    summary = _summary_message(overview, candidates)
+    summary = _summary_message(overview, candidates, stored.summarised)
     overview_tokens = message_tokens(summary) if summary else 0
     guide_tokens = estimate_text_tokens(guide)
     overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(budget)
@@ -171,10 +173,10 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     if not req.options.get("autoRecall", settings.assemble.auto_recall):
         return passthrough(req, "recall_disabled", started)
     if contains_injected_context(latest_user_text(messages) if tail_is_user else prompt):
-        return passthrough(req, "already_injected", started)
+        return passthrough(req, "already_injected", started, recall={"experience": _gate("already_injected")})
     query = latest_user_query(messages) if tail_is_user else latest_user_query([{"role": "user", "content": prompt}])
     if len(query) < MIN_QUERY_CHARS:
-        return passthrough(req, "query_too_short", started, recall={"query": query})
+        return passthrough(req, "query_too_short", started, recall={"query": query, "experience": _gate("query_too_short")})
     ident = req.identity
     request = RecallRequest(
         tenant_id=ident.tenant_id, user_id=ident.user_id, agent_id=ident.agent_id, query=query,
@@ -190,12 +192,18 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     except Exception:  # noqa: BLE001 - recall must never fail the hook (quality.md, Degradation)
         return passthrough(req, "recall_failed", started, recall={"query": query})
     if block is None or not block.text:
-        return passthrough(req, "no_recall_hits", started, recall={"query": query})
+        # The experience gate's verdict is reported with or without hits (api.md, diagnostics.recall).
+        return passthrough(req, "no_recall_hits", started, recall={"query": query, **(block.diagnostics if block else {})})
     output = prepend_to_latest_user(messages, block.text) if tail_is_user else append_envelope_message(messages, block.text)
     diagnostics = {"phase": "tool_loop", "mode": "assembled", "reason": "ok",
                    "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
                    "durationMs": _elapsed_ms(started)}
     return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
+
+
+def _gate(reason: str) -> dict[str, Any]:
+    """diagnostics.recall.experience when the gate is decided before recall runs."""
+    return {"gate": reason, "score": 0, "hits": 0}
 
 
 async def _skill_memory_or_passthrough(recall: RecallSource, req: AssembleInput, started: float) -> dict[str, Any]:
@@ -225,10 +233,12 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         unsummarised = [a.id for a in archives if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED]
         rows = archives_repo.bodies_of_archives(db, unsummarised) + sessions_repo.live_bodies(db, session)
     statuses = [a.status for a in archives]
+    # Host bookkeeping stored by earlier releases is never shown to the model.
+    loaded = [(message, row.tokens) for row in rows if is_conversation_message(message := json.loads(row.body))]
     return _Stored(
         overview=latest.overview if latest else "",
-        messages=[json.loads(row.body) for row in rows],
-        tokens=[row.tokens for row in rows],
+        messages=[message for message, _ in loaded],
+        tokens=[tokens for _, tokens in loaded],
         session=session,
         archives={
             "total": len(archives),
@@ -237,14 +247,17 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
             "failed": statuses.count(ArchiveStatus.FAILED),
         },
         known=True,
+        summarised=[(a.archive_id, a.message_count) for a in archives if a.archive_index <= floor],
     )
 
 
-def _summary_message(overview: str, after: list[Message]) -> Message | None:
-    """The Working Memory as the first user message, dated with the messages it precedes."""
+def _summary_message(overview: str, after: list[Message], archives: list[tuple[str, int]]) -> Message | None:
+    """The Working Memory as the first user message, dated with the messages it precedes, with
+    the ids of the archives behind it: the model needs them to read originals back."""
     if not overview:
         return None
-    return {"role": "user", "content": SUMMARY_PREFIX + overview, "timestamp": summary_timestamp(after)}
+    text = SUMMARY_PREFIX + overview.rstrip("\n") + archive_index_line(archives)
+    return {"role": "user", "content": text, "timestamp": summary_timestamp(after)}
 
 
 def _estimate(messages: list[Any], known: dict[int, int] | None = None) -> int:

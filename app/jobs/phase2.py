@@ -16,6 +16,7 @@ import structlog
 from sqlalchemy import select
 
 from app.archives import repository as archives_repo
+from app.archives.indexing import PassageEmbedder, SearchFact, embed_facts, fact_rows, facts_of
 from app.core.clock import isoformat, utcnow
 from app.db.models import AgentSession, ArchiveStatus, StoredMessage
 from app.db.uow import UnitOfWork
@@ -55,19 +56,42 @@ class Phase2Context:
     worker_id: str
     fault_delay_s: float = 0.0
     learn: Learner | None = None
+    embed: PassageEmbedder | None = None
+    embed_model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchIndex:
+    """Archived messages' search facts and vectors, written with the results."""
+
+    facts: list[SearchFact]
+    vectors: dict[int, list[float]]
 
 
 async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
     """Process one claimed archive job end to end."""
-    inputs, archive = await asyncio.to_thread(_load_inputs, ctx.uow, job)
+    inputs, archive, facts = await asyncio.to_thread(_load_inputs, ctx.uow, job)
     if ctx.fault_delay_s:
         await asyncio.sleep(ctx.fault_delay_s)
     result = await ctx.builder.build(inputs)
     memories: dict[str, Any] = {}
     if ctx.learn is not None:
         memories = await _learn(ctx.learn, archive, inputs, result)
-    await asyncio.to_thread(_write_results, ctx, job, result, memories)
+    index = SearchIndex(facts, await _vectors(ctx, archive, facts))
+    await asyncio.to_thread(_write_results, ctx, job, result, memories, index)
     return result
+
+
+async def _vectors(ctx: Phase2Context, archive: ArchiveContext, facts: list[SearchFact]) -> dict[int, list[float]]:
+    """Phase 2 step 4: vectors of the archived messages. A failure costs ranked search its vector
+    side for these messages (lexical search still finds them), never the archive."""
+    if ctx.embed is None:
+        return {}
+    try:
+        return await embed_facts(ctx.embed, facts)
+    except ProviderError as exc:
+        log.warning("message_embedding_failed", archive_id=archive.archive_id, error=str(exc))
+        return {}
 
 
 async def _learn(learn: Learner, archive: ArchiveContext, inputs: WmInputs, result: WmResult) -> dict[str, Any]:
@@ -80,7 +104,7 @@ async def _learn(learn: Learner, archive: ArchiveContext, inputs: WmInputs, resu
     return {"counts": counts, "usage": usage}
 
 
-def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[WmInputs, ArchiveContext]:
+def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[WmInputs, ArchiveContext, list[SearchFact]]:
     with uow.read() as db:
         archive = archives_repo.get_archive_by_pk(db, job.archive_pk)
         if archive is None:
@@ -109,10 +133,10 @@ def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[WmInputs, ArchiveCon
             seqs=[row.seq for row in rows],
             message_time=isoformat(archive.ended_at or archive.created_at) or "",
         )
-        return inputs, context
+        return inputs, context, facts_of(rows)
 
 
-def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult, memories: dict[str, Any]) -> None:
+def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult, memories: dict[str, Any], index: SearchIndex) -> None:
     now = utcnow()
     with ctx.uow.write() as db:
         if not queue.still_owned(db, job.job_id, ctx.worker_id):
@@ -129,6 +153,10 @@ def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult, memori
         archive.error = None
         archive.error_stage = None
         ctx.uow.dialect.index_archive_overview(db, archive.id, result.overview)
+        archives_repo.add_search_facts(db, fact_rows(index.facts, index.vectors, ctx.embed_model))
+        ctx.uow.dialect.store_message_vectors(
+            db, ((f.message_id, f.session_pk, index.vectors[f.message_id]) for f in index.facts if f.message_id in index.vectors)
+        )
         _add_usage(db, job.session_pk, result)
         queue.mark_succeeded(db, job.job_id, now)
         # Completed last, in the same transaction as the results: readers see all or nothing.

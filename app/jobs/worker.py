@@ -16,6 +16,7 @@ from datetime import timedelta
 
 import structlog
 
+from app.archives.indexing import PassageEmbedder
 from app.core.clock import utcnow
 from app.db.uow import UnitOfWork
 from app.jobs import queue
@@ -41,13 +42,15 @@ class Phase2Worker:
         observe: JobObserver | None = None,
         retry: RetryStrategy | None = None,
         learn: Learner | None = None,
+        embed: PassageEmbedder | None = None,
+        embed_model: str | None = None,
     ) -> None:
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._uow = uow
         self._settings = settings
         self._lease = timedelta(seconds=settings.lease_s)
         self._retry = retry or RetryStrategy(max_attempts=settings.max_attempts)
-        self._ctx = Phase2Context(uow, builder, self.worker_id, settings.fault_delay_ms / 1000, learn)
+        self._ctx = Phase2Context(uow, builder, self.worker_id, settings.fault_delay_ms / 1000, learn, embed, embed_model)
         self._observe = observe
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -39,7 +39,8 @@ class MemoryRecall:
         experience = await self._experiences(caller, request, options, diagnostics)
         long_term = await self._long_term(caller, request, options, diagnostics)
         envelope = build_context_envelope([experience, long_term])
-        return RecallBlock(envelope, diagnostics) if envelope else None
+        # An empty block still carries the diagnostics: the gate's verdict is reported without hits.
+        return RecallBlock(envelope, diagnostics)
 
     async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
         name = skill_read_of([m for m in messages if isinstance(m, dict)])

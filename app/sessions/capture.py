@@ -25,7 +25,7 @@ from app.sessions.bypass import is_bypassed
 from app.sessions.commit import commit_phase1
 from app.sessions.fingerprint import message_fingerprint, new_message_indexes
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import sanitize_message_for_capture
+from app.sessions.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.sessions.window import advance_pending_tokens, pushed_out_positions
 from app.settings import Settings
 
@@ -171,7 +171,7 @@ def _prepare(messages: list[Any], start: int) -> _Prepared:
 
 
 def _sanitized(message: Any) -> Message | None:
-    if not isinstance(message, dict) or role_of(message) in ("", "system"):
+    if not is_conversation_message(message):
         return None
     return sanitize_message_for_capture(message)
 

@@ -129,6 +129,18 @@ def _sanitize_blocks(blocks: list[Any]) -> list[Any]:
     return out
 
 
+def is_conversation_message(message: Any) -> bool:
+    """Whether a host message belongs to the conversation the model sees.
+
+    System messages are the host's; host bookkeeping entries (role ``custom``, or flagged
+    ``excludeFromContext``, such as the 2026.9 host's nested-tool records inside a turn) are never
+    shown to the model, so they are neither stored nor returned.
+    """
+    if not isinstance(message, dict) or message.get("excludeFromContext") is True:
+        return False
+    return role_of(message) not in ("", "system", "custom")
+
+
 def sanitize_message_for_capture(message: Message) -> Message | None:
     """Sanitize a user or assistant message for storage; None when nothing is left of it.
 

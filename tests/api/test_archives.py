@@ -243,20 +243,38 @@ async def test_other_tenants_archive_is_answered_like_a_missing_one(make_setting
 # --- search: keyword --------------------------------------------------------------------------
 
 
-async def test_keyword_requires_every_term(client: httpx.AsyncClient) -> None:
+async def test_keyword_puts_messages_with_every_term_first(client: httpx.AsyncClient) -> None:
     await archive(client, "s-kw", [
         user("alpha bravo charlie"),
         user("alpha delta only"),
         user("bravo without the first"),
+        user("nothing relevant here"),
     ])
     result = await search(client, "s-kw", "alpha bravo")
     assert result["mode"] == "keyword"
-    assert [(h["seq"], h["role"]) for h in message_hits(result)] == [(1, "user")]
-    assert message_hits(result)[0]["snippet"] == "alpha bravo charlie"
-    assert message_hits(result)[0]["score"] is None
-    assert message_hits(result)[0]["archiveId"] == "archive_001"
+    hits = message_hits(result)
+    assert [(h["seq"], h["match"]) for h in hits[:1]] == [(1, "all")]
+    assert hits[0]["snippet"] == "alpha bravo charlie"
+    assert hits[0]["score"] is None
+    assert hits[0]["archiveId"] == "archive_001"
+    # Messages holding only some terms follow; a message holding none never appears.
+    assert sorted(h["seq"] for h in hits[1:]) == [2, 3]
+    assert {h["match"] for h in hits[1:]} == {"partial"}
     assert [h["seq"] for h in message_hits(await search(client, "s-kw", "alpha"))] == [1, 2]
-    assert message_hits(await search(client, "s-kw", "alpha zulu")) == []
+    assert message_hits(await search(client, "s-kw", "zulu yankee")) == []
+
+
+async def test_keyword_answers_a_natural_question(client: httpx.AsyncClient) -> None:
+    await archive(client, "s-kw-q", [
+        user("Caroline: I went to the science museum with my kids last weekend"),
+        user("Melanie: what did you think of the new bakery?"),
+        user("Caroline: the bakery was fine, did you finish the painting?"),
+    ])
+    # Punctuation, stop words and word forms no longer stand in the way.
+    hits = message_hits(await search(client, "s-kw-q", "Which museum did Caroline visit with her kids?"))
+    assert hits and hits[0]["seq"] == 1
+    quoted = message_hits(await search(client, "s-kw-q", '"new bakery"'))
+    assert [h["seq"] for h in quoted] == [2]
 
 
 async def test_keyword_treats_regex_metacharacters_literally(client: httpx.AsyncClient) -> None:
@@ -327,8 +345,10 @@ async def test_search_finds_overviews(client: httpx.AsyncClient) -> None:
     assert "Working Memory" in overview  # the fixture Working Memory heading, never in a message
     for mode, query in (("keyword", "Working Memory"), ("regex", r"Work\w+ Mem"), ("ranked", "Working")):
         result = await search(client, "s-ov", query, mode=mode)
-        overview_hits = [h for h in result["results"] if h["kind"] == "overview"]
+        assert all(h["kind"] == "message" for h in result["results"]), (mode, result)
+        overview_hits = result["overviews"]
         assert len(overview_hits) == 1, (mode, result)
+        assert overview_hits[0]["kind"] == "overview"
         hit = overview_hits[0]
         assert hit["archiveId"] == archive_id
         assert hit["seq"] is None and hit["role"] is None
@@ -441,7 +461,8 @@ async def test_chinese_text_is_found(client: httpx.AsyncClient) -> None:
     for mode in ("ranked", "keyword"):
         result = await search(client, "s-zh", "部署失败", mode=mode)
         hits = message_hits(result)
-        assert [h["seq"] for h in hits] == [1], (mode, result)
+        # Both modes put the message with the whole word first; the one holding only 部署 follows.
+        assert [h["seq"] for h in hits] == [1, 2], (mode, result)
         assert "昨天部署失败了" in hits[0]["snippet"]
         if mode == "ranked":
             assert hits[0]["score"] is not None
@@ -470,8 +491,9 @@ async def test_search_text_format(client: httpx.AsyncClient) -> None:
     text = response.text
     assert text.startswith(f'Found {as_json["count"]} match(es) for "invoice ledger"')
     assert "(showing first" not in text
-    assert "## Match 1: archive_001 (message 3, user)\nwhere is the invoice ledger" in text
-    assert "## Match 2: archive_001 (message 4, user)\nthe invoice ledger again" in text
+    said = [h["timestamp"] for h in as_json["results"]]
+    assert f"## Match 1: archive_001 (message 3, user, {said[0][:10]} {said[0][11:16]} UTC)\nwhere is the invoice ledger" in text
+    assert f"## Match 2: archive_001 (message 4, user, {said[1][:10]} {said[1][11:16]} UTC)\nthe invoice ledger again" in text
 
     limited = await client.post("/archives/search", json={"sessionId": "s-fmt", "query": "invoice", "limit": 1,
                                                           "format": "text"})

@@ -185,6 +185,17 @@ class TestToolLoop:
     async def test_no_memories_means_no_recall_hits(self, client):
         assert await self.tool_loop(client, [user("deploy the billing service please")]) == "no_recall_hits"
 
+    async def test_experience_gate_is_reported_without_hits(self, client):
+        messages = [user("deploy the billing service to production and run the migrations please")]
+        for options, gate in (({}, "disabled"), ({"agentExperience": {"enabled": True}}, "task_execution")):
+            response = await client.post("/assemble", json={"sessionId": "s-gate", "messages": messages, "options": options})
+            diagnostics = response.json()["diagnostics"]
+            assert diagnostics["reason"] == "no_recall_hits"
+            assert diagnostics["recall"]["experience"]["gate"] == gate, diagnostics
+            assert diagnostics["recall"]["experience"]["hits"] == 0
+        short = (await client.post("/assemble", json={"sessionId": "s-gate", "messages": [user("hi")]})).json()
+        assert short["diagnostics"]["recall"]["experience"]["gate"] == "query_too_short"
+
     async def test_bypassed_session(self, make_settings):
         async with app_client(make_settings(capture={"bypass_session_patterns": ["s*"]})) as client:
             assert await self.tool_loop(client, [user("deploy the billing service")]) == "session_bypassed"

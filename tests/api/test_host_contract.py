@@ -231,3 +231,28 @@ class TestCompactionAnswers:
         assert body["messages"][0]["content"][0]["text"].startswith(SUMMARY)
         assert all(isinstance(m.get("timestamp"), int) for m in body["messages"])
         assert body["messages"][0]["timestamp"] == messages[2]["timestamp"]
+
+
+class TestHostBookkeeping:
+    async def test_a_nested_tool_record_is_neither_stored_nor_returned(self, client):
+        nested = {"role": "custom", "customType": "openclaw.nested-tool.v1", "excludeFromContext": True,
+                  "content": [], "timestamp": 1795416088200}
+        messages = host_turn(1, "call_1")
+        messages.insert(2, nested)
+        body = await commit_turn(client, messages, "turn-1")
+        assert body["ingested"] == 4 and body["skipped"] == 1
+        assembled = await assemble(client, [], prompt="next", phase="pre_prompt")
+        assert [m["role"] for m in assembled["messages"]] == ["user", "assistant", "toolResult", "assistant"]
+
+
+class TestArchiveIds:
+    async def test_the_summary_names_the_archives_behind_it(self, client):
+        await commit_turn(client, turn(1, words=100), "turn-1")
+        await client.post("/sessions/s1/commit", json={"keepRecentCount": 0, "wait": True})
+        await commit_turn(client, turn(2, words=100), "turn-2")
+        await client.post("/sessions/s1/commit", json={"keepRecentCount": 0, "wait": True})
+        body = await assemble(client, [], prompt="next", phase="pre_prompt")
+        summary = body["messages"][0]["content"]
+        assert summary.startswith(SUMMARY)
+        assert summary.endswith("archive_001 (2 messages), archive_002 (2 messages)")
+        assert "archive expand tool" in summary

@@ -16,6 +16,7 @@ PURE_MODULES = (
     "archives/render.py", "archives/matching.py", "memory/task_gate.py", "memory/ranking.py",
     "memory/render.py", "memory/scoring.py", "memory/text.py", "memory/redaction.py",
     "memory/dates.py", "working_memory/extractive_sections.py", "memory/skills.py",
+    "core/dates.py", "core/date_terms.py", "core/query.py", "archives/ranking.py",
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from app.api.schemas.base import ApiModel, Integer, RequestModel
 
@@ -45,6 +45,19 @@ class ArchiveSearchRequest(RequestModel):
     case_sensitive: bool = False
     limit: Integer = Field(20, ge=1, le=200)
     format: Literal["json", "text"] = "json"
+    since: AwareDatetime | None = Field(None, strict=False, description="Only messages the host timestamped at or after this time.")
+    until: AwareDatetime | None = Field(None, strict=False, description="Only messages the host timestamped at or before this time.")
+    context: Integer = Field(0, ge=0, le=10, description="Archived turns returned before and after each message hit.")
+    fusion: Literal["calibrated", "rrf"] = Field(
+        "calibrated", description="Ranked mode: how the lexical and vector rankings are combined."
+    )
+
+
+class ArchiveSearchNeighbour(ApiModel):
+    seq: int
+    role: str
+    text: str
+    timestamp: str | None
 
 
 class ArchiveSearchHit(ApiModel):
@@ -54,7 +67,14 @@ class ArchiveSearchHit(ApiModel):
     kind: Literal["message", "overview"]
     snippet: str
     score: float | None
-    timestamp: str | None
+    timestamp: str | None = Field(
+        description="When the message was said (the host's timestamp; storage time when the host sent none); "
+        "for an overview, when it was written."
+    )
+    match: Literal["all", "partial"] | None = Field(
+        None, description="Keyword mode: whether the message holds every query term or only some."
+    )
+    context: list[ArchiveSearchNeighbour] | None = Field(None, description="Neighbouring turns, when `context` > 0.")
 
 
 class ArchiveSearchResponse(ApiModel):
@@ -62,4 +82,8 @@ class ArchiveSearchResponse(ApiModel):
     mode: str
     count: int
     truncated: bool
-    results: list[ArchiveSearchHit]
+    results: list[ArchiveSearchHit] = Field(description="Message hits only; overviews never take their place.")
+    overviews: list[ArchiveSearchHit] = Field(default_factory=list, description="Matching archive overviews.")
+    retrieval: Literal["hybrid", "lexical"] | None = Field(
+        None, description="Ranked mode: hybrid when the query vector was available, else lexical only."
+    )

@@ -15,6 +15,19 @@ class TextHit:
     score: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class CandidateRow:
+    """An archived message that may answer a ranked query, with what scoring needs."""
+
+    row_id: int
+    archive_pk: int
+    seq: int
+    role: str
+    text: str
+    host_time: object  # the message's own ``timestamp`` as the host sent it (ms), or None
+    dates: str
+
+
 class Dialect(ABC):
     """Full-text operations over archived messages and archive overviews."""
 
@@ -93,3 +106,20 @@ class Dialect(ABC):
     ) -> list[int]:
         """Archived message ids of a session whose search text contains every term (a scan, for
         terms too short for the index), in sequence order."""
+
+    @abstractmethod
+    def message_candidates(
+        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None
+    ) -> list[CandidateRow]:
+        """Archived messages of one session whose text contains any literal (lowercase) or whose
+        mentioned days include any of ``dates``; nothing of other sessions is read."""
+
+    @abstractmethod
+    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, list[float]]]) -> None:
+        """Store (message id, session pk, vector) triples, replacing earlier ones."""
+
+    @abstractmethod
+    def nearest_messages(
+        self, db: Session, session_pk: int, vector: list[float], k: int
+    ) -> list[TextHit]:
+        """The k archived messages of one session nearest to the vector; score = cosine distance."""

@@ -14,12 +14,13 @@ import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import Dialect, TextHit
+from app.db.dialects.base import CandidateRow, Dialect, TextHit
 
 MESSAGE_FTS = "message_fts"
 ARCHIVE_FTS = "archive_fts"
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
+MESSAGE_VEC = "message_vec"
 
 
 def fts_phrase(term: str) -> str:
@@ -42,6 +43,10 @@ class SqliteDialect(Dialect):
     def unindex_session(self, db: Session, session_pk: int) -> None:
         db.execute(
             text(f"DELETE FROM {MESSAGE_FTS} WHERE rowid IN (SELECT id FROM messages WHERE session_pk = :s)"),
+            {"s": session_pk},
+        )
+        db.execute(
+            text(f"DELETE FROM {MESSAGE_VEC} WHERE message_id IN (SELECT id FROM messages WHERE session_pk = :s)"),
             {"s": session_pk},
         )
         db.execute(
@@ -191,3 +196,50 @@ class SqliteDialect(Dialect):
             params[f"t{i}"] = term if case_sensitive else term.lower()
         sql = f"SELECT m.id FROM messages m WHERE m.session_pk = :s {archive_filter} AND {conditions} ORDER BY m.seq"
         return [row_id for (row_id,) in db.execute(text(sql), params)]
+
+    def message_candidates(
+        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None
+    ) -> list[CandidateRow]:
+        archive_filter = "AND archive_pk = :a" if archive_pk is not None else "AND archive_pk IS NOT NULL"
+        params: dict[str, object] = {"s": session_pk, "a": archive_pk}
+        sources: list[str] = []
+        indexed = [t for t in literals if len(t) >= self.min_indexed_term_chars()]
+        short = [t for t in literals if len(t) < self.min_indexed_term_chars()]
+        if indexed:
+            params["q"] = fts_query(indexed, any_term=True)
+            sources.append(f"SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q")
+        if short:
+            # Below the trigram index: one scan of this session's rows, instr() in C.
+            found = " OR ".join(f"instr(lower(search_text), :t{i}) > 0" for i in range(len(short)))
+            params.update({f"t{i}": term for i, term in enumerate(short)})
+            sources.append(f"SELECT id FROM messages WHERE session_pk = :s {archive_filter} AND ({found})")
+        if dates:
+            found = " OR ".join(f"instr(dates, :d{i}) > 0" for i in range(len(dates)))
+            params.update({f"d{i}": day for i, day in enumerate(dates)})
+            sources.append(f"SELECT message_id FROM message_search WHERE session_pk = :s AND ({found})")
+        if not sources:
+            return []
+        sql = (
+            "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, json_extract(m.body, '$.timestamp'), "
+            "coalesce(x.dates, '') FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
+            f"WHERE m.id IN ({' UNION '.join(sources)}) AND m.session_pk = :s "
+            f"{archive_filter.replace('archive_pk', 'm.archive_pk')}"
+        )
+        return [CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6]) for r in db.execute(text(sql), params)]
+
+    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, list[float]]]) -> None:
+        params = [
+            {"id": message_id, "s": session_pk, "v": sqlite_vec.serialize_float32(vector)}
+            for message_id, session_pk, vector in rows
+        ]
+        if params:
+            db.execute(text(f"DELETE FROM {MESSAGE_VEC} WHERE message_id = :id"), [{"id": p["id"]} for p in params])
+            db.execute(text(f"INSERT INTO {MESSAGE_VEC}(message_id, session_pk, embedding) VALUES (:id, :s, :v)"), params)
+
+    def nearest_messages(self, db: Session, session_pk: int, vector: list[float], k: int) -> list[TextHit]:
+        sql = (
+            f"SELECT message_id, distance FROM {MESSAGE_VEC} "
+            "WHERE embedding MATCH :v AND k = :k AND session_pk = :s ORDER BY distance"
+        )
+        params = {"v": sqlite_vec.serialize_float32(vector), "k": k, "s": session_pk}
+        return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]

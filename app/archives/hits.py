@@ -1,0 +1,112 @@
+"""Search hits of archive search: the message's own time, its archive, snippet, neighbours, and
+the time filter. Overviews are separate hits that never take a message's place."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.archives import matching
+from app.archives import repository as repo
+from app.core.clock import isoformat
+from app.db.models import AgentSession, Archive, StoredMessage
+
+CONTEXT_SNIPPET_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def admits(self, moment: datetime | None) -> bool:
+        if self.since is None and self.until is None:
+            return True
+        if moment is None:
+            return False  # a filtered search cannot vouch for a message of unknown time
+        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
+
+
+def host_time(value: object) -> datetime | None:
+    """A message ``timestamp`` as the host sends it (epoch milliseconds, or an ISO string)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(float(value) / 1000, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
+def time_of_body(body: str, fallback: datetime | None) -> datetime | None:
+    """The message's own time from its stored JSON; the storage time when the host sent none."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return fallback
+    stamp = host_time(message.get("timestamp")) if isinstance(message, dict) else None
+    return stamp or fallback
+
+
+def message_hit(archive: Archive, row: Any, span: tuple[int, int] | None, score: float | None,
+                moment: datetime | None) -> dict[str, Any]:
+    return {
+        "archiveId": archive.archive_id,
+        "seq": row.seq,
+        "role": row.role,
+        "kind": "message",
+        "snippet": matching.snippet(row.search_text, span or (0, 0)),
+        "score": score,
+        "timestamp": isoformat(moment),
+    }
+
+
+def overview_hit(archive: Archive, span: tuple[int, int] | None, score: float | None) -> dict[str, Any]:
+    return {
+        "archiveId": archive.archive_id,
+        "seq": None,
+        "role": None,
+        "kind": "overview",
+        "snippet": matching.snippet(archive.overview, span or (0, 0)),
+        "score": score,
+        "timestamp": isoformat(archive.completed_at),
+    }
+
+
+def first_span(text: str, literals: list[str]) -> tuple[int, int] | None:
+    """Span of the earliest occurrence of any literal (case-insensitive)."""
+    lowered = text.casefold()
+    spans = [(at, at + len(t)) for t in literals if t and (at := lowered.find(t.casefold())) >= 0]
+    return min(spans) if spans else None
+
+
+def add_context(db: Session, session: AgentSession, hits: list[dict[str, Any]], turns: int) -> None:
+    """Give each message hit the ``turns`` archived messages before and after it, in order."""
+    if turns <= 0 or not hits:
+        return
+    around = repo.messages_around(db, session, [h["seq"] for h in hits], turns)
+    for hit in hits:
+        seq = hit["seq"]
+        hit["context"] = [
+            _neighbour(around[s]) for s in range(seq - turns, seq + turns + 1) if s != seq and s in around
+        ]
+
+
+def _neighbour(row: StoredMessage) -> dict[str, Any]:
+    return {
+        "seq": row.seq,
+        "role": row.role,
+        "text": matching.snippet(row.search_text, (0, 0), CONTEXT_SNIPPET_CHARS),
+        "timestamp": isoformat(time_of_body(row.body, row.created_at)),
+    }

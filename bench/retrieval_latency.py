@@ -1,0 +1,86 @@
+"""Archive search latency with vectors for every archived message (issue 10): one session of
+100,000 archived messages (10,000 with ``--quick``) built like ``bench/search.py``, plus a vector
+and a search-facts row per message, as Phase 2 leaves them. Building 100k vectors with the model
+would take about half an hour on 2 cores, so the vectors are random unit vectors: the KNN costs
+what it costs (it reads every vector of the session), not its scores. Timed in process:
+``search_archives`` for keyword, ranked lexical-only and ranked hybrid (a random query vector),
+four queries each; quality.md sets p50 <= 50 ms for keyword search at this size."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+from sqlalchemy import text
+
+from app.archives.service import SearchRequest, search_archives
+from app.db.engine import create_db_engine
+from app.db.uow import UnitOfWork
+from app.settings import Settings
+from bench.common import Config, Row, summary, temp_dir
+from bench.search import build_db
+from bench.workload import CHINESE_TERM, COMMON_TERM, SELECTIVE_TERM
+
+QUERIES = [("selective", SELECTIVE_TERM), ("common", COMMON_TERM), ("chinese", CHINESE_TERM),
+           ("question", "why did the deploy of the billing service fail yesterday?")]
+TARGET_MS = 50
+
+
+def _unit(rng: random.Random) -> list[float]:
+    v = [rng.gauss(0, 1) for _ in range(384)]
+    norm = sum(x * x for x in v) ** 0.5
+    return [x / norm for x in v]
+
+
+def _add_vectors(uow: UnitOfWork) -> None:
+    rng = random.Random(3)
+    with uow.read() as db:
+        rows = list(db.execute(text("SELECT id, session_pk, tenant_id FROM messages WHERE archive_pk IS NOT NULL")))
+    for start in range(0, len(rows), 5000):
+        batch = rows[start : start + 5000]
+        with uow.write() as db:
+            uow.dialect.store_message_vectors(db, ((r[0], r[1], _unit(rng)) for r in batch))
+            db.execute(text("INSERT INTO message_search(message_id, tenant_id, session_pk, dates, token_count) "
+                            "VALUES (:m, :t, :s, '', 0)"), [{"m": r[0], "t": r[2], "s": r[1]} for r in batch])
+
+
+def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
+    size = cfg.pick(100_000, 10_000)
+    with temp_dir("retrieval-latency") as tmp:
+        path: Path = tmp / "latency.db"
+        build_s, _ = build_db(path, {"big": size})
+        engine = create_db_engine(Settings(database_url=f"sqlite:///{path}"))
+        uow = UnitOfWork(engine)
+        started = time.perf_counter()
+        _add_vectors(uow)
+        vectors_s = time.perf_counter() - started
+        rng = random.Random(5)
+        rows: list[Row] = []
+        lines = [f"## Latency at {size:,} archived messages with vectors", "",
+                 f"One session, built in {build_s:.0f} s, vectors and search facts added in {vectors_s:.0f} s "
+                 "(random unit vectors; see `bench/retrieval_latency.py`). p50 / p95 in ms over 15 calls per query, "
+                 "in process (no HTTP).", "", "| mode | query | p50 ms | p95 ms | hits |", "|---|---|---|---|---|"]
+        for mode, vector_of in (("keyword", None), ("ranked lexical", None), ("ranked hybrid", _unit)):
+            samples_all: list[float] = []
+            for label, query in QUERIES:
+                samples = []
+                hits = 0
+                for _ in range(15):
+                    vector = vector_of(rng) if vector_of else None
+                    request = SearchRequest("big", query, mode="keyword" if mode == "keyword" else "ranked", limit=20)
+                    began = time.perf_counter()
+                    result = search_archives(uow, "default", request, 1.0, vector)
+                    samples.append((time.perf_counter() - began) * 1000)
+                    hits = result["count"]
+                p50, _ = summary(samples)
+                p95 = sorted(samples)[int(0.95 * (len(samples) - 1))]
+                lines.append(f"| {mode} | {label} | {p50:.1f} | {p95:.1f} | {hits} |")
+                samples_all += samples
+            p50, p99 = summary(samples_all)
+            rows.append(Row(name=f"archive search {mode} + vectors", workload=f"{size:,} archived messages, 4 queries",
+                            p50_ms=p50, p99_ms=p99, target="p50 <= 50 ms" if mode == "keyword" else "-",
+                            figure=p50, target_value=TARGET_MS if mode == "keyword" else None,
+                            samples=len(samples_all)))
+        engine.dispose()
+    return rows, lines

@@ -1,0 +1,280 @@
+// The context engine the host calls: each hook maps to one service endpoint.
+//
+// Failure rules (the host's, see README.md):
+// - assemble never throws: on any failure the host's own messages pass through;
+// - compact never throws: it answers { ok: false, compacted: false, reason };
+// - commitTurn throws on any failure (unreachable, timeout, 5xx, 429, 401, 404, …) so the
+//   turn stays in the host's durable outbox and is retried before the next turn, except
+//   when the service refuses the turn itself as invalid (400, 413, 422);
+// - bootstrap and maintain are local no-ops; afterTurn (older hosts) and ingest log
+//   failures and never throw (a throwing lifecycle method makes the host quarantine the engine).
+
+import { type ServiceClient, ServiceError, describe } from "./client.ts";
+import { type PluginConfig, assembleOptions } from "./config.ts";
+import { bool, compact, estimateTokens, messagesJson, num, str, toolNames } from "./sanitize.ts";
+
+export const ENGINE_ID = "context-engine";
+export const PLUGIN_VERSION = "0.1.0";
+
+export type Logger = {
+  debug?: (message: string) => void;
+  info?: (message: string) => void;
+  warn?: (message: string) => void;
+  error?: (message: string) => void;
+};
+
+type Params = Record<string, unknown>;
+type Phase = "pre_prompt" | "tool_loop";
+
+/** What the host reads from assemble (AssembleResult in the host's types). */
+export type AssembleResult = { messages: unknown[]; estimatedTokens: number; systemPromptAddition?: string };
+/** CompactResult in the host's types. */
+export type CompactResult = { ok: boolean; compacted: boolean; reason?: string; result?: Params };
+
+/** The pre-prompt assemble (assembleHarnessContextEngine) always passes the key
+ * `runtimeContext`, possibly undefined; the tool-loop assemble (the host's
+ * transformContext loop hook) never has it. */
+export function assemblePhase(params: Params): Phase {
+  return Object.prototype.hasOwnProperty.call(params, "runtimeContext") ? "pre_prompt" : "tool_loop";
+}
+
+function runtimeContextOf(params: Params): Params {
+  const rc = params.runtimeContext;
+  return rc && typeof rc === "object" ? (rc as Params) : {};
+}
+
+function agentIdOf(params: Params): string | undefined {
+  const target = params.sessionTarget && typeof params.sessionTarget === "object" ? (params.sessionTarget as Params) : {};
+  return str(params.agentId) ?? str(target.agentId);
+}
+
+/** Only these anchor fields leave the process (never storePath). */
+function anchor(value: unknown, fields: readonly string[]): Params | undefined {
+  if (!value || typeof value !== "object") return undefined;
+  const src = value as Params;
+  const out: Params = {};
+  for (const field of fields) {
+    const v = src[field];
+    if (typeof v === "string" || (typeof v === "number" && Number.isFinite(v))) out[field] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+const ADMISSION_FIELDS = ["entryId", "rawSeq", "logicalTurnId", "generation"] as const;
+const TERMINAL_FIELDS = ["entryId", "rawSeq"] as const;
+
+// 400, 413 and 422 refuse this very turn: retrying cannot help, and a turn that
+// stays in the host's outbox makes every later turn of the session run without the engine.
+const PERMANENT_COMMIT_STATUSES = new Set([400, 413, 422]);
+
+export type EngineDeps = {
+  config: PluginConfig;
+  client: ServiceClient;
+  logger: Logger;
+  now?: () => number;
+};
+
+export function createContextEngine(deps: EngineDeps) {
+  const { config, client, logger } = deps;
+  const now = deps.now ?? (() => performance.now());
+
+  const timed = (hook: string, started: number, outcome: string, extra = "") => {
+    const ms = Math.round((now() - started) * 10) / 10;
+    const line = `context-engine: hook=${hook} ms=${ms} outcome=${outcome}${extra ? ` ${extra}` : ""}`;
+    if (outcome === "ok") logger.debug?.(line);
+    else logger.warn?.(line);
+  };
+
+  async function postTurn(hook: string, params: Params, messages: unknown[], prePromptMessageCount: number) {
+    const started = now();
+    try {
+      const rc = runtimeContextOf(params);
+      const body = compact({
+        sessionId: str(params.sessionId),
+        sessionKey: str(params.sessionKey),
+        messages: messagesJson(messages),
+        prePromptMessageCount,
+        isHeartbeat: bool(params.isHeartbeat),
+        tokenBudget: num(params.tokenBudget) ?? num(rc.tokenBudget),
+      });
+      const answer = await client.request<Params>("POST", "/after-turn", { body });
+      timed(hook, started, "ok", `ingested=${String(answer.ingested ?? "?")}`);
+      return answer;
+    } catch (error) {
+      timed(hook, started, "error", `error=${JSON.stringify(describe(error))}`);
+      return undefined;
+    }
+  }
+
+  return {
+    info: {
+      id: ENGINE_ID,
+      name: "context-engine",
+      version: PLUGIN_VERSION,
+      ownsCompaction: true,
+      transcriptSemantics: {
+        currentTurnFence: "before-current-turn-entry-v1",
+        turnAdvancementIdempotency: "atomic-idempotent-v1",
+      },
+    },
+
+    // The service builds its state from assemble and commitTurn; nothing to import here.
+    async bootstrap(_params: Params) {
+      return { bootstrapped: false, importedMessages: 0, reason: "state is kept by the context-engine service" };
+    },
+
+    // The host transcript is never rewritten by this engine.
+    async maintain(_params: Params) {
+      return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: "no transcript maintenance" };
+    },
+
+    async assemble(params: Params): Promise<AssembleResult> {
+      const started = now();
+      const phase = assemblePhase(params);
+      const hostMessages = Array.isArray(params.messages) ? (params.messages as unknown[]) : [];
+      try {
+        const body = compact({
+          sessionId: str(params.sessionId),
+          sessionKey: str(params.sessionKey),
+          agentId: agentIdOf(params),
+          phase,
+          messages: messagesJson(hostMessages),
+          tokenBudget: num(params.tokenBudget),
+          prompt: typeof params.prompt === "string" ? params.prompt : undefined,
+          availableTools: toolNames(params.availableTools),
+          model: str(params.model),
+          options: assembleOptions(config),
+        });
+        const answer = await client.request<Params>("POST", "/assemble", { body });
+        if (!Array.isArray(answer.messages)) throw new Error("the answer has no messages array");
+        const result: AssembleResult = {
+          messages: answer.messages,
+          estimatedTokens: num(answer.estimatedTokens) ?? estimateTokens(answer.messages),
+        };
+        const addition = str(answer.systemPromptAddition);
+        if (addition) result.systemPromptAddition = addition;
+        timed(`assemble.${phase}`, started, "ok", `in=${hostMessages.length} out=${answer.messages.length}`);
+        return result;
+      } catch (error) {
+        timed(`assemble.${phase}`, started, "passthrough", `error=${JSON.stringify(describe(error))}`);
+        return { messages: hostMessages, estimatedTokens: estimateTokens(hostMessages) };
+      }
+    },
+
+    async commitTurn(params: Params) {
+      const started = now();
+      const rc = runtimeContextOf(params);
+      const admission = params.admission && typeof params.admission === "object" ? (params.admission as Params) : {};
+      const body = compact({
+        sessionId: str(params.sessionId),
+        sessionKey: str(params.sessionKey),
+        agentId: agentIdOf(params) ?? str(admission.agentId),
+        advancementKey: str(params.advancementKey),
+        messages: messagesJson(params.messages),
+        isHeartbeat: bool(params.isHeartbeat),
+        tokenBudget: num(rc.tokenBudget),
+        admission: anchor(params.admission, ADMISSION_FIELDS),
+        terminal: anchor(params.terminal, TERMINAL_FIELDS),
+      });
+      let answer: Params;
+      try {
+        answer = await client.request<Params>("POST", "/commit-turn", { body });
+      } catch (error) {
+        if (error instanceof ServiceError && PERMANENT_COMMIT_STATUSES.has(error.status)) {
+          timed("commitTurn", started, "refused", `status=${error.status} code=${error.code}`);
+          logger.error?.(
+            `context-engine: the service refused turn ${String(body.advancementKey)} (${error.code}: ${error.message}); ` +
+              "acknowledged so the session is not blocked",
+          );
+          return { status: "committed" as const };
+        }
+        timed("commitTurn", started, "error", `error=${JSON.stringify(describe(error))}`);
+        throw error instanceof Error ? error : new Error(String(error));
+      }
+      const status = answer.status;
+      if (status !== "committed" && status !== "duplicate") {
+        timed("commitTurn", started, "error", "error=\"invalid status\"");
+        throw new Error(`context-engine: /commit-turn answered an unknown status: ${String(status)}`);
+      }
+      timed("commitTurn", started, "ok", `status=${status} ingested=${String(answer.ingested ?? "?")}`);
+      return { status };
+    },
+
+    async compact(params: Params): Promise<CompactResult> {
+      const started = now();
+      let signal: AbortSignal | undefined;
+      try {
+        const rc = runtimeContextOf(params);
+        signal = [params.abortSignal, rc.abortSignal].find((v): v is AbortSignal => v instanceof AbortSignal);
+        const body = compact({
+          sessionId: str(params.sessionId),
+          sessionKey: str(params.sessionKey),
+          agentId: agentIdOf(params),
+          tokenBudget: num(params.tokenBudget) ?? num(rc.tokenBudget),
+          currentTokenCount: num(params.currentTokenCount) ?? num(rc.currentTokenCount),
+          compactionTarget: str(params.compactionTarget),
+          customInstructions: str(params.customInstructions),
+          force: bool(params.force),
+          trigger: str(rc.trigger) ?? str(rc.forceReason),
+          // The service stops waiting a little before the plugin gives up on the request.
+          timeoutMs: Math.max(500, config.compactTimeoutMs - Math.min(5_000, Math.floor(config.compactTimeoutMs / 10))),
+        });
+        const answer = await client.request<Params>("POST", "/compact", {
+          body,
+          signal,
+          timeoutMs: config.compactTimeoutMs,
+        });
+        const result = compactResult(answer);
+        timed("compact", started, result.ok ? "ok" : "not_ok", `compacted=${result.compacted} reason=${result.reason ?? ""}`);
+        return result;
+      } catch (error) {
+        const reason = signal?.aborted ? "aborted" : `service_error: ${describe(error)}`;
+        timed("compact", started, "error", `error=${JSON.stringify(reason)}`);
+        return { ok: false, compacted: false, reason };
+      }
+    },
+
+    // Older hosts (before durable commitTurn) call afterTurn with the whole snapshot.
+    async afterTurn(params: Params) {
+      const messages = Array.isArray(params.messages) ? (params.messages as unknown[]) : [];
+      const pre = num(params.prePromptMessageCount);
+      await postTurn("afterTurn", params, messages, pre !== undefined && pre >= 0 ? Math.floor(pre) : 0);
+    },
+
+    async ingest(params: Params) {
+      const answer = await postTurn("ingest", params, params.message ? [params.message] : [], 0);
+      return { ingested: Number(answer?.ingested ?? 0) > 0 };
+    },
+
+    async ingestBatch(params: Params) {
+      const messages = Array.isArray(params.messages) ? (params.messages as unknown[]) : [];
+      const answer = await postTurn("ingestBatch", params, messages, 0);
+      return { ingestedCount: Number(answer?.ingested ?? 0) };
+    },
+
+    async dispose() {},
+  };
+}
+
+export type ContextEngine = ReturnType<typeof createContextEngine>;
+
+function compactResult(answer: Params): CompactResult {
+  const ok = answer.ok === true;
+  const compacted = ok && answer.compacted === true;
+  const out: CompactResult = { ok, compacted };
+  const reason = str(answer.reason);
+  if (reason) out.reason = reason;
+  const r = answer.result && typeof answer.result === "object" ? (answer.result as Params) : undefined;
+  if (r) {
+    const result: Params = { tokensBefore: num(r.tokensBefore) ?? 0 };
+    const summary = str(r.summary);
+    if (summary) result.summary = summary;
+    const firstKept = str(r.firstKeptEntryId);
+    if (firstKept) result.firstKeptEntryId = firstKept;
+    const after = num(r.tokensAfter);
+    if (after !== undefined) result.tokensAfter = after;
+    if (r.details !== undefined) result.details = r.details;
+    out.result = result;
+  }
+  return out;
+}

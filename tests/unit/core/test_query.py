@@ -1,0 +1,82 @@
+"""The shared query-understanding module and date terms (issue 10)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from app.archives.ranking import (
+    Doc,
+    SessionStats,
+    bm25,
+    calibrated_fusion,
+    ideal_score,
+    reciprocal_rank_fusion,
+)
+from app.core.date_terms import absolute_dates, mentioned_dates
+from app.core.query import document_tokens, parse_query, stem, strip_speaker
+
+
+def tokens(query: str) -> list[str]:
+    return [t.token for t in parse_query(query).terms]
+
+
+def test_punctuation_and_stop_words_are_dropped() -> None:
+    assert tokens("What museum did Caroline visit?") == ["museum", "caroline", "visit"]
+    assert tokens("the and of") == []
+
+
+def test_word_forms_meet() -> None:
+    assert stem("visited") == stem("visiting") == stem("visits") == "visit"
+    assert stem("studies") == "study" and stem("stress") == "stress"
+    assert "visit" in document_tokens("She visited the museum")
+
+
+def test_chinese_is_cut_at_function_words_and_paired() -> None:
+    assert tokens("部署失败了吗？") == ["部署", "署失", "失败"]
+    assert tokens("绿茶") == ["绿茶"]
+
+
+def test_terms_are_bounded_and_weighted() -> None:
+    query = parse_query(" ".join(f"word{i}" for i in range(40)), max_terms=5)
+    assert len(query.terms) == 5
+    assert all(t.weight > 0 for t in query.terms)
+
+
+def test_quotes_are_phrases_and_compounds_stay_whole() -> None:
+    query = parse_query('is "green tea" on db-prod-7?')
+    assert query.phrases == ("green tea",)
+    assert "db-prod-7" in tokens('is "green tea" on db-prod-7?')
+
+
+def test_dates_become_iso_days() -> None:
+    query = parse_query("What did she do on 7 May 2023?")
+    assert [(t.token, t.kind) for t in query.terms] == [("2023-05-07", "date")]
+    assert absolute_dates("2023年5月7日 and 2023-05-09") == ["2023-05-09", "2023-05-07"]
+    said = date(2023, 5, 8)
+    assert mentioned_dates("yesterday we went camping", said) == ["2023-05-07"]
+    assert mentioned_dates("我上周二去了医院", said) == ["2023-05-02"]
+    assert mentioned_dates("no dates here", said) == []
+
+
+def test_speaker_labels_are_stripped() -> None:
+    assert strip_speaker("Caroline: I went out") == "I went out"
+    assert strip_speaker("[assistant]: done") == "done"
+    assert strip_speaker("note: lowercase labels stay") == "note: lowercase labels stay"
+
+
+def test_bm25_uses_only_the_given_statistics() -> None:
+    query = parse_query("cache eviction")
+    docs = [Doc(1, "cache eviction policy"), Doc(2, "cache warmup"), Doc(3, "eviction notice")]
+    scores = bm25(query, docs, SessionStats(10, 20.0))
+    assert max(scores, key=scores.get) == 1
+    assert bm25(query, docs, SessionStats(10, 20.0)) == scores  # deterministic
+    assert scores != bm25(query, docs, SessionStats(1000, 20.0))  # the statistics matter
+
+
+def test_fusions() -> None:
+    fused = reciprocal_rank_fusion([[1, 2, 3], [3, 1]])
+    assert max(fused, key=fused.get) == 1
+    calibrated = calibrated_fusion({1: 2.0}, {2: 0.9, 3: 0.8}, ideal=4.0)
+    assert calibrated[1] == 0.25  # half the ideal BM25, weighted by one half
+    assert calibrated[2] == 0.5 and calibrated[3] == 0.0
+    assert ideal_score(parse_query("cache"), SessionStats(10, 5.0)) > 0
