@@ -28,7 +28,7 @@ from app.memory.records import (
     owner_of,
     snapshot,
 )
-from app.memory.redaction import redact_secrets
+from app.core.redaction import redact_secrets
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
 from app.providers.protocols import ProviderError
 

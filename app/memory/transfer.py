@@ -13,7 +13,7 @@ from app.db.models import Memory
 from app.errors import InvalidArgument
 from app.memory import repository as repo
 from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, memory_view, new_memory_id
-from app.memory.redaction import redact_secrets
+from app.core.redaction import redact_secrets
 from app.memory.service import Caller, MemoryService
 from app.memory.store import audit, remove_memories, write_chunks
 

@@ -17,6 +17,7 @@ rule returns its collapsed payload in both modes, as the reference does.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from app.core.messages import Message, role_of
@@ -25,25 +26,28 @@ from app.core.messages import Message, role_of
 _TOOL_PLACEHOLDER_RE = re.compile(r"\A\s*\[tool(?::\s*|Use:\s*)[^\]]+\]\s*\Z", re.IGNORECASE)
 
 # Rule 2: "System: [...] Compacted <payload>"; the reference's "." stops at line terminators and
-# its "$" is the end of the input.
+# its "$" is the end of the input. Matched in two steps (see _compacted_payload): written as one
+# pattern, every "] Compacted" of a long first line rescans the rest of that line.
 _NOT_EOL = r"[^\n\r\u2028\u2029]"
-_COMPACTED_SYSTEM_MSG_RE = re.compile(
-    rf"\ASystem:\s*\[{_NOT_EOL}*?\]\s*Compacted\s*({_NOT_EOL}+)\Z", re.IGNORECASE
-)
+_EOL_RE = re.compile(r"[\n\r\u2028\u2029]")
+_COMPACTED_HEAD_RE = re.compile(r"\ASystem:\s*\[", re.IGNORECASE)
+_COMPACTED_MARK_RE = re.compile(r"\]\s*Compacted\s*", re.IGNORECASE)
 
-_OPENVIKING_CONTEXT_RE = re.compile(
-    r"<openviking-context\b[^>]*>[\s\S]*?</openviking-context>", re.IGNORECASE
-)
-_RELEVANT_MEMORIES_RE = re.compile(
-    r"<relevant-memories>[\s\S]*?</relevant-memories>", re.IGNORECASE
-)
-_CONVERSATION_METADATA_RE = re.compile(
-    r"(?:\A|\n)\s*(?:Conversation info|Conversation metadata|会话信息|对话信息)\s*"
-    r"(?:\([^)]+\))?\s*:\s*```[\s\S]*?```",
+# Rules 3.x remove delimited blocks. Each is an opening pattern (bounded: a long run without the
+# expected end is scanned once, not once per start position) and the closing text searched from
+# it; once a closing is missing no later opening can have one, so the scan stops (linear time).
+_OPENVIKING_CONTEXT_OPEN_RE = re.compile(r"<openviking-context\b[^>]{0,256}>", re.IGNORECASE)
+_OPENVIKING_CONTEXT_CLOSE_RE = re.compile(r"</openviking-context>", re.IGNORECASE)
+_RELEVANT_MEMORIES_OPEN_RE = re.compile(r"<relevant-memories>", re.IGNORECASE)
+_RELEVANT_MEMORIES_CLOSE_RE = re.compile(r"</relevant-memories>", re.IGNORECASE)
+_CONVERSATION_METADATA_OPEN_RE = re.compile(
+    r"(?:\A|\n)[ \t\r\f\v]{0,64}(?:Conversation info|Conversation metadata|会话信息|对话信息)\s{0,16}"
+    r"(?:\([^)]{1,256}\))?\s{0,16}:\s{0,16}```",
     re.IGNORECASE,
 )
-_SENDER_METADATA_RE = re.compile(r"Sender\s*\([^)]*\)\s*:\s*```[\s\S]*?```", re.IGNORECASE)
-_FENCED_JSON_RE = re.compile(r"```json\s*([\s\S]*?)```", re.IGNORECASE)
+_SENDER_METADATA_OPEN_RE = re.compile(r"Sender\s{0,16}\([^)]{0,256}\)\s{0,16}:\s{0,16}```", re.IGNORECASE)
+_FENCED_JSON_OPEN_RE = re.compile(r"```json", re.IGNORECASE)
+_FENCE_CLOSE_RE = re.compile(r"```")
 _METADATA_KEY_RE = re.compile(
     r'"(session|sessionid|sessionkey|conversationid|channel|sender|userid|agentid|timestamp'
     r'|timezone)"\s*:',
@@ -76,10 +80,49 @@ def _collapse(text: str) -> str:
     return _WHITESPACE_RE.sub(" ", text).strip()
 
 
-def _strip_metadata_json(match: re.Match[str]) -> str:
+def _remove_blocks(text: str, opening: re.Pattern[str], closing: re.Pattern[str],
+                   replace: Callable[[str], str] = lambda _inner: " ") -> str:
+    """Replace every block from an ``opening`` match to the next ``closing`` match by
+    ``replace(inner text)``, left to right, in linear time."""
+    pieces: list[str] = []
+    position = 0
+    while (start := opening.search(text, position)) is not None:
+        end = closing.search(text, start.end())
+        if end is None:
+            break
+        pieces += [text[position : start.start()], replace(text[start.end() : end.start()])]
+        position = end.end()
+    if not pieces:
+        return text
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def _metadata_json(inner: str) -> str:
     # Only a fenced JSON block that is clearly host metadata goes; other JSON is user content.
-    keys = {key.lower() for key in _METADATA_KEY_RE.findall(match.group(1))}
-    return " " if len(keys) >= _MIN_METADATA_KEYS else match.group(0)
+    keys = {key.lower() for key in _METADATA_KEY_RE.findall(inner)}
+    return " " if len(keys) >= _MIN_METADATA_KEYS else f"```json{inner}```"
+
+
+def _compacted_payload(text: str) -> str | None:
+    """Rule 2: the payload of ``System: [<one line>] Compacted <payload>``, or None.
+
+    The bracket holds no line terminator and the payload runs to the end of the input without
+    one; the first "] Compacted" mark after which both hold wins, as in the reference's lazy
+    pattern. Each mark is looked at once: linear time.
+    """
+    head = _COMPACTED_HEAD_RE.match(text)
+    if head is None:
+        return None
+    first_eol = _EOL_RE.search(text, head.end())
+    bracket_limit = first_eol.start() if first_eol is not None else len(text)
+    last_eol = max(text.rfind(c) for c in "\n\r\u2028\u2029")
+    for mark in _COMPACTED_MARK_RE.finditer(text, head.end()):
+        if mark.start() >= bracket_limit:
+            return None
+        if mark.end() > last_eol and mark.end() < len(text):
+            return text[mark.end() :]
+    return None
 
 
 def sanitize_text(text: str, *, collapse_whitespace: bool) -> str:
@@ -88,14 +131,14 @@ def sanitize_text(text: str, *, collapse_whitespace: bool) -> str:
         return _collapse(text) if collapse_whitespace else text.strip()
     if _TOOL_PLACEHOLDER_RE.match(text):
         return ""
-    compacted = _COMPACTED_SYSTEM_MSG_RE.match(text)
-    if compacted:
-        return _collapse(compacted.group(1))
-    text = _OPENVIKING_CONTEXT_RE.sub(" ", text)
-    text = _RELEVANT_MEMORIES_RE.sub(" ", text)
-    text = _CONVERSATION_METADATA_RE.sub(" ", text)
-    text = _SENDER_METADATA_RE.sub(" ", text)
-    text = _FENCED_JSON_RE.sub(_strip_metadata_json, text)
+    compacted = _compacted_payload(text)
+    if compacted is not None:
+        return _collapse(compacted)
+    text = _remove_blocks(text, _OPENVIKING_CONTEXT_OPEN_RE, _OPENVIKING_CONTEXT_CLOSE_RE)
+    text = _remove_blocks(text, _RELEVANT_MEMORIES_OPEN_RE, _RELEVANT_MEMORIES_CLOSE_RE)
+    text = _remove_blocks(text, _CONVERSATION_METADATA_OPEN_RE, _FENCE_CLOSE_RE)
+    text = _remove_blocks(text, _SENDER_METADATA_OPEN_RE, _FENCE_CLOSE_RE)
+    text = _remove_blocks(text, _FENCED_JSON_OPEN_RE, _FENCE_CLOSE_RE, _metadata_json)
     text = _TIMESTAMP_PREFIX_RE.sub("", text, count=1)
     text = _SUBAGENT_CONTEXT_RE.sub("", text, count=1)
     text = text.replace("\x00", "")
