@@ -38,7 +38,8 @@ async def reembed(settings: Settings) -> int:
     async with httpx.AsyncClient(timeout=settings.embedding.timeout_s) as http:
         embedder = build_embedder(settings, http)
         uow = UnitOfWork(engine)
-        service = MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None)
+        cached = CachedEmbedder(uow, embedder) if embedder is not None else None
+        service = MemoryService(uow, cached, settings.embedding.max_chunks_per_memory)
         try:
             return await reembed_stale(service)
         finally:

@@ -121,7 +121,8 @@ async def _start_services(
     embedder = build_embedder(settings, http)
     if isinstance(embedder, LocalE5Embedder):
         await embedder.warm()  # load the bundled model now, not inside the first request
-    memory = MemoryService(uow, CachedEmbedder(uow, embedder, metrics.observe_embedding) if embedder is not None else None)
+    cached = CachedEmbedder(uow, embedder, metrics.observe_embedding) if embedder is not None else None
+    memory = MemoryService(uow, cached, settings.embedding.max_chunks_per_memory)
     recall = MemoryRecall(memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000)
     learner = make_learner(memory, model) if model is not None and settings.memory.extraction else None
     worker = None

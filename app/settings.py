@@ -96,6 +96,9 @@ class EmbeddingSettings(BaseModel):
     model: str | None = Field(None, description="Embedding model name for provider=openai.")
     dimensions: int = Field(384, description="Vector size; the vector index holds 384 dimensions.")
     timeout_s: float = Field(30.0, gt=0, description="Timeout of one embedding call, in seconds.")
+    max_chunks_per_memory: int = Field(
+        4, ge=1, le=1000, description="Chunks of one memory that get vectors; every chunk is keyword-indexed."
+    )
 
 
 class MemorySettings(BaseModel):

@@ -6,8 +6,9 @@ Each secret becomes ``[REDACTED:<kind>]``. The patterns look for the shape of re
 hashes are left alone. Order matters: whole private-key blocks and URL passwords go first, then the
 prefixed tokens, then bearer tokens and generic assignments, whose values may already be redacted.
 
-Linear time is part of the contract: a 1 MB tool result must not hold the process (``re`` keeps
-the GIL for a whole call). Every pattern starts at a literal or a bounded run, no unbounded run is
+Linear time is part of the contract: a 1 MB tool result must not hold the process. The patterns
+run on the ``regex`` engine with ``concurrent=True``, which lets other threads (the event loop,
+other requests) run while it scans; ``re`` would keep the GIL for a whole call. Every pattern starts at a literal or a bounded run, no unbounded run is
 followed by something it could fail on and be retried from the next position, and a private-key
 block without an END line is looked for once, not once per BEGIN. A rule runs only when one of its
 literal triggers occurs in the text, so text without any secret-like word costs one lowercase copy
@@ -16,12 +17,13 @@ and a few substring scans.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-_Replacer = Callable[[re.Match[str]], str]
+import regex
+
+_Replacer = Callable[[regex.Match[str]], str]
 
 REDACTED_PREFIX = "[REDACTED:"
 # A token's first characters, then a look back at the character before them: a pattern that starts
@@ -36,32 +38,32 @@ def _token_start(literal: str, before: str = "[A-Za-z0-9_-]") -> str:
 
 
 # A private key's header and footer; the key type is at most a few words ("ENCRYPTED", "RSA").
-PRIVATE_KEY_BEGIN_RE = re.compile(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY-----")
-PRIVATE_KEY_END_RE = re.compile(r"-----END (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY-----")
+PRIVATE_KEY_BEGIN_RE = regex.compile(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY-----")
+PRIVATE_KEY_END_RE = regex.compile(r"-----END (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY-----")
 # A block cut off before its END line: the header, then base64 lines and "Proc-Type: ..." headers.
-TRUNCATED_PRIVATE_KEY_RE = re.compile(
+TRUNCATED_PRIVATE_KEY_RE = regex.compile(
     PRIVATE_KEY_BEGIN_RE.pattern + r"(?:\s*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]{1,64}:[^\n]{0,1024}))*"
 )
 # The scheme is bounded: an unbounded one is retried from every letter of a long dotted run.
-URL_PASSWORD_RE = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,24}://)([^\s:/?#@]+):([^\s@/?#]+)@")
-ANTHROPIC_KEY_RE = re.compile(_token_start("sk-ant-") + r"[A-Za-z0-9_-]{20,}" + _NOT_TOKEN_AFTER)
+URL_PASSWORD_RE = regex.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,24}://)([^\s:/?#@]+):([^\s@/?#]+)@")
+ANTHROPIC_KEY_RE = regex.compile(_token_start("sk-ant-") + r"[A-Za-z0-9_-]{20,}" + _NOT_TOKEN_AFTER)
 # A random key body always carries a digit; a kebab-case word after "sk-" does not.
-OPENAI_KEY_RE = re.compile(
+OPENAI_KEY_RE = regex.compile(
     _token_start("sk-") + r"(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}" + _NOT_TOKEN_AFTER
 )
-AWS_ACCESS_KEY_RE = re.compile(r"A(?:KIA|SIA)(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])")
-GITHUB_TOKEN_RE = re.compile(
+AWS_ACCESS_KEY_RE = regex.compile(r"A(?:KIA|SIA)(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+GITHUB_TOKEN_RE = regex.compile(
     r"(?:" + _token_start("gh[pousr]_", "[A-Za-z0-9_]") + r"[A-Za-z0-9]{36,}"
     r"|" + _token_start("github_pat_", "[A-Za-z0-9_]") + r"[A-Za-z0-9_]{22,})(?![A-Za-z0-9_])"
 )
-SLACK_TOKEN_RE = re.compile(_token_start("xox[abprs]-") + r"[A-Za-z0-9-]{10,}" + _NOT_TOKEN_AFTER)
-GOOGLE_API_KEY_RE = re.compile(_token_start("AIza") + r"[0-9A-Za-z_-]{35}" + _NOT_TOKEN_AFTER)
-JWT_RE = re.compile(
+SLACK_TOKEN_RE = regex.compile(_token_start("xox[abprs]-") + r"[A-Za-z0-9-]{10,}" + _NOT_TOKEN_AFTER)
+GOOGLE_API_KEY_RE = regex.compile(_token_start("AIza") + r"[0-9A-Za-z_-]{35}" + _NOT_TOKEN_AFTER)
+JWT_RE = regex.compile(
     _token_start("eyJ") + r"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _NOT_TOKEN_AFTER
 )
 # "Bearer" followed by a token of at least 16 characters with a digit: prose stays.
-BEARER_RE = re.compile(
-    r"\b(Bearer[ \t\r\n]{1,8})(?=[A-Za-z0-9._~+/-]*[0-9])([A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE
+BEARER_RE = regex.compile(
+    r"\b(Bearer[ \t\r\n]{1,8})(?=[A-Za-z0-9._~+/-]*[0-9])([A-Za-z0-9._~+/-]{16,}=*)", regex.IGNORECASE
 )
 # ``key = value`` where the identifier ends in a credential word ("db_password", "X-Api-Key").
 # No identifier prefix is matched (the text before the key word is kept as it is anyway): a lazy
@@ -85,17 +87,17 @@ def _value_char(allowed: str) -> str:
 _DQ_CHAR = _value_char('"\n')
 _SQ_CHAR = _value_char("'\n")
 _BARE_CHAR = _value_char(r"""\s"',;&}""")
-ASSIGNMENT_RE = re.compile(
+ASSIGNMENT_RE = regex.compile(
     rf"(?=[{_KEY_FIRST_LETTERS}])(?P<key>{_KEY})(?P<sep>{_SEPARATOR})"
     rf"""(?:"(?P<dq>{_DQ_CHAR}++)"?+|'(?P<sq>{_SQ_CHAR}++)'?+|["']?(?P<bare>{_BARE_CHAR}++))""",
-    re.IGNORECASE,
+    regex.IGNORECASE,
 )
 # "密码是 hunter2", "口令：S3cret!": a separator, then an ASCII value (prose about passwords stays).
-CHINESE_PASSWORD_RE = re.compile(r"((?:密码|口令)[ \t]{0,8}(?:是|为|[:：=])[ \t]{0,8})([!-~]{4,})")
-_PLACEHOLDER_RE = re.compile(
+CHINESE_PASSWORD_RE = regex.compile(r"((?:密码|口令)[ \t]{0,8}(?:是|为|[:：=])[ \t]{0,8})([!-~]{4,})")
+_PLACEHOLDER_RE = regex.compile(
     r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^\n]*\}\}|<[^>]*>|[*xX.•]+"
     r"|true|false|null|none|nil|undefined|required|optional|string|str|env)$",
-    re.IGNORECASE,
+    regex.IGNORECASE,
 )
 
 
@@ -107,17 +109,17 @@ def _is_placeholder(value: str) -> bool:
     return value.startswith(REDACTED_PREFIX) or bool(_PLACEHOLDER_RE.match(value))
 
 
-def _url_password(match: re.Match[str]) -> str:
+def _url_password(match: regex.Match[str]) -> str:
     if _is_placeholder(match.group(3)):
         return match.group(0)
     return f"{match.group(1)}{match.group(2)}:{_tag('url_password')}@"
 
 
-def _bearer(match: re.Match[str]) -> str:
+def _bearer(match: regex.Match[str]) -> str:
     return match.group(1) + _tag("bearer_token")
 
 
-def _chinese_password(match: re.Match[str]) -> str:
+def _chinese_password(match: regex.Match[str]) -> str:
     return match.group(0) if _is_placeholder(match.group(2)) else match.group(1) + _tag("password")
 
 
@@ -128,7 +130,7 @@ def _assignment_kind(key: str) -> str:
     return "api_key" if key.startswith("api") else "secret"
 
 
-def _assignment(match: re.Match[str]) -> str:
+def _assignment(match: regex.Match[str]) -> str:
     """Replace only the value of ``key = value``; placeholders and redacted values stay."""
     group = next(name for name in ("dq", "sq", "bare") if match.group(name) is not None)
     value = match.group(group)
@@ -141,7 +143,7 @@ def _assignment(match: re.Match[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
-    pattern: re.Pattern[str]
+    pattern: regex.Pattern[str]
     # The tag that replaces a whole match (substituted in C), or a function for partial matches.
     replace: str | _Replacer
     triggers: tuple[str, ...]  # lowercase substrings, one of which every match contains
@@ -165,17 +167,17 @@ _RULES: tuple[_Rule, ...] = (
 def _apply(rule: _Rule, text: str) -> tuple[str, int]:
     """Substitute one rule and count the matches it actually changed."""
     if isinstance(rule.replace, str):
-        return rule.pattern.subn(rule.replace, text)
+        return rule.pattern.subn(rule.replace, text, concurrent=True)
     replace = rule.replace
     changed = 0
 
-    def substitute(match: re.Match[str]) -> str:
+    def substitute(match: regex.Match[str]) -> str:
         nonlocal changed
         out = replace(match)
         changed += out != match.group(0)
         return out
 
-    return rule.pattern.sub(substitute, text), changed
+    return rule.pattern.sub(substitute, text, concurrent=True), changed
 
 
 def _redact_private_keys(text: str) -> tuple[str, int]:
@@ -184,11 +186,11 @@ def _redact_private_keys(text: str) -> tuple[str, int]:
     then redacted in one substitution, so each END line is looked for once (linear time)."""
     pieces: list[str] = []
     position = count = 0
-    while (begin := PRIVATE_KEY_BEGIN_RE.search(text, position)) is not None:
-        end = PRIVATE_KEY_END_RE.search(text, begin.end())
+    while (begin := PRIVATE_KEY_BEGIN_RE.search(text, position, concurrent=True)) is not None:
+        end = PRIVATE_KEY_END_RE.search(text, begin.end(), concurrent=True)
         pieces.append(text[position : begin.start()])
         if end is None:
-            tail, truncated = TRUNCATED_PRIVATE_KEY_RE.subn(_tag("private_key"), text[begin.start() :])
+            tail, truncated = TRUNCATED_PRIVATE_KEY_RE.subn(_tag("private_key"), text[begin.start() :], concurrent=True)
             pieces.append(tail)
             return "".join(pieces), count + truncated
         pieces.append(_tag("private_key"))

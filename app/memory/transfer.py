@@ -1,4 +1,5 @@
-"""Import of exported memories (JSON Lines): records come back exactly as they were exported."""
+"""Import of exported memories (JSON Lines): records come back as they were exported, their texts
+(content, title, abstract, URI, source) through the redaction boundary."""
 
 from __future__ import annotations
 
@@ -9,24 +10,29 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core.clock import utcnow
+from app.core.redaction import redact_text, redact_value
 from app.db.models import Memory
-from app.errors import InvalidArgument
+from app.errors import InvalidArgument, PayloadTooLarge
 from app.memory import repository as repo
 from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, memory_view, new_memory_id
-from app.core.redaction import redact_secrets
 from app.memory.service import Caller, MemoryService
-from app.memory.store import audit, remove_memories, write_chunks
+from app.memory.store import audit, chunks_for, remove_memories, write_chunks
 
 REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
 
 
-def parse_lines(body: str, check: Callable[[dict[str, Any]], object] | None = None) -> list[dict[str, Any]]:
-    """One JSON object per non-empty line; a bad line is a 400 naming the line. ``check`` validates
-    a record's fields (raising ValueError), so that no bad value reaches the database."""
-    records = []
+def parse_lines(body: str, check: Callable[[dict[str, Any]], object] | None = None,
+                max_records: int | None = None) -> list[dict[str, Any]]:
+    """One JSON object per non-empty line; a bad line is a 400 naming the line, more than
+    ``max_records`` records a 413. ``check`` validates a record's fields (raising ValueError), so
+    that no bad value reaches the database."""
+    records: list[dict[str, Any]] = []
     for number, line in enumerate(body.splitlines(), start=1):
         if not line.strip():
             continue
+        if max_records is not None and len(records) >= max_records:
+            raise PayloadTooLarge(f"an import holds at most {max_records} records; split the file",
+                                  {"maxRecords": max_records})
         try:
             record = json.loads(line)
         except (ValueError, RecursionError) as exc:
@@ -65,24 +71,37 @@ def _when(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
+def _redacted(record: dict[str, Any]) -> dict[str, Any]:
+    """A record whose texts may be stored."""
+    texts = {key: redact_text(record.get(key) or "") for key in ("uri", "title", "abstract", "content")}
+    return {**record, **texts, "source": redact_value(record.get("source") or {})[0]}
+
+
 def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
     now = utcnow()
     return Memory(
         id=record["id"], tenant_id=tenant_id, owner_kind=record["ownerKind"], owner_id=record["ownerId"],
-        uri=record["uri"], category=record["category"], title=redact_secrets(record.get("title") or "")[0],
-        abstract=redact_secrets(record.get("abstract") or "")[0], content=redact_secrets(record["content"])[0],
+        uri=record["uri"], category=record["category"], title=record["title"],
+        abstract=record["abstract"], content=record["content"],
         confidence=float(record.get("confidence", 1.0)), sensitivity=record.get("sensitivity", "allowed"),
         priority=int(record.get("priority", 0)), version=int(record.get("version", 1)),
-        source_json=json.dumps(record.get("source") or {}, ensure_ascii=False),
+        source_json=json.dumps(record["source"], ensure_ascii=False),
         superseded_by=record.get("supersededBy"), expires_at=_when(record.get("expiresAt")),
         observed_at=_when(record.get("observedAt")), created_at=_when(record.get("createdAt")) or now,
         updated_at=_when(record.get("updatedAt")) or now,
     )
 
 
+def _prepared_records(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    redacted = [_redacted(record) for record in records]
+    return redacted, [chunks_for(record["content"]) for record in redacted]
+
+
 async def import_memories(service: MemoryService, caller: Caller, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
-    prepared = [await service.prepare(r["content"]) for r in records]
+    # Redaction and chunking in a worker thread, before the write lock; then the vectors.
+    records, chunks = await asyncio.to_thread(_prepared_records, records)
+    prepared = [await service.prepare_chunks(texts) for texts in chunks]
     # The write runs in a worker thread: the write lock is never awaited on the event loop.
     imported = await asyncio.to_thread(_store, service, caller, records, prepared)
     return {"imported": len(records), "ids": imported}
