@@ -21,11 +21,13 @@ from app.assembly.injection import (
     latest_user_query,
     latest_user_text,
     prepend_to_latest_user,
+    recall_query,
 )
 from app.assembly.provider_validity import make_provider_valid
 from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
 from app.assembly.steps import fit_steps_to_budget
 from app.core.messages import Message, message_tokens, role_of
+from app.core.redaction import redact_message, redact_text
 from app.core.tokens import estimate_text_tokens
 from app.db.models import AgentSession, ArchiveStatus
 from app.db.uow import UnitOfWork
@@ -36,7 +38,6 @@ from app.sessions.identity import SessionIdentity
 from app.sessions.sanitize import (
     contains_injected_context,
     sanitize_message_for_capture,
-    sanitize_text,
 )
 from app.settings import Settings
 
@@ -100,7 +101,7 @@ async def _with_memories(settings: Settings, recall: RecallSource, req: Assemble
             existing = result.get("systemPromptAddition")
             result["systemPromptAddition"] = f"{existing}\n\n{block}" if existing else block
             result["estimatedTokens"] += estimate_text_tokens(block)
-    query = sanitize_text(req.prompt or "", collapse_whitespace=True)[:4000]
+    query = await asyncio.to_thread(recall_query, req.prompt or "")
     if len(query) >= MIN_QUERY_CHARS and not contains_injected_context(req.prompt or "") and req.options.get("autoRecall", settings.assemble.auto_recall):
         request = RecallRequest(
             tenant_id=ident.tenant_id, user_id=ident.user_id, agent_id=ident.agent_id, query=query,
@@ -121,7 +122,8 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
     stored = _load_stored(uow, req.identity)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
-    appended = _unstored_host_messages(uow, stored.session, req.messages) if stored.session else []
+    # quality.md, Security: what the rebuilt history holds passes through the redaction boundary.
+    appended = [redact_message(m) for m in _unstored_host_messages(uow, stored.session, req.messages)] if stored.session else []
     candidates = stored.messages + appended
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
@@ -168,7 +170,7 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
         return passthrough(req, "recall_disabled", started)
     if contains_injected_context(latest_user_text(messages)):
         return passthrough(req, "already_injected", started)
-    query = latest_user_query(messages)
+    query = await asyncio.to_thread(latest_user_query, messages)  # CPU work on a long message
     if len(query) < MIN_QUERY_CHARS:
         return passthrough(req, "query_too_short", started, recall={"query": query})
     ident = req.identity
@@ -222,8 +224,8 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         rows = archives_repo.bodies_of_archives(db, unsummarised) + sessions_repo.live_bodies(db, session)
     statuses = [a.status for a in archives]
     return _Stored(
-        overview=latest.overview if latest else "",
-        messages=[json.loads(row.body) for row in rows],
+        overview=redact_text(latest.overview) if latest else "",
+        messages=[json.loads(row.body) for row in rows],  # redacted bodies (see StoredMessage)
         tokens=[row.tokens for row in rows],
         session=session,
         archives={

@@ -141,6 +141,15 @@ def _assignment(match: regex.Match[str]) -> str:
     return match.string[match.start() : start] + tag + match.string[end : match.end()]
 
 
+# Every lowercase spelling of the assignment rule's key words (separators "_", "-" or none).
+_ASSIGNMENT_TRIGGERS = ("password", "passwd", "secret", *(
+    f"{head}{sep}{tail}"
+    for head, tails in (("api", ("key",)), ("access", ("key", "token")), ("private", ("key",)),
+                        ("auth", ("token",)), ("refresh", ("token",)), ("session", ("token",)))
+    for tail in tails for sep in ("_", "-", "")
+))
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     pattern: regex.Pattern[str]
@@ -154,14 +163,24 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(ANTHROPIC_KEY_RE, _tag("anthropic_key"), ("sk-ant-",)),
     _Rule(OPENAI_KEY_RE, _tag("openai_key"), ("sk-",)),
     _Rule(AWS_ACCESS_KEY_RE, _tag("aws_access_key"), ("akia", "asia")),
-    _Rule(GITHUB_TOKEN_RE, _tag("github_token"), ("gh", "github_pat_")),
+    _Rule(GITHUB_TOKEN_RE, _tag("github_token"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     _Rule(SLACK_TOKEN_RE, _tag("slack_token"), ("xox",)),
     _Rule(GOOGLE_API_KEY_RE, _tag("google_api_key"), ("aiza",)),
     _Rule(JWT_RE, _tag("jwt"), ("eyj",)),
     _Rule(BEARER_RE, _bearer, ("bearer",)),
-    _Rule(ASSIGNMENT_RE, _assignment, ("pass", "key", "secret", "token")),
+    _Rule(ASSIGNMENT_RE, _assignment, _ASSIGNMENT_TRIGGERS),
     _Rule(CHINESE_PASSWORD_RE, _chinese_password, ("密码", "口令")),
 )
+
+
+_PRIVATE_KEY_TRIGGER = "-----begin "
+_ALL_TRIGGERS = (_PRIVATE_KEY_TRIGGER, *dict.fromkeys(t for rule in _RULES for t in rule.triggers))
+
+
+def might_hold_secret(text: str) -> bool:
+    """False when no rule can match: none of their literal triggers occurs in the text."""
+    lowered = text.lower()
+    return any(trigger in lowered for trigger in _ALL_TRIGGERS)
 
 
 def _apply(rule: _Rule, text: str) -> tuple[str, int]:
@@ -226,6 +245,15 @@ def redact_text(text: str) -> str:
     return redact_secrets(text)[0]
 
 
+_TAG_RE = regex.compile(r"\[REDACTED:[a-z_]{1,32}\]")
+
+
+def without_secrets(text: str) -> str:
+    """The text with every secret and redaction tag removed: what a search may look for or send
+    to an embedding provider (a tag as a search term would find every redacted memory)."""
+    return _TAG_RE.sub(" ", redact_text(text), concurrent=True)
+
+
 def redact_value(value: Any) -> tuple[Any, int]:
     """A JSON-like value (str, list, dict, scalars) with every string redacted, keys included, and
     how many secrets were replaced. Unchanged values come back as the same objects."""
@@ -245,3 +273,4 @@ def redact_value(value: Any) -> tuple[Any, int]:
 def redact_message(message: Any) -> Any:
     """A message (or any JSON value) as it may leave the raw store: every string redacted."""
     return redact_value(message)[0]
+

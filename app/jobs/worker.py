@@ -17,6 +17,7 @@ from datetime import timedelta
 import structlog
 
 from app.core.clock import utcnow
+from app.core.redaction import redact_text
 from app.db.uow import UnitOfWork
 from app.jobs import queue
 from app.jobs.phase2 import JobLost, Learner, Phase2Context, run_phase2
@@ -159,5 +160,6 @@ class Phase2Worker:
 
 
 def _describe(exc: BaseException) -> str:
+    """The stored failure reason: a provider's error body can quote the prompt, so it is redacted."""
     text = str(exc) or exc.__class__.__name__
-    return f"{exc.__class__.__name__}: {text}"[:2000]
+    return redact_text(f"{exc.__class__.__name__}: {text}"[:2000])

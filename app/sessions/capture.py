@@ -151,6 +151,7 @@ def _append_new(uow: UnitOfWork, db: Session, session: AgentSession, prepared: _
                 seq=session.last_seq + offset + 1,
                 role=role_of(prepared.sanitized[index]),
                 body=form.body,
+                redacted_body=form.redacted_body,
                 search_text=form.search_text,
                 tokens=form.tokens,
                 fingerprint=prepared.fingerprints[index] or "",
