@@ -10,9 +10,12 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from pydantic import ValidationError
 
+from app.api.http_server import server_config
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
+from app.db.preflight import DatabaseUnusable, check_database
 from app.db.uow import UnitOfWork
 from app.main import build_embedder, create_app
 from app.memory.embedding_cache import CachedEmbedder
@@ -55,22 +58,42 @@ def main(argv: list[str] | None = None) -> int:
     openapi = sub.add_parser("openapi", help="write the OpenAPI document")
     openapi.add_argument("--output", default="openapi/openapi.json")
     args = parser.parse_args(argv)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        sys.stderr.write(f"error: invalid settings: {settings_errors(exc)}\n")
+        return 2
+    try:
+        return run_command(args, settings)
+    except DatabaseUnusable as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+
+
+def settings_errors(exc: ValidationError) -> str:
+    """One line naming each bad setting, without its value (an API key must not be printed)."""
+    return "; ".join(
+        f"CE_{'__'.join(str(part) for part in error['loc']).upper()}: {error['msg']}" for error in exc.errors()
+    )
+
+
+def run_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
         try:
             settings.check_safe_to_serve()
         except ValueError as exc:
             sys.stderr.write(f"error: {exc}\n")
             return 2
-        uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
-                    access_log=False, timeout_graceful_shutdown=10)
-    elif args.command == "reembed":
+        check_database(settings, migrate=settings.auto_migrate)
+        server = uvicorn.Server(server_config(settings, create_app(settings)))
+        server.run()
+        return 0 if server.started else 1
+    if args.command == "reembed":
+        check_database(settings, migrate=True)
         count = asyncio.run(reembed(settings))
         sys.stdout.write(f"re-embedded {count} memories\n")
     elif args.command == "migrate":
-        engine = create_db_engine(settings)
-        upgrade_to_head(engine)
-        engine.dispose()
+        check_database(settings, migrate=True)
     else:
         write_openapi(Path(args.output))
     return 0

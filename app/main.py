@@ -7,20 +7,22 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import httpx
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
-from app.api import archives, hooks, memories, ops, sessions
+from app.api import archives, docs, hooks, memories, ops, sessions
 from app.api.deps import Services
 from app.api.exception_handlers import install_exception_handlers
 from app.api.middleware import RequestContextMiddleware
+from app.api.rate_limit import RATE_LIMITED, rate_limit
 from app.api.schemas.base import ErrorEnvelope
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
 from app.jobs.phase2 import ArchiveContext, Learner
+from app.jobs.retry import RetryStrategy
 from app.jobs.worker import Phase2Worker
 from app.logging import configure_logging
 from app.memory.embedding_cache import CachedEmbedder
@@ -39,9 +41,13 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorEnvelope, "description": description}
     for status, description in (
         (400, "Invalid argument"), (401, "Unauthenticated"), (404, "Not found"),
-        (413, "Payload too large"), (500, "Internal error"),
+        (408, "Request body not received in time (REQUEST_TIMEOUT)"), (413, "Payload too large"),
+        (500, "Internal error"),
+        (503, "Storage unavailable (STORAGE_UNAVAILABLE: disk full, read-only database) or database busy; "
+              "Retry-After says when to retry"),
     )
 }
+
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -61,11 +67,16 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
         lifespan=_lifespan(settings, metrics),
         responses=ERROR_RESPONSES,
         generate_unique_id_function=_operation_id,
+        # Served by app.api.docs, behind the API key when keys are set.
+        openapi_url=None, docs_url=None, redoc_url=None,
     )
     install_exception_handlers(app)
-    for module in (hooks, archives, sessions, memories, ops):
+    # Every hook, the host's newer ones included, counts against the tenant's hook rate.
+    app.include_router(hooks.router, dependencies=[Depends(rate_limit("hooks"))], responses=RATE_LIMITED)
+    for module in (archives, sessions, memories, ops, docs):
         app.include_router(module.router)
-    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
+    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics,
+                       body_timeout_s=settings.http.body_timeout_s)
     app.openapi = _without_422(app)  # type: ignore[method-assign]
     return app
 
@@ -127,7 +138,8 @@ async def _start_services(
     learner = make_learner(memory, model) if model is not None and settings.memory.extraction else None
     worker = None
     if settings.worker.enabled:
-        worker = Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, learn=learner)
+        retry = RetryStrategy(settings.worker.max_attempts, storage_retry_after_s=settings.db.storage_retry_after_s)
+        worker = Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, retry=retry, learn=learner)
         # The embedded default owns its database: jobs left running belong to a dead process.
         await worker.start(reclaim_own=True)
     return Services(settings, uow, metrics, recall, worker, memory)

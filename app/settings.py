@@ -122,10 +122,10 @@ class HttpSettings(BaseModel):
 
 
 class RateLimitSettings(BaseModel):
-    hooks_per_s: float = Field(200.0, ge=0, description="Hook requests per second per tenant (0: unlimited).")
-    hooks_burst: int = Field(400, ge=1, description="Hook requests a tenant may send at once above the rate.")
-    search_per_s: float = Field(20.0, ge=0, description="Search requests per second per tenant (0: unlimited).")
-    search_burst: int = Field(40, ge=1, description="Search requests a tenant may send at once above the rate.")
+    hooks_per_s: float = Field(1000.0, ge=0, description="Hook requests per second per tenant (0: unlimited).")
+    hooks_burst: int = Field(2000, ge=1, description="Hook requests a tenant may send at once above the rate.")
+    search_per_s: float = Field(50.0, ge=0, description="Search requests per second per tenant (0: unlimited).")
+    search_burst: int = Field(100, ge=1, description="Search requests a tenant may send at once above the rate.")
 
 
 class ArchiveSettings(BaseModel):
@@ -151,6 +151,10 @@ class DatabaseSettings(BaseModel):
     )
     busy_timeout_ms: int = Field(10000, ge=0, description="SQLite busy timeout for a locked database.")
     pool_size: int = Field(8, ge=1, description="Connections kept in the pool.")
+    storage_retry_after_s: int = Field(
+        30, ge=1, le=3600,
+        description="After a storage failure (disk full, read-only file): Retry-After of the 503s and how long /readyz fails.",
+    )
 
 
 class Settings(BaseSettings):

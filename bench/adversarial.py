@@ -98,8 +98,7 @@ def run_requests(cfg: Config) -> list[Row]:
     size = MB if not cfg.quick else MB // 4
     with temp_dir("adversarial") as tmp:
         db = migrated_db(tmp / "bench.db")
-        env = {"CE_RATE_LIMIT__HOOKS_PER_S": "0", "CE_RATE_LIMIT__SEARCH_PER_S": "0"}
-        with Server(tmp, db, env) as server, server.client() as big, server.client() as small:
+        with Server(tmp, db) as server, server.client() as big, server.client() as small:
             calls = _adversarial_calls(server, size, MEMORY_CONTENT_LIMIT)
             probe = _Probe(small)
             thread = threading.Thread(target=probe.run, daemon=True)

@@ -9,6 +9,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import CallerDep, ServicesDep
+from app.api.rate_limit import RATE_LIMITED, SEARCH_LIMIT
 from app.api.schemas.base import ErrorEnvelope
 from app.api.schemas.memories import (
     CommitMemoryRequest,
@@ -104,7 +105,7 @@ async def import_memories_endpoint(request: Request, services: ServicesDep, call
 
 
 @router.post("/search", response_model=SearchMemoriesResponse, response_model_exclude_unset=True,
-             operation_id="searchMemories")
+             operation_id="searchMemories", dependencies=SEARCH_LIMIT, responses=RATE_LIMITED)
 async def search_memories_endpoint(body: SearchMemoriesRequest, services: ServicesDep, caller: CallerDep) -> object:
     """Hybrid search (BM25 + vectors, decay, MMR) over a user's memories and an agent's experiences."""
     scoped, _ = _owners(caller, body.user_id, body.agent_id)

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
 
@@ -93,3 +94,7 @@ class Dialect(ABC):
     ) -> list[int]:
         """Archived message ids of a session whose search text contains every term (a scan, for
         terms too short for the index), in sequence order."""
+
+    @abstractmethod
+    def probe_write(self, conn: Connection) -> None:
+        """A harmless schema write inside the caller's transaction (rolled back by the caller)."""

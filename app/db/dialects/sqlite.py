@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import sqlite_vec
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import Dialect, TextHit
@@ -215,3 +215,6 @@ class SqliteDialect(Dialect):
             params[f"t{i}"] = term if case_sensitive else term.lower()
         sql = f"SELECT m.id FROM messages m WHERE m.session_pk = :s {archive_filter} AND {conditions} ORDER BY m.seq"
         return [row_id for (row_id,) in db.execute(text(sql), params)]
+
+    def probe_write(self, conn: Connection) -> None:
+        conn.execute(text("CREATE TABLE ce_write_probe (id INTEGER)"))
