@@ -79,9 +79,11 @@ Integer = Annotated[int, WHOLE_NUMBER]
 
 
 class HookModel(RequestBody):
-    """Hook bodies are the host's parameters forwarded nearly unchanged: unknown keys are ignored."""
+    """Hook bodies are the host's parameters forwarded nearly unchanged: unknown keys are accepted and
+    ignored, but a field the service interprets has the JSON type its schema names (strict: an
+    ``isHeartbeat`` of 0, a ``timeoutMs`` of false or a ``tokenBudget`` of false is a 400)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", strict=True)
 
 
 class ErrorBody(ApiModel):
