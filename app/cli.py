@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import uvicorn
+from pydantic import ValidationError
 
 from app import commands
-from app.db.engine import create_db_engine
-from app.db.migrate import upgrade_to_head
+from app.api.http_server import server_config
+from app.db.preflight import DatabaseUnusable, check_database
 from app.main import create_app
 from app.settings import Settings
 
@@ -38,19 +39,38 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is not None:
         return commands.dispatch(args)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        sys.stderr.write(f"error: invalid settings: {settings_errors(exc)}\n")
+        return 2
+    try:
+        return run_command(args, settings)
+    except DatabaseUnusable as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+
+
+def settings_errors(exc: ValidationError) -> str:
+    """One line naming each bad setting, without its value (an API key must not be printed)."""
+    return "; ".join(
+        f"CE_{'__'.join(str(part) for part in error['loc']).upper()}: {error['msg']}" for error in exc.errors()
+    )
+
+
+def run_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
         try:
             settings.check_safe_to_serve()
         except ValueError as exc:
             sys.stderr.write(f"error: {exc}\n")
             return 2
-        uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
-                    access_log=False, timeout_graceful_shutdown=10)
-    elif args.command == "migrate":
-        engine = create_db_engine(settings)
-        upgrade_to_head(engine)
-        engine.dispose()
+        check_database(settings, migrate=settings.auto_migrate)
+        server = uvicorn.Server(server_config(settings, create_app(settings)))
+        server.run()
+        return 0 if server.started else 1
+    if args.command == "migrate":
+        check_database(settings, migrate=True)
     else:
         write_openapi(Path(args.output))
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -15,6 +16,11 @@ class AppError(Exception):
         super().__init__(message)
         self.message = message
         self.details = details or {}
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Extra response headers (Retry-After on 429 and 503)."""
+        return {}
 
 
 class InvalidArgument(AppError):
@@ -45,9 +51,36 @@ class PayloadTooLarge(AppError):
     http_status = 413
 
 
+class RateLimited(AppError):
+    code = "RATE_LIMITED"
+    http_status = 429
+
+    def __init__(self, message: str, retry_after_s: float, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, details)
+        self.retry_after_s = retry_after_s
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(max(1, math.ceil(self.retry_after_s)))}
+
+
 class Unavailable(AppError):
     code = "UNAVAILABLE"
     http_status = 503
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None, retry_after_s: float = 5) -> None:
+        super().__init__(message, details)
+        self.retry_after_s = retry_after_s
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(max(1, math.ceil(self.retry_after_s)))}
+
+
+class StorageUnavailable(Unavailable):
+    """The database cannot take the write (disk full, read-only file, I/O error): nothing was stored."""
+
+    code = "STORAGE_UNAVAILABLE"
 
 
 class DeadlineExceeded(AppError):

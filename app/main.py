@@ -7,21 +7,23 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import httpx
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
-from app.api import archives, hooks, memories, ops, sessions
+from app.api import archives, docs, hooks, memories, ops, sessions
 from app.api.console import mount_console
 from app.api.deps import Services
 from app.api.exception_handlers import install_exception_handlers
 from app.api.middleware import RequestContextMiddleware
+from app.api.rate_limit import RATE_LIMITED, rate_limit
 from app.api.schemas.base import ErrorEnvelope
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
 from app.jobs.phase2 import ArchiveContext, Learner
+from app.jobs.retry import RetryStrategy
 from app.jobs.worker import Phase2Worker
 from app.logging import configure_logging
 from app.memory.embedding_cache import CachedEmbedder
@@ -40,9 +42,13 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorEnvelope, "description": description}
     for status, description in (
         (400, "Invalid argument"), (401, "Unauthenticated"), (404, "Not found"),
-        (413, "Payload too large"), (500, "Internal error"),
+        (408, "Request body not received in time (REQUEST_TIMEOUT)"), (413, "Payload too large"),
+        (500, "Internal error"),
+        (503, "Storage unavailable (STORAGE_UNAVAILABLE: disk full, read-only database) or database busy; "
+              "Retry-After says when to retry"),
     )
 }
+
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -62,13 +68,18 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
         lifespan=_lifespan(settings, metrics),
         responses=ERROR_RESPONSES,
         generate_unique_id_function=_operation_id,
+        # Served by app.api.docs, behind the API key when keys are set.
+        openapi_url=None, docs_url=None, redoc_url=None,
     )
     install_exception_handlers(app)
-    for module in (hooks, archives, sessions, memories, ops):
+    # Every hook, the host's newer ones included, counts against the tenant's hook rate.
+    app.include_router(hooks.router, dependencies=[Depends(rate_limit("hooks"))], responses=RATE_LIMITED)
+    for module in (archives, sessions, memories, ops, docs):
         app.include_router(module.router)
     if settings.console.enabled:
         mount_console(app)
-    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
+    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics,
+                       body_timeout_s=settings.http.body_timeout_s)
     app.openapi = _without_422(app)  # type: ignore[method-assign]
     return app
 
@@ -124,14 +135,16 @@ async def _start_services(
     embedder = build_embedder(settings, http)
     if isinstance(embedder, LocalE5Embedder):
         await embedder.warm()  # load the bundled model now, not inside the first request
-    memory = MemoryService(uow, CachedEmbedder(uow, embedder, metrics.observe_embedding) if embedder is not None else None)
+    cached = CachedEmbedder(uow, embedder, metrics.observe_embedding) if embedder is not None else None
+    memory = MemoryService(uow, cached, settings.embedding.max_chunks_per_memory)
     recall = MemoryRecall(memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000)
     learner = make_learner(memory, model) if model is not None and settings.memory.extraction else None
     worker = None
     if settings.worker.enabled:
         cached = memory.embedder
+        retry = RetryStrategy(settings.worker.max_attempts, storage_retry_after_s=settings.db.storage_retry_after_s)
         worker = Phase2Worker(
-            uow, builder, settings.worker, observe=metrics.observe_job, learn=learner,
+            uow, builder, settings.worker, observe=metrics.observe_job, retry=retry, learn=learner,
             embed=cached.embed_passages if cached is not None else None,
             embed_model=cached.model_id if cached is not None else None,
         )

@@ -6,11 +6,16 @@ from sqlalchemy import func, select, text
 
 from app.db.migrate import current_and_head
 from app.db.models import Job, JobStatus
+from app.db.storage import DESCRIPTIONS
 from app.db.uow import UnitOfWork
 
 
-def readiness_problem(uow: UnitOfWork) -> str | None:
-    """None when ready, else why not."""
+def readiness_problem(uow: UnitOfWork, storage_window_s: float) -> str | None:
+    """None when ready, else why not: storage failing in the last ``storage_window_s`` seconds,
+    the database not answering, or migrations not current."""
+    failure = uow.health.recent_failure(storage_window_s)
+    if failure is not None:
+        return f"storage unavailable: {DESCRIPTIONS[failure.reason]}"
     try:
         with uow.read() as db:
             db.execute(text("SELECT 1"))

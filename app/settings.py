@@ -96,10 +96,36 @@ class EmbeddingSettings(BaseModel):
     model: str | None = Field(None, description="Embedding model name for provider=openai.")
     dimensions: int = Field(384, description="Vector size; the vector index holds 384 dimensions.")
     timeout_s: float = Field(30.0, gt=0, description="Timeout of one embedding call, in seconds.")
+    max_chunks_per_memory: int = Field(
+        4, ge=1, le=1000, description="Chunks of one memory that get vectors; every chunk is keyword-indexed."
+    )
 
 
 class MemorySettings(BaseModel):
     extraction: bool = Field(True, description="Extract memories and experiences in Phase 2 when an LLM is configured.")
+    import_max_records: int = Field(
+        1000, ge=1, le=1_000_000, description="Records one POST /memories/import may hold; more is a 413."
+    )
+
+
+class RedactionSettings(BaseModel):
+    stored_messages: bool = Field(
+        False, description="Redact secrets in the stored message bodies too (archive expand then shows them redacted)."
+    )
+
+
+class HttpSettings(BaseModel):
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=600, description="Time a client has to send a request's headers (served by `serve`)."
+    )
+    body_timeout_s: float = Field(60.0, gt=0, le=3600, description="Time a client has to send a whole request body.")
+
+
+class RateLimitSettings(BaseModel):
+    hooks_per_s: float = Field(1000.0, ge=0, description="Hook requests per second per tenant (0: unlimited).")
+    hooks_burst: int = Field(2000, ge=1, description="Hook requests a tenant may send at once above the rate.")
+    search_per_s: float = Field(50.0, ge=0, description="Search requests per second per tenant (0: unlimited).")
+    search_burst: int = Field(100, ge=1, description="Search requests a tenant may send at once above the rate.")
 
 
 class ArchiveSettings(BaseModel):
@@ -129,6 +155,10 @@ class DatabaseSettings(BaseModel):
     )
     busy_timeout_ms: int = Field(10000, ge=0, description="SQLite busy timeout for a locked database.")
     pool_size: int = Field(8, ge=1, description="Connections kept in the pool.")
+    storage_retry_after_s: int = Field(
+        30, ge=1, le=3600,
+        description="After a storage failure (disk full, read-only file): Retry-After of the 503s and how long /readyz fails.",
+    )
 
 
 class Settings(BaseSettings):
@@ -163,6 +193,9 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     db: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    redaction: RedactionSettings = Field(default_factory=RedactionSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    rate_limit: RateLimitSettings = Field(default_factory=RateLimitSettings)
 
     @field_validator("api_keys", mode="before")
     @classmethod
@@ -170,6 +203,20 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [p.strip() for p in value.split(",") if p.strip()]
         return value
+
+    @field_validator("api_keys")
+    @classmethod
+    def _keys_are_usable(cls, entries: list[str]) -> list[str]:
+        """An empty key would let ``Authorization: Bearer `` in; one key cannot name two tenants."""
+        tenants: dict[str, str] = {}
+        for entry in entries:
+            key, _, rest = entry.partition(":")
+            if not key.strip():
+                raise ValueError("CE_API_KEYS holds an entry with an empty key; every entry is key:tenant[:scopes]")
+            tenant = rest.partition(":")[0] or "default"
+            if tenants.setdefault(key, tenant) != tenant:
+                raise ValueError("CE_API_KEYS gives one key to two tenants")
+        return entries
 
     @property
     def api_key_tenants(self) -> dict[str, str]:

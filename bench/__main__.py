@@ -11,6 +11,7 @@ import traceback
 from collections.abc import Callable
 
 from bench import (
+    adversarial,
     after_turn,
     assemble,
     commit,
@@ -38,6 +39,8 @@ BENCHMARKS: dict[str, list[tuple[str, Part]]] = {
     "recall": [("assemble tool_loop recall", recall.run)],
     "retrieval-eval": [("retrieval quality", retrieval_eval.run)],
     "retrieval": [("conversation retrieval", retrieval.run)],
+    "adversarial": [("adversarial redaction", adversarial.run_redaction),
+                    ("adversarial requests", adversarial.run_requests)],
 }
 
 

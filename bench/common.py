@@ -201,6 +201,9 @@ class Server:
                 "CE_PORT": str(self.port),
                 "CE_DATABASE_URL": f"sqlite:///{db_path}",
                 "CE_LOG_LEVEL": "WARNING",
+                # Benchmarks measure capacity, not the per-tenant limits.
+                "CE_RATE_LIMIT__HOOKS_PER_S": "0",
+                "CE_RATE_LIMIT__SEARCH_PER_S": "0",
                 **(extra_env or {}),
             }
         )

@@ -9,7 +9,13 @@ from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ServicesDep, TenantDep
-from app.api.schemas.archives import ArchiveSearchRequest, ArchiveSearchResponse, ArchiveView
+from app.api.rate_limit import RATE_LIMITED, SEARCH_LIMIT
+from app.api.schemas.archives import (
+    ARCHIVE_ID_PATTERN,
+    ArchiveSearchRequest,
+    ArchiveSearchResponse,
+    ArchiveView,
+)
 from app.archives.service import (
     SearchRequest,
     embed_search_query,
@@ -31,7 +37,8 @@ EMBED_TIMEOUT_S = 2.0
 async def expand_archive_endpoint(
     services: ServicesDep,
     tenant: TenantDep,
-    archive_id: Annotated[str, Path(alias="archiveId", max_length=64)],
+    archive_id: Annotated[str, Path(alias="archiveId", pattern=ARCHIVE_ID_PATTERN,
+                                    description="archive_NNN; any other shape is a 400.")],
     session_id: Annotated[str, Query(alias="sessionId", min_length=1, max_length=512)],
     format: Annotated[Literal["json", "text"], Query()] = "json",
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
@@ -44,7 +51,8 @@ async def expand_archive_endpoint(
     return view
 
 
-@router.post("/search", response_model=ArchiveSearchResponse, responses=TEXT_RESPONSE, operation_id="searchArchives")
+@router.post("/search", response_model=ArchiveSearchResponse, responses={**TEXT_RESPONSE, **RATE_LIMITED},
+             operation_id="searchArchives", dependencies=SEARCH_LIMIT)
 async def search_archives_endpoint(body: ArchiveSearchRequest, services: ServicesDep, tenant: TenantDep) -> object:
     """Search a session's archived messages and overviews: keyword, regex or ranked."""
     request = SearchRequest(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 
 from app.assembly.recall import RecallSource
+from app.core.token_bucket import TokenBuckets
 from app.db.uow import UnitOfWork
 from app.errors import Unauthenticated
 from app.jobs.worker import Phase2Worker
@@ -28,6 +29,7 @@ class Services:
     recall: RecallSource
     worker: Phase2Worker | None
     memory: MemoryService
+    rate_limits: TokenBuckets = field(default_factory=TokenBuckets)
 
     def notify_worker(self) -> None:
         if self.worker is not None:

@@ -9,17 +9,20 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.errors import AppError
+from app.db.storage import DESCRIPTIONS, storage_problem
+from app.errors import AppError, StorageUnavailable, Unavailable
 
 log = structlog.get_logger("app.api")
 
 HTTP_CODES = {
     400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT",
-    409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 429: "RATE_LIMITED", 503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
+    408: "REQUEST_TIMEOUT", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 429: "RATE_LIMITED",
+    503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
 }
+BUSY_RETRY_AFTER_S = 1
 HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
@@ -35,7 +38,22 @@ def _loc(loc: tuple[Any, ...]) -> list[Any]:
 
 async def _app_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
-    return error_response(exc.http_status, exc.code, exc.message, exc.details)
+    return error_response(exc.http_status, exc.code, exc.message, exc.details, exc.headers or None)
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    """A full disk, a read-only file or a locked database is a 503 that says so; anything else a 500."""
+    reason = storage_problem(exc)
+    if reason is None:
+        return await _unexpected(request, exc)
+    if reason == "busy":
+        error: AppError = Unavailable("the database is busy; retry shortly", {"reason": reason}, BUSY_RETRY_AFTER_S)
+    else:
+        retry_after = request.app.state.services.settings.db.storage_retry_after_s
+        log.error("storage_unavailable", reason=reason, error=str(exc.orig if isinstance(exc, DBAPIError) else exc))
+        error = StorageUnavailable(f"storage unavailable: {DESCRIPTIONS[reason]}; nothing was stored",
+                                   {"reason": reason}, retry_after)
+    return await _app_error(request, error)
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -52,6 +70,8 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     code = HTTP_CODES.get(exc.status_code, "INTERNAL" if exc.status_code >= 500 else "INVALID_ARGUMENT")
     message = exc.detail if isinstance(exc.detail, str) else "request failed"
     headers = dict(exc.headers or {})
+    if exc.status_code in (408, 413):
+        headers["Connection"] = "close"  # the rest of the body is never read
     allowed = _allowed_methods(request) if exc.status_code == 405 else []
     if allowed:
         headers["Allow"] = ", ".join(allowed)
@@ -82,6 +102,7 @@ async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
 
 def install_exception_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(DBAPIError, _database_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -39,7 +39,7 @@ async def assemble_endpoint(body: AssembleRequest, services: ServicesDep, tenant
         token_budget=body.token_budget,
         prompt=body.prompt,
         available_tools=list(body.available_tools or []),
-        options=body.options or {},
+        options=body.options.as_dict() if body.options else {},
         runtime_context=body.runtime_context,
     )
     return await assemble(services.uow, services.settings, services.recall, request)
@@ -55,7 +55,7 @@ async def after_turn_endpoint(body: AfterTurnRequest, services: ServicesDep, ten
         identity=hook_identity(tenant, body, user_id),
         messages=messages,
         pre_prompt_message_count=body.pre_prompt_message_count,
-        is_heartbeat=body.is_heartbeat,
+        is_heartbeat=bool(body.is_heartbeat),
         token_budget=_budget(body.token_budget, body.runtime_context),
     )
     result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)

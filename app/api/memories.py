@@ -9,6 +9,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import CallerDep, ServicesDep
+from app.api.rate_limit import RATE_LIMITED, SEARCH_LIMIT
 from app.api.schemas.base import ErrorEnvelope
 from app.api.schemas.memories import (
     CommitMemoryRequest,
@@ -88,7 +89,8 @@ async def export_memories_endpoint(
     return Response(body, media_type="application/x-ndjson")
 
 
-@router.post("/import", response_model=ImportResponse, operation_id="importMemories", openapi_extra=IMPORT_BODY)
+@router.post("/import", response_model=ImportResponse, operation_id="importMemories", openapi_extra=IMPORT_BODY,
+             responses={413: {"model": ErrorEnvelope, "description": "Body over the size limit or more records than CE_MEMORY__IMPORT_MAX_RECORDS"}})
 async def import_memories_endpoint(request: Request, services: ServicesDep, caller: CallerDep) -> object:
     """Load memories exported by /memories/export (JSON Lines in the body)."""
     raw = await request.body()
@@ -96,11 +98,14 @@ async def import_memories_endpoint(request: Request, services: ServicesDep, call
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidArgument("the body must be UTF-8 JSON Lines") from exc
-    return await import_memories(services.memory, caller, parse_lines(text, ImportRecord.model_validate))
+    limit = services.settings.memory.import_max_records
+    # Parsing and validating up to 32 MiB of records is CPU work: a worker thread, not the loop.
+    records = await run_in_threadpool(parse_lines, text, ImportRecord.model_validate, limit)
+    return await import_memories(services.memory, caller, records)
 
 
 @router.post("/search", response_model=SearchMemoriesResponse, response_model_exclude_unset=True,
-             operation_id="searchMemories")
+             operation_id="searchMemories", dependencies=SEARCH_LIMIT, responses=RATE_LIMITED)
 async def search_memories_endpoint(body: SearchMemoriesRequest, services: ServicesDep, caller: CallerDep) -> object:
     """Hybrid search (BM25 + vectors, decay, MMR) over a user's memories and an agent's experiences."""
     scoped, _ = _owners(caller, body.user_id, body.agent_id)

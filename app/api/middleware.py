@@ -1,8 +1,9 @@
 """Pure ASGI middleware (not BaseHTTPMiddleware, which breaks contextvars): request id, body-size
-limit, access log and request metrics."""
+limit, body read timeout, access log and request metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -26,17 +27,25 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"request body exceeds {limit} bytes")
 
 
+class BodyTimedOut(HTTPException):
+    """Raised from ``receive`` when the body has not arrived in time (a client trickling it)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(408, f"the request body did not arrive within {seconds:g} s")
+
+
 def _envelope(code: str, message: str) -> bytes:
     return json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
 
 
 class RequestContextMiddleware:
-    """Request id in and out, body limit, one access-log line and metrics per request."""
+    """Request id in and out, body limit and read timeout, one access-log line and metrics per request."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, metrics: Metrics, body_timeout_s: float = 60.0) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.metrics = metrics
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,13 +66,19 @@ class RequestContextMiddleware:
             await send(message)
 
         try:
-            if self._declared_too_large(headers):
+            declared = headers.get(b"content-length")
+            if declared is not None and not declared.strip().isdigit():
+                await self._reject(send_with_id, 400, "INVALID_ARGUMENT", "Content-Length must be a non-negative integer")
+            elif self._declared_too_large(headers):
                 await self._reject_too_large(send_with_id)
             else:
                 await self.app(scope, self._limited(receive), send_with_id)
         except BodyTooLarge:
             if not state["started"]:
                 await self._reject_too_large(send_with_id)
+        except BodyTimedOut as exc:
+            if not state["started"]:
+                await self._reject(send_with_id, 408, "REQUEST_TIMEOUT", str(exc.detail))
         finally:
             self._record(scope, state["status"], time.perf_counter() - started)
             structlog.contextvars.unbind_contextvars("request_id")
@@ -73,23 +88,38 @@ class RequestContextMiddleware:
         return declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes
 
     def _limited(self, receive: Receive) -> Receive:
+        """``receive`` with the size limit, and a deadline on the whole body while it arrives."""
         seen = 0
+        complete = False
+        deadline = asyncio.get_running_loop().time() + self.body_timeout_s
 
         async def wrapped() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, complete
+            if complete:  # after the body only a disconnect can come, whenever it does
+                return await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                raise BodyTimedOut(self.body_timeout_s) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_body_bytes:
                     raise BodyTooLarge(self.max_body_bytes)
+                complete = not message.get("more_body", False)
             return message
 
         return wrapped
 
     async def _reject_too_large(self, send: Send) -> None:
-        body = _envelope("PAYLOAD_TOO_LARGE", f"request body exceeds {self.max_body_bytes} bytes")
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await self._reject(send, 413, "PAYLOAD_TOO_LARGE", f"request body exceeds {self.max_body_bytes} bytes")
+
+    async def _reject(self, send: Send, status: int, code: str, message: str) -> None:
+        """The error envelope; the connection closes (the rest of the body is never read)."""
+        body = _envelope(code, message)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
     def _record(self, scope: Scope, status: int, seconds: float) -> None:

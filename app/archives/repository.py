@@ -62,11 +62,13 @@ def archive_messages(
 
 
 def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
-    """(body, tokens) rows of the archives' messages in sequence order: plain rows, no ORM objects."""
+    """(body, tokens) rows of the archives' messages in sequence order, bodies redacted: plain rows,
+    no ORM objects."""
     if not archive_pks:
         return []
     stmt = (
-        select(StoredMessage.body, StoredMessage.tokens)
+        # The redacted copy when there is one (see StoredMessage).
+        select(func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"), StoredMessage.tokens)
         .where(StoredMessage.archive_pk.in_(list(archive_pks)))
         .order_by(StoredMessage.seq)
     )

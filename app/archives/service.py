@@ -1,4 +1,10 @@
-"""Archives: expand one archive, search a session's archives (api.md, Archives)."""
+"""Archives: expand one archive, search a session's archives (api.md, Archives).
+
+Search answers with redacted text only (search text is redacted at capture, overviews when they
+are written, and snippets and the echoed query once more here). Expanding an archive is the one
+answer that returns the stored messages as they were sent, secrets included, unless the operator
+has stored messages redacted too (``CE_REDACTION__STORED_MESSAGES``).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from app.archives.hits import TimeWindow, add_context
 from app.archives.render import render_archive_text, render_search_text
 from app.core.clock import isoformat
 from app.core.query import parse_query
+from app.core.redaction import redact_text
 from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import parse_archive_id
 from app.db.uow import UnitOfWork
@@ -77,8 +84,8 @@ def expand_archive(
         "archiveId": archive.archive_id,
         "sessionId": session.session_id,
         "status": archive.status,
-        "abstract": archive.abstract if completed else "",
-        "overview": archive.overview if completed else "",
+        "abstract": redact_text(archive.abstract) if completed else "",
+        "overview": redact_text(archive.overview) if completed else "",
         "messageCount": archive.message_count,
         "firstSeq": archive.first_seq,
         "lastSeq": archive.last_seq,
@@ -86,8 +93,9 @@ def expand_archive(
         "endedAt": isoformat(archive.ended_at),
         "createdAt": isoformat(archive.created_at),
         "completedAt": isoformat(archive.completed_at),
+        # The original messages: the one place an original secret can be read back (see above).
         "messages": [{"seq": row.seq, "message": json.loads(row.body)} for row in rows],
-        "error": archive.error,
+        "error": redact_text(archive.error) if archive.error else archive.error,
         "errorStage": archive.error_stage,
         "workingMemoryPath": archive.wm_path,
         "usage": json.loads(archive.usage_json) if archive.usage_json else {},
@@ -125,7 +133,10 @@ def search_archives(
         truncated = len(hits) > req.limit
         results = hits[: req.limit]
         add_context(db, session, results, req.context)
-    out: dict[str, Any] = {"query": req.query, "mode": req.mode, "count": len(results), "truncated": truncated,
+    # quality.md, Security: snippets and the echoed query pass through the redaction boundary.
+    for hit in [*results, *overviews]:
+        hit["snippet"] = redact_text(hit["snippet"])
+    out: dict[str, Any] = {"query": redact_text(req.query), "mode": req.mode, "count": len(results), "truncated": truncated,
                            "results": results, "overviews": overviews[: req.limit]}
     if req.mode == "ranked":
         out["retrieval"] = "hybrid" if query_vector is not None else "lexical"

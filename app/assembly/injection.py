@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 
 from app.core.messages import Message, role_of
+from app.core.redaction import redact_text
 from app.sessions.sanitize import sanitize_text
 
 MAX_QUERY_CHARS = 4000
@@ -93,8 +94,15 @@ def latest_user_text(messages: Sequence[Message]) -> str:
     return "\n".join(texts)
 
 
-def latest_user_query(messages: Sequence[Message], max_chars: int = MAX_QUERY_CHARS) -> str:
-    """Recall query: the latest user text, sanitized and collapsed, at most ``max_chars``."""
+def recall_query(text: str, max_chars: int = MAX_QUERY_CHARS) -> str:
+    """A recall query from a user text: sanitized and collapsed, redacted (it is searched with,
+    embedded and echoed in diagnostics), then cut to at most ``max_chars``. CPU work on long
+    texts: callers run it off the event loop."""
     # lifecycle.md, tool_loop step 2: sanitized as in capture, then truncated.
-    query = sanitize_text(latest_user_text(messages), collapse_whitespace=True)
+    query = redact_text(sanitize_text(text, collapse_whitespace=True))
     return query[: max(0, max_chars)]
+
+
+def latest_user_query(messages: Sequence[Message], max_chars: int = MAX_QUERY_CHARS) -> str:
+    """Recall query of the latest user message (see ``recall_query``)."""
+    return recall_query(latest_user_text(messages), max_chars)

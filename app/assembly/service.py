@@ -20,6 +20,7 @@ from app.assembly.injection import (
     latest_user_query,
     latest_user_text,
     prepend_to_latest_user,
+    recall_query,
 )
 from app.assembly.provider_validity import make_provider_valid
 from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
@@ -27,13 +28,14 @@ from app.assembly.reconcile import capture_unstored_tail
 from app.assembly.steps import fit_steps_to_budget
 from app.assembly.timestamps import summary_timestamp, with_timestamps
 from app.core.messages import Message, message_tokens, role_of
+from app.core.redaction import redact_text
 from app.core.tokens import estimate_text_tokens
 from app.db.models import AgentSession, ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
 from app.sessions.bypass import is_bypassed, is_cron_session
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import contains_injected_context, is_conversation_message, sanitize_text
+from app.sessions.sanitize import contains_injected_context, is_conversation_message
 from app.settings import Settings
 
 SUMMARY_PREFIX = "[Session History Summary]\n"
@@ -98,7 +100,7 @@ async def _with_memories(settings: Settings, recall: RecallSource, req: Assemble
             existing = result.get("systemPromptAddition")
             result["systemPromptAddition"] = f"{existing}\n\n{block}" if existing else block
             result["estimatedTokens"] += estimate_text_tokens(block)
-    query = sanitize_text(req.prompt or "", collapse_whitespace=True)[:4000]
+    query = await asyncio.to_thread(recall_query, req.prompt or "")
     if len(query) >= MIN_QUERY_CHARS and not contains_injected_context(req.prompt or "") and req.options.get("autoRecall", settings.assemble.auto_recall):
         request = RecallRequest(
             tenant_id=ident.tenant_id, user_id=ident.user_id, agent_id=ident.agent_id, query=query,
@@ -120,6 +122,7 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
     stored = _load_stored(uow, req.identity)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
+    # Stored bodies are read in their redacted form (quality.md, Security).
     candidates = stored.messages
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
@@ -174,7 +177,8 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
         return passthrough(req, "recall_disabled", started)
     if contains_injected_context(latest_user_text(messages) if tail_is_user else prompt):
         return passthrough(req, "already_injected", started, recall={"experience": _gate("already_injected")})
-    query = latest_user_query(messages) if tail_is_user else latest_user_query([{"role": "user", "content": prompt}])
+    # CPU work on a long message runs in a thread.
+    query = await asyncio.to_thread(latest_user_query, messages if tail_is_user else [{"role": "user", "content": prompt}])
     if len(query) < MIN_QUERY_CHARS:
         return passthrough(req, "query_too_short", started, recall={"query": query, "experience": _gate("query_too_short")})
     ident = req.identity
@@ -236,8 +240,8 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
     # Host bookkeeping stored by earlier releases is never shown to the model.
     loaded = [(message, row.tokens) for row in rows if is_conversation_message(message := json.loads(row.body))]
     return _Stored(
-        overview=latest.overview if latest else "",
-        messages=[message for message, _ in loaded],
+        overview=redact_text(latest.overview) if latest else "",
+        messages=[message for message, _ in loaded],  # redacted bodies (see StoredMessage)
         tokens=[tokens for _, tokens in loaded],
         session=session,
         archives={

@@ -49,7 +49,8 @@ async def memory_service(settings: Settings, uow: UnitOfWork) -> AsyncIterator[M
     """The memory service with the configured embedder (through the vector cache)."""
     async with httpx.AsyncClient(timeout=settings.embedding.timeout_s) as http:
         embedder = build_embedder(settings, http)
-        yield MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None)
+        yield MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None,
+                            settings.embedding.max_chunks_per_memory)
 
 
 def print_json_line(record: dict[str, Any]) -> None:

@@ -72,6 +72,7 @@ def _build_worker(settings: Settings, uow: UnitOfWork, http: httpx.AsyncClient) 
     learner = None
     if model is not None and settings.memory.extraction:
         embedder = build_embedder(settings, http)
-        memory = MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None)
+        memory = MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None,
+                               settings.embedding.max_chunks_per_memory)
         learner = make_learner(memory, model)
     return Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, learn=learner)

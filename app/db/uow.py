@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.db.dialects import Dialect, dialect_for
 from app.db.engine import BEGIN_MODE_OPTION
+from app.db.storage import StorageHealth, storage_problem
 
 
 class UnitOfWork:
@@ -19,6 +20,7 @@ class UnitOfWork:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.dialect: Dialect = dialect_for(engine)
+        self.health = StorageHealth()
         # SQLite has one writer per file. Queueing writers of this process on a lock is fairer and
         # cheaper than letting them spin in SQLite's busy handler; other processes still meet the
         # busy timeout.
@@ -29,7 +31,7 @@ class UnitOfWork:
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A write transaction that holds the write lock from its first statement."""
-        with self._write_lock, self.engine.connect() as conn:
+        with self._watched(), self._write_lock, self.engine.connect() as conn:
             conn.execution_options(**{BEGIN_MODE_OPTION: "IMMEDIATE"})
             with Session(bind=conn, expire_on_commit=False, autoflush=False) as session:
                 with session.begin():
@@ -39,5 +41,27 @@ class UnitOfWork:
     def read(self) -> Iterator[Session]:
         """A read-only snapshot; nothing is committed."""
         # Closing the connection rolls the snapshot back.
-        with self.engine.connect() as conn, Session(bind=conn, expire_on_commit=False) as session:
+        with self._watched(), self.engine.connect() as conn, Session(bind=conn, expire_on_commit=False) as session:
             yield session
+
+    def probe_write(self) -> None:
+        """Open a write transaction, make a schema change and roll it back: raises when the database
+        cannot be written (a read-only file says so only when something is written)."""
+        with self._watched(), self._write_lock, self.engine.connect() as conn:
+            conn.execution_options(**{BEGIN_MODE_OPTION: "IMMEDIATE"})
+            transaction = conn.begin()
+            try:
+                self.dialect.probe_write(conn)
+            finally:
+                transaction.rollback()
+
+    @contextmanager
+    def _watched(self) -> Iterator[None]:
+        """Remember storage failures (disk full, read-only, I/O errors) for /readyz."""
+        try:
+            yield
+        except Exception as exc:
+            reason = storage_problem(exc)
+            if reason is not None and reason != "busy":
+                self.health.record_failure(reason)
+            raise

@@ -2,6 +2,10 @@
 
 read inputs (one short transaction) → build the Working Memory (no transaction open) → write the
 results and mark the archive completed, last, in one transaction.
+
+The builders, the model and the learning step see the archived messages through the redaction
+boundary, and the Working Memory is redacted once more before it is stored: the overview is
+indexed, searched and injected into every later prompt (quality.md, Security).
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ from sqlalchemy import select
 from app.archives import repository as archives_repo
 from app.archives.indexing import PassageEmbedder, SearchFact, embed_facts, fact_rows, facts_of
 from app.core.clock import isoformat, utcnow
+from app.core.redaction import redact_message, redact_text
 from app.db.models import AgentSession, ArchiveStatus, StoredMessage
 from app.db.uow import UnitOfWork
 from app.jobs import queue
 from app.jobs.queue import ClaimedJob
 from app.providers.protocols import ProviderError
-from app.working_memory.service import WmInputs, WmResult, WorkingMemoryBuilder
+from app.working_memory.service import WmInputs, WmResult, WorkingMemoryBuilder, finish_result
 
 log = structlog.get_logger("app.jobs.phase2")
 
@@ -73,7 +78,7 @@ async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
     inputs, archive, facts = await asyncio.to_thread(_load_inputs, ctx.uow, job)
     if ctx.fault_delay_s:
         await asyncio.sleep(ctx.fault_delay_s)
-    result = await ctx.builder.build(inputs)
+    result = await asyncio.to_thread(_redacted_result, await ctx.builder.build(inputs))
     memories: dict[str, Any] = {}
     if ctx.learn is not None:
         memories = await _learn(ctx.learn, archive, inputs, result)
@@ -104,7 +109,27 @@ async def _learn(learn: Learner, archive: ArchiveContext, inputs: WmInputs, resu
     return {"counts": counts, "usage": usage}
 
 
+def _redacted_result(result: WmResult) -> WmResult:
+    """The Working Memory as it may be stored: a model can echo a secret it was never shown."""
+    overview = redact_text(result.overview)
+    return result if overview == result.overview else finish_result(overview, result.path, result.usage)
+
+
 def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[WmInputs, ArchiveContext, list[SearchFact]]:
+    bodies, inputs, context, facts = _read_inputs(uow, job)
+    # Parsing and redaction after the read transaction has ended (bodies that held a secret come
+    # redacted already; redacting again also covers messages stored before redacted copies were).
+    return WmInputs(
+        messages=[redact_message(json.loads(body)) for body in bodies],
+        prior_overview=inputs.prior_overview,
+        first_user_request=inputs.first_user_request,
+        custom_instructions=redact_text(inputs.custom_instructions) if inputs.custom_instructions else None,
+    ), context, facts
+
+
+def _read_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[list[str], WmInputs, ArchiveContext, list[SearchFact]]:
+    """The archive's message bodies (JSON text, as stored), the other inputs, the context and the
+    messages' search facts (from their redacted search text)."""
     with uow.read() as db:
         archive = archives_repo.get_archive_by_pk(db, job.archive_pk)
         if archive is None:
@@ -119,7 +144,7 @@ def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[WmInputs, ArchiveCon
         ).scalar_one_or_none()
         session = db.get(AgentSession, job.session_pk)
         inputs = WmInputs(
-            messages=[json.loads(row.body) for row in rows],
+            messages=[],
             prior_overview=prior.overview if prior is not None else None,
             first_user_request=first_user,
             custom_instructions=archive.custom_instructions,
@@ -133,7 +158,7 @@ def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[WmInputs, ArchiveCon
             seqs=[row.seq for row in rows],
             message_time=isoformat(archive.ended_at or archive.created_at) or "",
         )
-        return inputs, context, facts_of(rows)
+        return [row.redacted_body or row.body for row in rows], inputs, context, facts_of(rows)
 
 
 def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult, memories: dict[str, Any], index: SearchIndex) -> None:

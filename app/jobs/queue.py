@@ -134,13 +134,16 @@ def mark_succeeded(db: Session, job_id: int, now: datetime) -> None:
     )
 
 
-def schedule_retry(db: Session, job: ClaimedJob, run_after: datetime, error: str, stage: str, now: datetime) -> None:
+def schedule_retry(db: Session, job: ClaimedJob, run_after: datetime, error: str, stage: str, now: datetime,
+                   *, refund_attempt: bool = False) -> None:
+    """Queue the job again after ``run_after``, recording why; a refunded attempt does not count."""
+    attempts = Job.attempts - 1 if refund_attempt else Job.attempts
     db.execute(
         update(Job)
         .where(Job.id == job.job_id)
         .values(
             status=JobStatus.QUEUED, worker_id=None, lease_expires_at=None, run_after=run_after,
-            last_error=error, stage=stage, updated_at=now,
+            last_error=error, stage=stage, attempts=attempts, updated_at=now,
         )
     )
     _mark_archives(db, [job.archive_pk], ArchiveStatus.PENDING)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import OperationalError
 
+from app.db.storage import storage_problem
 from app.providers.protocols import TransientProviderError
 
 
@@ -14,6 +15,12 @@ from app.providers.protocols import TransientProviderError
 class RetryDecision:
     retry: bool
     delay_s: float = 0.0
+    # A storage failure (disk full, read-only file) is not the job's: its attempt is given back.
+    refund_attempt: bool = False
+
+
+# Storage failures that last until an operator acts; a busy database is an ordinary transient error.
+OPERATOR_FIXABLE = frozenset({"disk_full", "read_only", "io_error", "cannot_open"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,8 +30,12 @@ class RetryStrategy:
     max_attempts: int = 4
     base_s: float = 1.0
     cap_s: float = 8.0
+    storage_retry_after_s: float = 30.0
 
     def decide(self, error: BaseException, attempt: int, rng: random.Random | None = None) -> RetryDecision:
+        if storage_problem(error) in OPERATOR_FIXABLE:
+            # Until an operator frees space or fixes permissions, however long that takes.
+            return RetryDecision(retry=True, delay_s=self.storage_retry_after_s, refund_attempt=True)
         if not is_transient(error) or attempt >= self.max_attempts:
             return RetryDecision(retry=False)
         delay = min(self.cap_s, self.base_s * 2 ** (attempt - 1))

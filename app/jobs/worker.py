@@ -18,6 +18,8 @@ import structlog
 
 from app.archives.indexing import PassageEmbedder
 from app.core.clock import utcnow
+from app.core.redaction import redact_text
+from app.db.storage import storage_problem
 from app.db.uow import UnitOfWork
 from app.jobs import queue
 from app.jobs.phase2 import JobLost, Learner, Phase2Context, run_phase2
@@ -29,6 +31,7 @@ from app.working_memory.service import WorkingMemoryBuilder
 log = structlog.get_logger("app.jobs.worker")
 
 JobObserver = Callable[[str, float], None]
+STORAGE_BACKOFF_S = 5.0
 
 
 class Phase2Worker:
@@ -96,8 +99,11 @@ class Phase2Worker:
                     task = asyncio.create_task(self._process(job))
                     self._running.add(task)
                     task.add_done_callback(self._finished)
-            except Exception:
+            except Exception as exc:
                 log.exception("phase2_claim_failed")
+                if storage_problem(exc) is not None:
+                    # A full disk or a read-only file fails every claim: poll slower, log less.
+                    await asyncio.sleep(STORAGE_BACKOFF_S)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(interval):
                     await self._wake.wait()
@@ -129,7 +135,7 @@ class Phase2Worker:
             outcome = "lost"
             bound.warning("phase2_lost", action="lost", reason=str(exc))
         except Exception as exc:  # noqa: BLE001 - every failure is recorded on the job
-            outcome = await asyncio.to_thread(self._record_failure, job, exc)
+            outcome = await self._record_failure_retrying(job, exc)
             bound.warning("phase2_failed", action=outcome, error=_describe(exc))
         finally:
             renewer.cancel()
@@ -142,7 +148,28 @@ class Phase2Worker:
         period = max(0.05, self._settings.lease_s / 3)
         while True:
             await asyncio.sleep(period)
-            await asyncio.to_thread(self._renew, job)
+            try:
+                await asyncio.to_thread(self._renew, job)
+            except Exception:  # noqa: BLE001 - keep renewing: the database may recover before the lease ends
+                log.warning("phase2_lease_not_renewed", job_id=job.job_id, exc_info=True)
+
+    async def _record_failure_retrying(self, job: ClaimedJob, exc: BaseException) -> str:
+        """Record the failure (retry or failed); when the database cannot take even that (a full
+        disk), try again with backoff until the lease would have run out, so that the archive does
+        not sit ``running`` with nothing said about it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._settings.lease_s
+        delay = 0.25
+        while True:
+            try:
+                return await asyncio.to_thread(self._record_failure, job, exc)
+            except Exception as record_error:  # noqa: BLE001 - retried below, then left to the lease
+                if loop.time() + delay >= deadline:
+                    log.error("phase2_failure_unrecorded", job_id=job.job_id, error=_describe(record_error))
+                    return "unrecorded"
+                log.warning("phase2_failure_not_recorded", job_id=job.job_id, error=_describe(record_error))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
 
     def _renew(self, job: ClaimedJob) -> None:
         with self._uow.write() as db:
@@ -155,12 +182,14 @@ class Phase2Worker:
             if not queue.still_owned(db, job.job_id, self.worker_id):
                 return "lost"
             if decision.retry:
-                queue.schedule_retry(db, job, now + timedelta(seconds=decision.delay_s), _describe(exc), "working_memory", now)
+                queue.schedule_retry(db, job, now + timedelta(seconds=decision.delay_s), _describe(exc), "working_memory",
+                                     now, refund_attempt=decision.refund_attempt)
                 return "retry"
             queue.mark_failed(db, job, _describe(exc), "working_memory", now)
             return "failed"
 
 
 def _describe(exc: BaseException) -> str:
+    """The stored failure reason: a provider's error body can quote the prompt, so it is redacted."""
     text = str(exc) or exc.__class__.__name__
-    return f"{exc.__class__.__name__}: {text}"[:2000]
+    return redact_text(f"{exc.__class__.__name__}: {text}"[:2000])

@@ -18,7 +18,7 @@ from app.memory import admin_repository as admin_repo
 from app.memory import repository as repo
 from app.memory.records import CATEGORIES, MASKED_TEXT, memory_view
 from app.memory.service import Caller, MemoryService
-from app.memory.transfer import prepare_batch, store_records
+from app.memory.transfer import prepare_batch, redact_records, store_records
 
 EXPORT_PAGE = 500
 TEXT_FIELDS = ("title", "abstract", "content")
@@ -117,6 +117,7 @@ async def import_batch(service: MemoryService, tenant_id: str, records: list[dic
         if held is None or not _same_revision(held, record):
             fresh.append(record)
     if fresh:
+        fresh = await asyncio.to_thread(redact_records, fresh)
         prepared = await prepare_batch(service, [r["content"] for r in fresh])
         await asyncio.to_thread(store_records, service, Caller(tenant_id), fresh, prepared)
     return BatchOutcome(imported=len(fresh), skipped=len(records) - len(fresh))

@@ -10,11 +10,11 @@ from datetime import datetime
 from typing import Any
 
 from app.core.clock import utcnow
+from app.core.redaction import redact_secrets
 from app.db.models import Memory
 from app.memory import repository as repo
 from app.memory.extraction import Candidate, Decision, decide, extract_candidates
 from app.memory.records import memory_uri, new_memory_id, one_line, owner_of, snapshot
-from app.memory.redaction import redact_secrets
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService
 from app.memory.store import PreparedChunks, audit, write_chunks

@@ -1,5 +1,6 @@
 """Recall for /assemble (recall.md, Recall into the prompt): agent experiences behind the task
-gate, long-term memories of the user, one ``<openviking-context>`` envelope, experiences first."""
+gate, long-term memories of the user, one ``<openviking-context>`` envelope, experiences first.
+Every block injected into a prompt passes through the redaction boundary on its way out."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 from typing import Any
 
 from app.assembly.recall import RecallBlock, RecallRequest
+from app.core.redaction import redact_text
 from app.memory.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
 from app.memory.render import (
     build_context_envelope,
@@ -40,18 +42,20 @@ class MemoryRecall:
         long_term = await self._long_term(caller, request, options, diagnostics)
         envelope = build_context_envelope([experience, long_term])
         # An empty block still carries the diagnostics: the gate's verdict is reported without hits.
-        return RecallBlock(envelope, diagnostics)
+        return RecallBlock(redact_text(envelope), diagnostics)
 
     async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
         name = skill_read_of([m for m in messages if isinstance(m, dict)])
         if name is None:
             return ""
-        return await asyncio.to_thread(skill_memory_block, self._service, tenant_id, agent_id, name)
+        block = await asyncio.to_thread(skill_memory_block, self._service, tenant_id, agent_id, name)
+        return redact_text(block)
 
     async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
         if not tools:
             return ""
-        return await asyncio.to_thread(tool_memory_block, self._service, tenant_id, agent_id, tools)
+        block = await asyncio.to_thread(tool_memory_block, self._service, tenant_id, agent_id, tools)
+        return redact_text(block)
 
     async def _experiences(self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]) -> str:
         if not o.experience_enabled:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core.clock import isoformat, utcnow
+from app.core.redaction import without_secrets
 from app.db.models import Memory
 from app.memory import repository as repo
 from app.memory.records import MASKED_TEXT, owner_key
@@ -51,6 +52,8 @@ class SearchInput:
 
 async def search_memories(service: MemoryService, caller: Caller, req: SearchInput) -> dict[str, Any]:
     """Search the caller's memories; returns the mode actually used and the ranked results."""
+    # A query may quote a secret: it is neither searched for nor sent to an embedding provider.
+    req = replace(req, query=without_secrets(req.query))
     owners = req.owners or [("user", caller.user_id), ("agent", caller.agent_id)]
     vector, mode = await _query_vector(service, req)
     merged, memories = await asyncio.to_thread(_collect, service, caller.tenant_id, owners, req, vector, mode)
@@ -59,7 +62,7 @@ async def search_memories(service: MemoryService, caller: Caller, req: SearchInp
 
 
 async def _query_vector(service: MemoryService, req: SearchInput) -> tuple[list[float] | None, str]:
-    if req.mode == "bm25" or service.embedder is None:
+    if req.mode == "bm25" or service.embedder is None or not req.query.strip():
         return None, "bm25"
     try:
         if req.embed_timeout_s is not None:

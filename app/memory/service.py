@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from app.core.clock import utcnow
@@ -17,6 +16,15 @@ from app.errors import Conflict, InvalidArgument, NotFound
 from app.memory import repository as repo
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.extraction_prompts import normalise_text
+from app.memory.fields import (
+    CleanMemory,
+    NewMemory,
+    apply_changes,
+    clean_changes,
+    clean_new_memory,
+    forgettable,
+    parse_cursor,
+)
 from app.memory.records import (
     CATEGORIES,
     SENSITIVITIES,
@@ -28,7 +36,6 @@ from app.memory.records import (
     owner_of,
     snapshot,
 )
-from app.memory.redaction import redact_secrets
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
 from app.providers.protocols import ProviderError
 
@@ -44,32 +51,24 @@ class Caller:
     user_from_header: bool = False
 
 
-@dataclass(slots=True)
-class NewMemory:
-    content: str
-    category: str
-    title: str | None = None
-    priority: int = 0
-    confidence: float = 1.0
-    sensitivity: str = "allowed"
-    ttl_days: float | None = None
-    source: dict[str, Any] = field(default_factory=lambda: {"kind": "api"})
-    observed_at: datetime | None = None
-    id: str | None = None
-
-
 class MemoryService:
-    def __init__(self, uow: UnitOfWork, embedder: CachedEmbedder | None) -> None:
+    def __init__(self, uow: UnitOfWork, embedder: CachedEmbedder | None, max_embedded_chunks: int = 4) -> None:
         self.uow = uow
         self.embedder = embedder
+        # Embedding costs what the model costs per chunk: only a memory's first chunks get vectors
+        # (every chunk is in the word index), so one long memory cannot hold the embedder for minutes.
+        self.max_embedded_chunks = max_embedded_chunks
 
     async def prepare(self, text: str) -> PreparedChunks:
         """Chunks and their vectors, computed outside any transaction; no embedder → keyword only."""
-        texts = chunks_for(text)
+        return await self.prepare_chunks(await asyncio.to_thread(chunks_for, text))
+
+    async def prepare_chunks(self, texts: list[str]) -> PreparedChunks:
+        """Vectors of the first chunks of a memory (see ``max_embedded_chunks``)."""
         if self.embedder is None:
             return PreparedChunks(texts, None, None)
         try:
-            vectors = await self.embedder.embed_passages(texts)
+            vectors = await self.embedder.embed_passages(texts[: self.max_embedded_chunks])
         except (ProviderError, TimeoutError):
             return PreparedChunks(texts, None, None)
         return PreparedChunks(texts, vectors, self.embedder.model_id)
@@ -79,21 +78,22 @@ class MemoryService:
         _validate(new.category, new.sensitivity)
         if new.sensitivity == "never-store":
             return {"action": "NONE", "reason": "never-store"}
-        content, _ = redact_secrets(new.content.strip())
-        if not re.sub(r"\[REDACTED:[^\]]*\]", "", content).strip():
+        # Redaction and chunking are CPU work: a worker thread, never the event loop.
+        clean = await asyncio.to_thread(clean_new_memory, new)
+        if clean is None:
             return {"action": "NONE", "reason": "nothing_left_after_redaction"}
-        title, _ = redact_secrets((new.title or one_line(content, 80)).strip())
-        prepared = await self.prepare(content)
+        prepared = await self.prepare_chunks(clean.chunks)
         # Database work runs in a worker thread: the write lock must never be awaited on the loop.
-        result, merged_id = await asyncio.to_thread(self._commit_write, caller, new, title, content, prepared, actor)
+        result, merged_id = await asyncio.to_thread(self._commit_write, caller, new, clean, prepared, actor)
         if merged_id is not None:
             # The merged profile's text is new: embed it with no transaction open, then store it.
             await self._embed_again(caller.tenant_id, merged_id)
         return result
 
-    def _commit_write(self, caller: Caller, new: NewMemory, title: str, content: str, prepared: PreparedChunks,
+    def _commit_write(self, caller: Caller, new: NewMemory, clean: CleanMemory, prepared: PreparedChunks,
                       actor: str) -> tuple[dict[str, Any], str | None]:
         now = utcnow()
+        content = clean.content
         owner = owner_of(new.category, caller.user_id, caller.agent_id)
         with self.uow.write() as db:
             siblings = repo.same_category(db, caller.tenant_id, owner, new.category, now)
@@ -102,7 +102,7 @@ class MemoryService:
                 view = memory_view(duplicate, can_read_sensitive=caller.can_read_sensitive)
                 return {"action": "NONE", "reason": "duplicate", "memory": view}, None
             if not (new.category == "profile" and siblings):
-                memory = self._new_row(caller.tenant_id, owner, new, title, content, now)
+                memory = self._new_row(caller.tenant_id, owner, new, clean, now)
                 repo.add_memory(db, memory)
                 write_chunks(db, self.uow.dialect, memory, prepared)
                 audit(db, memory, "ADD", actor, "commit_memory", None, now)
@@ -153,15 +153,16 @@ class MemoryService:
         return {"action": "UPDATE", "memory": memory_view(profile, can_read_sensitive=caller.can_read_sensitive)}
 
     @staticmethod
-    def _new_row(tenant_id: str, owner: tuple[str, str], new: NewMemory, title: str, content: str, now: datetime) -> Memory:
+    def _new_row(tenant_id: str, owner: tuple[str, str], new: NewMemory, clean: CleanMemory, now: datetime) -> Memory:
         memory_id = new.id or new_memory_id()
+        title, content = clean.title, clean.content
         return Memory(
             id=memory_id, tenant_id=tenant_id, owner_kind=owner[0], owner_id=owner[1],
             uri=memory_uri(new.category, owner, title, memory_id, masked=new.sensitivity == "masked"),
             category=new.category, title=title,
             abstract=one_line(content), content=content, confidence=max(0.0, min(1.0, new.confidence)),
             sensitivity=new.sensitivity, priority=new.priority, version=1,
-            source_json=json.dumps(new.source, ensure_ascii=False),
+            source_json=json.dumps(clean.source, ensure_ascii=False),
             expires_at=now + timedelta(days=new.ttl_days) if new.ttl_days else None,
             observed_at=new.observed_at, created_at=now, updated_at=now,
         )
@@ -175,7 +176,7 @@ class MemoryService:
              limit: int, cursor: str | None) -> dict[str, Any]:
         with self.uow.read() as db:
             rows = repo.list_memories(db, caller.tenant_id, owners, utcnow(), category=category, text=text,
-                                      after=_parse_cursor(cursor), limit=limit + 1)
+                                      after=parse_cursor(cursor), limit=limit + 1)
         items = [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]]
         last = rows[limit - 1] if len(rows) > limit else None
         return {"items": items, "nextCursor": f"{last.created_at.isoformat()}|{last.id}" if last else None}
@@ -187,11 +188,7 @@ class MemoryService:
         changes = {key: value for key, value in changes.items() if value is not None or key == "ttlDays"}
         if "category" in changes or "sensitivity" in changes:
             _validate(changes.get("category", "profile"), changes.get("sensitivity", "allowed"))
-        content = changes.get("content")
-        if isinstance(content, str):
-            content, _ = redact_secrets(content.strip())
-        if isinstance(changes.get("title"), str):
-            changes["title"] = redact_secrets(changes["title"])[0]
+        changes, content = await asyncio.to_thread(clean_changes, changes)
         reindex = content is not None or "title" in changes or "category" in changes
         view = await asyncio.to_thread(self._patch_write, caller, memory_id, changes, content, version, reindex, actor)
         if reindex:
@@ -207,7 +204,7 @@ class MemoryService:
                 raise Conflict(f"memory {memory_id} is at version {memory.version}, not {version}",
                                {"currentVersion": memory.version})
             before = snapshot(memory)
-            _apply_changes(memory, changes, content, now)
+            apply_changes(memory, changes, content, now)
             if "category" in changes:
                 owner = owner_of(memory.category, caller.user_id, caller.agent_id)
                 memory.owner_kind, memory.owner_id = owner
@@ -232,7 +229,7 @@ class MemoryService:
         now = utcnow()
         with self.uow.write() as db:
             candidates = repo.all_memories(db, caller.tenant_id, owners)
-            chosen = [m for m in candidates if _forgettable(m, days, subject, now)]
+            chosen = [m for m in candidates if forgettable(m, days, subject, now)]
             ids = [m.id for m in chosen]
             if not dry_run:
                 for memory in chosen:
@@ -243,21 +240,6 @@ class MemoryService:
     def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[dict[str, Any]]:
         with self.uow.read() as db:
             return [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in repo.all_memories(db, caller.tenant_id, owners)]
-
-
-def _parse_cursor(cursor: str | None) -> tuple[datetime, str] | None:
-    if not cursor:
-        return None
-    created, _, memory_id = cursor.partition("|")
-    try:
-        after = datetime.fromisoformat(created)
-        # The service's cursors carry the UTC offset; the database takes UTC only.
-        if after.tzinfo is None:
-            raise ValueError("no UTC offset")
-        after.astimezone(UTC)
-    except (ValueError, OverflowError) as exc:
-        raise InvalidArgument("cursor is not one this service returned", {"field": "cursor"}) from exc
-    return after, memory_id
 
 
 def _validate(category: str, sensitivity: str) -> None:
@@ -271,34 +253,3 @@ def _found(memory: Memory | None, memory_id: str) -> Memory:
     if memory is None:
         raise NotFound("memory", memory_id)
     return memory
-
-
-def _apply_changes(memory: Memory, changes: dict[str, Any], content: str | None, now: datetime) -> None:
-    if content is not None:
-        if not changes.get("title") and memory.title == one_line(memory.content, 80):
-            memory.title = one_line(content, 80)  # a title derived from the old text follows it
-        memory.content = content
-        memory.abstract = changes.get("abstract") or one_line(content)
-    for key in ("title", "category", "sensitivity", "priority"):
-        if key in changes and changes[key] is not None:
-            setattr(memory, key, changes[key])
-    if changes.get("abstract") and content is None:
-        memory.abstract = changes["abstract"]
-    if changes.get("confidence") is not None:
-        memory.confidence = max(0.0, min(1.0, float(changes["confidence"])))
-    if "ttlDays" in changes:
-        memory.expires_at = now + timedelta(days=changes["ttlDays"]) if changes["ttlDays"] else None
-    memory.version += 1
-    memory.updated_at = now
-
-
-def _forgettable(memory: Memory, days: float | None, subject: str | None, now: datetime) -> bool:
-    if days is not None:
-        when = memory.observed_at or memory.created_at
-        if when < now - timedelta(days=days):
-            return False
-    if subject:
-        needle = subject.casefold()
-        if needle not in f"{memory.title}\n{memory.content}".casefold():
-            return False
-    return True

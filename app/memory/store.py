@@ -8,6 +8,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from app.core.redaction import redact_text
 from app.db.dialects import Dialect
 from app.db.models import Memory, MemoryAudit
 from app.memory import repository as repo
@@ -17,7 +18,7 @@ from app.memory.text import chunk_text, cjk_spaced
 
 @dataclass(frozen=True, slots=True)
 class PreparedChunks:
-    """A memory's chunk texts and their vectors (None: keyword search only)."""
+    """A memory's chunk texts and the vectors of its first chunks (None: keyword search only)."""
 
     texts: list[str]
     vectors: list[list[float]] | None
@@ -41,9 +42,8 @@ def write_chunks(db: Session, dialect: Dialect, memory: Memory, prepared: Prepar
     dialect.index_memory_chunks(db, [(c.id, index_text(memory, c.text)) for c in chunks])
     if prepared.vectors is not None:
         partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
-        dialect.store_chunk_vectors(
-            db, [(c.id, partition, v) for c, v in zip(chunks, prepared.vectors, strict=True)]
-        )
+        # Only the first chunks of a long memory have vectors (MemoryService.max_embedded_chunks).
+        dialect.store_chunk_vectors(db, [(c.id, partition, v) for c, v in zip(chunks, prepared.vectors, strict=False)])
     memory.embedding_model = prepared.model_id
 
 
@@ -85,7 +85,7 @@ def audit(
             memory_id=memory.id,
             action=action,
             actor=actor,
-            reason=reason,
+            reason=redact_text(reason),  # a forget subject or a model's reason may quote a secret
             before_json=before,
             after_json=None if deleted else snapshot(memory),
             created_at=now,

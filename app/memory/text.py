@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
-from app.core.tokens import estimate_text_tokens
+from app.core.tokens import estimate_text_tokens, text_weight
 
 _CJK = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -130,17 +129,9 @@ def tokens_for_mmr(text: str) -> set[str]:
 _Unit = tuple[str, float, str]
 
 
-@lru_cache(maxsize=4096)
-def _char_weight(char: str) -> float:
-    # The estimator weighs every code point in quarters of a token: four copies are exact.
-    return estimate_text_tokens(char * 4) / 4
-
-
 def _weight(text: str) -> float:
     """Unrounded token weight of a text; ``estimate_text_tokens`` is its ceiling."""
-    if text.isascii():
-        return len(text) / 4
-    return sum(_char_weight(char) for char in text)
+    return text_weight(text)
 
 
 def _split_long_line(line: str, size: int) -> list[str]:

@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core.clock import utcnow
+from app.core.redaction import redact_text, redact_value
 from app.db.models import Memory
-from app.errors import InvalidArgument
+from app.errors import InvalidArgument, PayloadTooLarge
 from app.memory import admin_repository as admin_repo
 from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, memory_view, new_memory_id
-from app.memory.redaction import redact_secrets
 from app.memory.service import Caller, MemoryService
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks_many
 from app.providers.protocols import ProviderError
@@ -21,13 +21,19 @@ from app.providers.protocols import ProviderError
 REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
 
 
-def parse_lines(body: str, check: Callable[[dict[str, Any]], object] | None = None) -> list[dict[str, Any]]:
-    """One JSON object per non-empty line; a bad line is a 400 naming the line. ``check`` validates
-    a record's fields (raising ValueError), so that no bad value reaches the database."""
-    records = []
+def parse_lines(body: str, check: Callable[[dict[str, Any]], object] | None = None,
+                max_records: int | None = None) -> list[dict[str, Any]]:
+    """One JSON object per non-empty line; a bad line is a 400 naming the line, more than
+    ``max_records`` records a 413. ``check`` validates a record's fields (raising ValueError), so
+    that no bad value reaches the database."""
+    records: list[dict[str, Any]] = []
     for number, line in enumerate(body.splitlines(), start=1):
-        if line.strip():
-            records.append(parse_record(line, number, check))
+        if not line.strip():
+            continue
+        if max_records is not None and len(records) >= max_records:
+            raise PayloadTooLarge(f"an import holds at most {max_records} records; split the file",
+                                  {"maxRecords": max_records})
+        records.append(parse_record(line, number, check))
     return records
 
 
@@ -70,15 +76,27 @@ def _when(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
+def _redacted(record: dict[str, Any]) -> dict[str, Any]:
+    """A record whose texts may be stored, indexed and embedded."""
+    texts = {key: redact_text(record.get(key) or "") for key in ("uri", "title", "abstract", "content")}
+    return {**record, **texts, "source": redact_value(record.get("source") or {})[0]}
+
+
+def redact_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records ready for ``prepare_batch`` and ``store_records``: every text redacted."""
+    return [_redacted(record) for record in records]
+
+
 def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
+    """The row of a record already passed through ``_redacted``."""
     now = utcnow()
     return Memory(
         id=record["id"], tenant_id=tenant_id, owner_kind=record["ownerKind"], owner_id=record["ownerId"],
-        uri=record["uri"], category=record["category"], title=redact_secrets(record.get("title") or "")[0],
-        abstract=redact_secrets(record.get("abstract") or "")[0], content=redact_secrets(record["content"])[0],
+        uri=record["uri"], category=record["category"], title=record["title"],
+        abstract=record["abstract"], content=record["content"],
         confidence=float(record.get("confidence", 1.0)), sensitivity=record.get("sensitivity", "allowed"),
         priority=int(record.get("priority", 0)), version=int(record.get("version", 1)),
-        source_json=json.dumps(record.get("source") or {}, ensure_ascii=False),
+        source_json=json.dumps(record["source"], ensure_ascii=False),
         superseded_by=record.get("supersededBy"), expires_at=_when(record.get("expiresAt")),
         observed_at=_when(record.get("observedAt")), created_at=_when(record.get("createdAt")) or now,
         updated_at=_when(record.get("updatedAt")) or now,
@@ -87,6 +105,8 @@ def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
 
 async def import_memories(service: MemoryService, caller: Caller, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
+    # Redaction in a worker thread, before the vectors and the write lock.
+    records = await asyncio.to_thread(redact_records, records)
     prepared = await prepare_batch(service, [r["content"] for r in records])
     # The write runs in a worker thread: the write lock is never awaited on the event loop.
     imported = await asyncio.to_thread(store_records, service, caller, records, prepared)
@@ -96,7 +116,8 @@ async def import_memories(service: MemoryService, caller: Caller, records: list[
 async def prepare_batch(service: MemoryService, texts: list[str]) -> list[PreparedChunks]:
     """Chunks and vectors of many memories with one embedding call (batched by the provider);
     a failing embedder leaves them all keyword-only, as ``MemoryService.prepare`` does."""
-    chunked = [chunks_for(redact_secrets(text)[0]) for text in texts]
+    # The texts are already redacted (``redact_records``, or stored memories).
+    chunked = [chunks_for(text) for text in texts]
     if service.embedder is None or not texts:
         return [PreparedChunks(chunks, None, None) for chunks in chunked]
     try:
@@ -134,4 +155,4 @@ def store_records(service: MemoryService, caller: Caller, records: list[dict[str
     return [r["id"] for r in records]
 
 
-__all__ = ["import_memories", "memory_view", "parse_lines", "parse_record", "store_records"]
+__all__ = ["import_memories", "memory_view", "parse_lines", "parse_record", "redact_records", "store_records"]

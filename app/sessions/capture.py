@@ -13,12 +13,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.core.canonical_json import compact_json
 from app.core.clock import utcnow
-from app.core.messages import Message, message_text, message_tokens, role_of
+from app.core.messages import Message, role_of
 from app.db.models import AgentSession, TurnCommit
 from app.db.uow import UnitOfWork
-from app.memory.redaction import redact_secrets
 from app.sessions import repository as repo
 from app.sessions.active import active_tokens
 from app.sessions.bypass import is_bypassed
@@ -26,6 +24,7 @@ from app.sessions.commit import commit_phase1
 from app.sessions.fingerprint import message_fingerprint, new_message_indexes
 from app.sessions.identity import SessionIdentity
 from app.sessions.sanitize import is_conversation_message, sanitize_message_for_capture
+from app.sessions.stored_form import StoredForm, stored_form
 from app.sessions.window import advance_pending_tokens, pushed_out_positions
 from app.settings import Settings
 
@@ -68,6 +67,7 @@ class _Prepared:
     fingerprints: list[str | None]
     sanitized: dict[int, Message]
     skipped: int
+    forms: dict[int, StoredForm] = field(default_factory=dict)
 
 
 def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> CaptureResult:
@@ -79,6 +79,9 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
     if turn.is_heartbeat or is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
         return _skip_all(uow, ident, len(turn.messages) - start, threshold)
     prepared = _prepare(turn.messages, start)
+    # Redaction and serialisation happen here, before the write lock is taken.
+    prepared.forms = {i: stored_form(m, settings.capture.image_tokens, settings.redaction.stored_messages)
+                      for i, m in prepared.sanitized.items()}
     with uow.write() as db:
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         if session is None:
@@ -86,7 +89,7 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
         elif turn.advancement is not None and repo.find_turn_commit(db, session, turn.advancement.key):
             return _duplicate_turn(db, session, len(turn.messages), threshold, settings.commit.force_compact_ratio * budget)
         first_seq = session.last_seq + 1
-        result = _append_new(uow, db, session, prepared, start, settings.capture.image_tokens)
+        result = _append_new(uow, db, session, prepared, start)
         result.skipped = prepared.skipped
         if turn.advancement is not None:
             _record_turn(db, session, turn.advancement, first_seq, result.ingested)
@@ -181,23 +184,21 @@ def _cheap_key(message: Message) -> tuple[str, ...]:
     return tuple(str(message.get(key)) for key in ("role", "toolCallId", "toolUseId", "timestamp"))
 
 
-def _append_new(
-    uow: UnitOfWork, db: Session, session: AgentSession, prepared: _Prepared, start: int, image_tokens: int
-) -> CaptureResult:
+def _append_new(uow: UnitOfWork, db: Session, session: AgentSession, prepared: _Prepared, start: int) -> CaptureResult:
     candidate_fps = [fp for i, fp in enumerate(prepared.fingerprints) if i >= start and fp is not None]
     stored = repo.fingerprint_counts(db, session, candidate_fps)
     new_indexes = new_message_indexes(prepared.fingerprints, start, stored)
     rows = []
     for offset, index in enumerate(new_indexes):
-        message = prepared.sanitized[index]
+        form = prepared.forms[index]
         rows.append(
             repo.NewMessageRow(
                 seq=session.last_seq + offset + 1,
-                role=role_of(message),
-                body=compact_json(message),
-                # quality.md, Security: secrets never reach the search index (the body stays verbatim).
-                search_text=redact_secrets(message_text(message))[0],
-                tokens=message_tokens(message, image_tokens),
+                role=role_of(prepared.sanitized[index]),
+                body=form.body,
+                redacted_body=form.redacted_body,
+                search_text=form.search_text,
+                tokens=form.tokens,
                 fingerprint=prepared.fingerprints[index] or "",
             )
         )

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.archives import repository as archives_repo
 from app.core.messages import TOOL_CALL_BLOCK_TYPES
+from app.core.redaction import redact_text
 from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import format_archive_id
 from app.jobs import queue
@@ -110,7 +111,8 @@ def _create_archive(
         first_seq=rows[0].seq,
         last_seq=rows[-1].seq,
         keep_recent_count=keep,
-        custom_instructions=custom_instructions,
+        # At most 20,000 characters (the API's limit): redacting them here costs well under a ms.
+        custom_instructions=redact_text(custom_instructions) if custom_instructions else None,
         started_at=rows[0].created_at,
         ended_at=rows[-1].created_at,
         created_at=now,

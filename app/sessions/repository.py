@@ -18,6 +18,7 @@ class NewMessageRow:
     seq: int
     role: str
     body: str
+    redacted_body: str | None
     search_text: str
     tokens: int
     fingerprint: str
@@ -68,6 +69,7 @@ def insert_messages(
             "seq": row.seq,
             "role": row.role,
             "body": row.body,
+            "redacted_body": row.redacted_body,
             "search_text": row.search_text,
             "tokens": row.tokens,
             "fingerprint": row.fingerprint,
@@ -100,9 +102,10 @@ def live_rows(db: Session, session: AgentSession) -> list[Any]:
 
 
 def live_bodies(db: Session, session: AgentSession) -> list[Any]:
-    """(body, tokens) rows of the live messages in sequence order."""
+    """(body, tokens) rows of the live messages in sequence order, bodies redacted."""
     stmt = (
-        select(StoredMessage.body, StoredMessage.tokens)
+        # The redacted copy when there is one (see StoredMessage).
+        select(func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"), StoredMessage.tokens)
         .where(StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None))
         .order_by(StoredMessage.seq)
     )

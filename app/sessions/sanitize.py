@@ -16,86 +16,132 @@ rule returns its collapsed payload in both modes, as the reference does.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from typing import Any
+
+import regex
 
 from app.core.messages import Message, role_of
 
 # Rule 1: the whole text is a legacy tool placeholder such as "[tool: bash]" or "[toolUse: x]".
-_TOOL_PLACEHOLDER_RE = re.compile(r"\A\s*\[tool(?::\s*|Use:\s*)[^\]]+\]\s*\Z", re.IGNORECASE)
+_TOOL_PLACEHOLDER_RE = regex.compile(r"\A\s*\[tool(?::\s*|Use:\s*)[^\]]+\]\s*\Z", regex.IGNORECASE)
 
 # Rule 2: "System: [...] Compacted <payload>"; the reference's "." stops at line terminators and
-# its "$" is the end of the input.
+# its "$" is the end of the input. Matched in two steps (see _compacted_payload): written as one
+# pattern, every "] Compacted" of a long first line rescans the rest of that line.
 _NOT_EOL = r"[^\n\r\u2028\u2029]"
-_COMPACTED_SYSTEM_MSG_RE = re.compile(
-    rf"\ASystem:\s*\[{_NOT_EOL}*?\]\s*Compacted\s*({_NOT_EOL}+)\Z", re.IGNORECASE
-)
+_EOL_RE = regex.compile(r"[\n\r\u2028\u2029]")
+_COMPACTED_HEAD_RE = regex.compile(r"\ASystem:\s*\[", regex.IGNORECASE)
+_COMPACTED_MARK_RE = regex.compile(r"\]\s*Compacted\s*", regex.IGNORECASE)
 
-_OPENVIKING_CONTEXT_RE = re.compile(
-    r"<openviking-context\b[^>]*>[\s\S]*?</openviking-context>", re.IGNORECASE
+# The rules run on the ``regex`` engine with ``concurrent=True``: a long scan leaves the GIL to
+# other threads (the event loop, other requests), where ``re`` would hold it for the whole call.
+# Rules 3.x remove delimited blocks. Each is an opening pattern (bounded: a long run without the
+# expected end is scanned once, not once per start position) and the closing text searched from
+# it; once a closing is missing no later opening can have one, so the scan stops (linear time).
+_OPENVIKING_CONTEXT_OPEN_RE = regex.compile(r"<openviking-context\b[^>]{0,256}>", regex.IGNORECASE)
+_OPENVIKING_CONTEXT_CLOSE_RE = regex.compile(r"</openviking-context>", regex.IGNORECASE)
+_RELEVANT_MEMORIES_OPEN_RE = regex.compile(r"<relevant-memories>", regex.IGNORECASE)
+_RELEVANT_MEMORIES_CLOSE_RE = regex.compile(r"</relevant-memories>", regex.IGNORECASE)
+_CONVERSATION_METADATA_OPEN_RE = regex.compile(
+    r"(?:\A|\n)[ \t\r\f\v]{0,64}(?:Conversation info|Conversation metadata|会话信息|对话信息)\s{0,16}"
+    r"(?:\([^)]{1,256}\))?\s{0,16}:\s{0,16}```",
+    regex.IGNORECASE,
 )
-_RELEVANT_MEMORIES_RE = re.compile(
-    r"<relevant-memories>[\s\S]*?</relevant-memories>", re.IGNORECASE
-)
-_CONVERSATION_METADATA_RE = re.compile(
-    r"(?:\A|\n)\s*(?:Conversation info|Conversation metadata|会话信息|对话信息)\s*"
-    r"(?:\([^)]+\))?\s*:\s*```[\s\S]*?```",
-    re.IGNORECASE,
-)
-_SENDER_METADATA_RE = re.compile(r"Sender\s*\([^)]*\)\s*:\s*```[\s\S]*?```", re.IGNORECASE)
-_FENCED_JSON_RE = re.compile(r"```json\s*([\s\S]*?)```", re.IGNORECASE)
-_METADATA_KEY_RE = re.compile(
+_SENDER_METADATA_OPEN_RE = regex.compile(r"Sender\s{0,16}\([^)]{0,256}\)\s{0,16}:\s{0,16}```", regex.IGNORECASE)
+_FENCED_JSON_OPEN_RE = regex.compile(r"```json", regex.IGNORECASE)
+_FENCE_CLOSE_RE = regex.compile(r"```")
+_METADATA_KEY_RE = regex.compile(
     r'"(session|sessionid|sessionkey|conversationid|channel|sender|userid|agentid|timestamp'
     r'|timezone)"\s*:',
-    re.IGNORECASE,
+    regex.IGNORECASE,
 )
 _MIN_METADATA_KEYS = 3
 
 # Rule 6: examples "[2026-03-29T10:00:00Z] " and "[Fri 2026-04-10 17:20 GMT+8] "; "[[" is a link.
-_TIMESTAMP_PREFIX_RE = re.compile(
+_TIMESTAMP_PREFIX_RE = regex.compile(
     r"\A\s*(?!\[\[)\[(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\s+)?"
     r"(?:[0-9]{4}[-/][0-9]{2}[-/][0-9]{2}|[0-9]{2}[-/][0-9]{2}[-/][0-9]{2,4})"
     r"(?:[T\s][0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\.[0-9]+)?(?:Z|[+-][0-9]{1,2}(?::[0-9]{2})?)?"
     r"(?:\s*[A-Z]{1,5}(?:[+-][0-9]{1,2})?)?)?\s*\]\s*",
-    re.IGNORECASE,
+    regex.IGNORECASE,
 )
-_SUBAGENT_CONTEXT_RE = re.compile(r"\A\s*\[Subagent Context\]", re.IGNORECASE)
-_WHITESPACE_RE = re.compile(r"\s+")
+_SUBAGENT_CONTEXT_RE = regex.compile(r"\A\s*\[Subagent Context\]", regex.IGNORECASE)
+_WHITESPACE_RE = regex.compile(r"\s+")
 
 _INJECTION_MARKERS = ("<openviking-context", "Source: openviking-auto-recall")
 # One cheap scan that every rule below needs to match first; most texts carry none of these, and
 # then the nine rules need not run (capture and assemble sanitize every message they see).
-_ANY_RULE_RE = re.compile(
+_ANY_RULE_RE = regex.compile(
     r"\A\s*\[|\ASystem:|<openviking-context|<relevant-memories|conversation (?:info|metadata)"
     r"|会话信息|对话信息|sender\s*\(|```json|\x00",
-    re.IGNORECASE,
+    regex.IGNORECASE,
 )
 
 
 def _collapse(text: str) -> str:
-    return _WHITESPACE_RE.sub(" ", text).strip()
+    return _WHITESPACE_RE.sub(" ", text, concurrent=True).strip()
 
 
-def _strip_metadata_json(match: re.Match[str]) -> str:
+def _remove_blocks(text: str, opening: regex.Pattern[str], closing: regex.Pattern[str],
+                   replace: Callable[[str], str] = lambda _inner: " ") -> str:
+    """Replace every block from an ``opening`` match to the next ``closing`` match by
+    ``replace(inner text)``, left to right, in linear time."""
+    pieces: list[str] = []
+    position = 0
+    while (start := opening.search(text, position, concurrent=True)) is not None:
+        end = closing.search(text, start.end(), concurrent=True)
+        if end is None:
+            break
+        pieces += [text[position : start.start()], replace(text[start.end() : end.start()])]
+        position = end.end()
+    if not pieces:
+        return text
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def _metadata_json(inner: str) -> str:
     # Only a fenced JSON block that is clearly host metadata goes; other JSON is user content.
-    keys = {key.lower() for key in _METADATA_KEY_RE.findall(match.group(1))}
-    return " " if len(keys) >= _MIN_METADATA_KEYS else match.group(0)
+    keys = {key.lower() for key in _METADATA_KEY_RE.findall(inner, concurrent=True)}
+    return " " if len(keys) >= _MIN_METADATA_KEYS else f"```json{inner}```"
+
+
+def _compacted_payload(text: str) -> str | None:
+    """Rule 2: the payload of ``System: [<one line>] Compacted <payload>``, or None.
+
+    The bracket holds no line terminator and the payload runs to the end of the input without
+    one; the first "] Compacted" mark after which both hold wins, as in the reference's lazy
+    pattern. Each mark is looked at once: linear time.
+    """
+    head = _COMPACTED_HEAD_RE.match(text)
+    if head is None:
+        return None
+    first_eol = _EOL_RE.search(text, head.end(), concurrent=True)
+    bracket_limit = first_eol.start() if first_eol is not None else len(text)
+    last_eol = max(text.rfind(c) for c in "\n\r\u2028\u2029")
+    for mark in _COMPACTED_MARK_RE.finditer(text, head.end(), concurrent=True):
+        if mark.start() >= bracket_limit:
+            return None
+        if mark.end() > last_eol and mark.end() < len(text):
+            return text[mark.end() :]
+    return None
 
 
 def sanitize_text(text: str, *, collapse_whitespace: bool) -> str:
     """Apply the capture sanitation rules of openviking.md §5.7 to one text."""
-    if not _ANY_RULE_RE.search(text):
+    if not _ANY_RULE_RE.search(text, concurrent=True):
         return _collapse(text) if collapse_whitespace else text.strip()
-    if _TOOL_PLACEHOLDER_RE.match(text):
+    if _TOOL_PLACEHOLDER_RE.match(text, concurrent=True):
         return ""
-    compacted = _COMPACTED_SYSTEM_MSG_RE.match(text)
-    if compacted:
-        return _collapse(compacted.group(1))
-    text = _OPENVIKING_CONTEXT_RE.sub(" ", text)
-    text = _RELEVANT_MEMORIES_RE.sub(" ", text)
-    text = _CONVERSATION_METADATA_RE.sub(" ", text)
-    text = _SENDER_METADATA_RE.sub(" ", text)
-    text = _FENCED_JSON_RE.sub(_strip_metadata_json, text)
+    compacted = _compacted_payload(text)
+    if compacted is not None:
+        return _collapse(compacted)
+    text = _remove_blocks(text, _OPENVIKING_CONTEXT_OPEN_RE, _OPENVIKING_CONTEXT_CLOSE_RE)
+    text = _remove_blocks(text, _RELEVANT_MEMORIES_OPEN_RE, _RELEVANT_MEMORIES_CLOSE_RE)
+    text = _remove_blocks(text, _CONVERSATION_METADATA_OPEN_RE, _FENCE_CLOSE_RE)
+    text = _remove_blocks(text, _SENDER_METADATA_OPEN_RE, _FENCE_CLOSE_RE)
+    text = _remove_blocks(text, _FENCED_JSON_OPEN_RE, _FENCE_CLOSE_RE, _metadata_json)
     text = _TIMESTAMP_PREFIX_RE.sub("", text, count=1)
     text = _SUBAGENT_CONTEXT_RE.sub("", text, count=1)
     text = text.replace("\x00", "")

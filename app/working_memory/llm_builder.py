@@ -9,6 +9,7 @@ good the extractive builder finishes the archive.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -57,7 +58,9 @@ class LlmWorkingMemoryBuilder:
     async def build(self, inputs: WmInputs) -> WmResult:
         usage = _Usage()
         prior = inputs.prior_overview
-        transcript = render_transcript(inputs.messages)
+        # The CPU work around the model calls (transcript, merges, the fallback builder) runs in
+        # worker threads: an archive can hold megabytes of tool output.
+        transcript = await asyncio.to_thread(render_transcript, inputs.messages)
         if prior and is_wm_v2(prior):
             overview, path = await self._update(inputs, prior, transcript, usage)
         else:
@@ -76,10 +79,10 @@ class LlmWorkingMemoryBuilder:
             return await self._create_or_extract(inputs, prior, transcript, usage, "fallback_create")
         ops = parse_update_arguments(raw)
         if ops is not None:
-            return merge_wm_sections(prior, ops), "update"
+            return await asyncio.to_thread(merge_wm_sections, prior, ops), "update"
         salvaged = recover_ops_from_raw(raw_arguments_text(raw))
         if salvaged:
-            return merge_wm_sections(prior, salvaged), "salvaged"
+            return await asyncio.to_thread(merge_wm_sections, prior, salvaged), "salvaged"
         return await self._create_or_extract(inputs, prior, transcript, usage, "fallback_create")
 
     async def _create_or_extract(
@@ -90,13 +93,13 @@ class LlmWorkingMemoryBuilder:
             result = usage.add(await self._model.complete(messages))
         except ProviderError as exc:
             log.warning("wm_create_call_failed", error=str(exc), path=path)
-            return build_extractive(inputs).overview, "extractive"
+            return (await asyncio.to_thread(build_extractive, inputs)).overview, "extractive"
         if not result.content or not result.content.strip():
-            return build_extractive(inputs).overview, "extractive"
+            return (await asyncio.to_thread(build_extractive, inputs)).overview, "extractive"
         created = normalize_created_wm(result.content)
         if prior and is_wm_v2(prior):
             # The guards still stand between a rewritten document and the prior one.
-            return merge_wm_sections(prior, _as_update_ops(created)), path
+            return await asyncio.to_thread(merge_wm_sections, prior, _as_update_ops(created)), path
         return created, path
 
 

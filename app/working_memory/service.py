@@ -7,6 +7,7 @@ merged into the prior through the guards. An LLM-backed builder plugs in behind 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -62,4 +63,5 @@ class ExtractiveBuilder:
     """The embedded default: no network, no model."""
 
     async def build(self, inputs: WmInputs) -> WmResult:
-        return build_extractive(inputs)
+        # CPU work over a whole archive: a worker thread, never the event loop.
+        return await asyncio.to_thread(build_extractive, inputs)

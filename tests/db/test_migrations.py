@@ -162,3 +162,30 @@ def test_stored_fingerprints_are_recomputed_for_replay_stable_identity(engine: E
         stored = conn.execute(text("SELECT fingerprint FROM messages")).scalar_one()
     replayed = {**body, "toolCallId": "call1"}
     assert stored == message_fingerprint(body) == message_fingerprint(replayed)
+
+
+def test_redacted_bodies_are_filled_in_for_existing_messages(engine: Engine) -> None:
+    # 0005 adds messages.redacted_body: messages stored before it get their redacted copy too.
+    run_command(engine, "upgrade", "0002_memories")
+    secret_body = '{"role":"user","content":"key AKIAIOSFODNN7EXAMPLE and password=hunter22"}'
+    plain_body = '{"role":"user","content":"nothing to hide"}'
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
+            "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
+            "llm_completion_tokens, created_at, updated_at) "
+            "VALUES (1, 't', 's', 'main', 'default', 2, 2, 2, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
+        ))
+        for seq, body in ((1, secret_body), (2, plain_body)):
+            conn.execute(text(
+                "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, "
+                "created_at) VALUES ('t', 1, :seq, 'user', :body, '', 1, :fp, '2026-01-01')"
+            ), {"seq": seq, "body": body, "fp": f"fp{seq}"})
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        rows = dict(conn.execute(text("SELECT seq, redacted_body FROM messages")).all())
+        bodies = dict(conn.execute(text("SELECT seq, body FROM messages")).all())
+    assert rows[2] is None and bodies[2] == plain_body
+    assert bodies[1] == secret_body  # the original stays lossless
+    assert "AKIA" not in rows[1] and "hunter22" not in rows[1]
+    assert "[REDACTED:aws_access_key]" in rows[1] and "[REDACTED:password]" in rows[1]

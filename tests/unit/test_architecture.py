@@ -14,7 +14,7 @@ PURE_MODULES = (
     "working_memory/document.py", "working_memory/guards.py", "working_memory/reminders.py",
     "working_memory/tool_call.py", "working_memory/extractive.py", "working_memory/prompts.py",
     "archives/render.py", "archives/matching.py", "memory/task_gate.py", "memory/ranking.py",
-    "memory/render.py", "memory/scoring.py", "memory/text.py", "memory/redaction.py",
+    "memory/render.py", "memory/scoring.py", "memory/text.py", "core/redaction.py",
     "memory/dates.py", "working_memory/extractive_sections.py", "memory/skills.py",
     "core/dates.py", "core/date_terms.py", "core/query.py", "archives/ranking.py",
 )

@@ -8,6 +8,10 @@ from pydantic import AwareDatetime, Field
 
 from app.api.schemas.base import ApiModel, Integer, RequestModel
 
+# archive_001 … archive_999999999: a well-formed id that names no archive is a 404, any other shape
+# (a 20-digit number once reached the database as an integer overflow) a 400.
+ARCHIVE_ID_PATTERN = r"^archive_[0-9]{1,9}$"
+
 
 class ArchiveMessage(ApiModel):
     seq: int
@@ -40,7 +44,7 @@ class ArchiveSearchRequest(RequestModel):
     session_id: str = Field(min_length=1, max_length=512)
     # Blank queries are refused (a NUL is dropped before keyword and ranked search).
     query: str = Field(min_length=1, max_length=2000, pattern=r"[^\s\x00]")
-    archive_id: str | None = None
+    archive_id: str | None = Field(None, pattern=ARCHIVE_ID_PATTERN)
     mode: Literal["keyword", "regex", "ranked"] = "keyword"
     case_sensitive: bool = False
     limit: Integer = Field(20, ge=1, le=200)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import Annotated, Any
 
+import regex
 from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
 # Responses are serialised at most about 250 levels deep; a stored value echoed back must fit.
 MAX_JSON_DEPTH = 128
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = regex.compile("[\ud800-\udfff]")
 
 
 class ApiModel(BaseModel):
@@ -31,7 +31,7 @@ def json_value_problem(value: object, max_depth: int = MAX_JSON_DEPTH) -> str | 
     while stack:
         item, depth = stack.pop()
         if type(item) is str:
-            if not item.isascii() and (found := _SURROGATE.search(item)):
+            if not item.isascii() and (found := _SURROGATE.search(item, concurrent=True)):
                 return f"a string holds a lone UTF-16 surrogate (U+{ord(found.group()):04X}); send well-formed Unicode"
             continue
         if type(item) is float:
@@ -79,9 +79,11 @@ Integer = Annotated[int, WHOLE_NUMBER]
 
 
 class HookModel(RequestBody):
-    """Hook bodies are the host's parameters forwarded nearly unchanged: unknown keys are ignored."""
+    """Hook bodies are the host's parameters forwarded nearly unchanged: unknown keys are accepted and
+    ignored, but a field the service interprets has the JSON type its schema names (strict: an
+    ``isHeartbeat`` of 0, a ``timeoutMs`` of false or a ``tokenBudget`` of false is a 400)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", strict=True)
 
 
 class ErrorBody(ApiModel):

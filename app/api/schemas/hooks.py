@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool
 
-from app.api.schemas.base import ApiModel, HookModel
+from app.api.schemas.base import ApiModel, HookModel, Integer
+from app.api.schemas.recall_options import AssembleOptions
 
 SESSION_ID = Field(min_length=1, max_length=512, description="The host's session id.")
 
@@ -30,7 +31,7 @@ class AssembleRequest(HookBase):
     citations_mode: str | None = None
     model: str | None = None
     prompt: str | None = None
-    options: dict[str, Any] | None = None
+    options: AssembleOptions | None = None
 
 
 class AssembleResponse(ApiModel):
@@ -44,8 +45,8 @@ class AssembleResponse(ApiModel):
 class AfterTurnRequest(HookBase):
     messages: list[Any] | None = None
     message: Any | None = None
-    pre_prompt_message_count: int = Field(0, ge=0)
-    is_heartbeat: bool = False
+    pre_prompt_message_count: Integer = Field(0, ge=0)
+    is_heartbeat: bool | None = None
     auto_compaction_summary: Any | None = None
 
 
@@ -85,7 +86,7 @@ class CompactRequest(HookBase):
     custom_instructions: str | None = Field(None, max_length=20000)
     trigger: str | None = Field(None, max_length=64, description="What asked for compaction: overflow, manual, ...")
     wait: bool = True
-    timeout_ms: int = Field(120000, ge=0, le=600000)
+    timeout_ms: Integer = Field(120000, ge=0, le=600000)
 
 
 class CompactResponse(ApiModel):

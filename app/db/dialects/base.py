@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
 
@@ -123,3 +124,7 @@ class Dialect(ABC):
         self, db: Session, session_pk: int, vector: list[float], k: int
     ) -> list[TextHit]:
         """The k archived messages of one session nearest to the vector; score = cosine distance."""
+
+    @abstractmethod
+    def probe_write(self, conn: Connection) -> None:
+        """A harmless schema write inside the caller's transaction (rolled back by the caller)."""

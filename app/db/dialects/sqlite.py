@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import sqlite_vec
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import CandidateRow, Dialect, TextHit
@@ -21,11 +21,34 @@ ARCHIVE_FTS = "archive_fts"
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
 MESSAGE_VEC = "message_vec"
+# The trigram index costs what the text's distinct trigrams cost: 1 MB of base64 takes most of a
+# second inside the write lock, 32 KB about 20 ms. A longer message is indexed by its first 32 KB
+# plus a mark; keyword search also looks through the whole text of every marked message of the
+# session (instr() in SQL), so nothing is missed; ranked search ranks it by its indexed part.
+MAX_INDEXED_CHARS = 32_768
+PARTIAL_INDEX_MARK = "\u27e6ce:partially-indexed\u27e7"
 
 
 def fts_phrase(term: str) -> str:
     """One FTS5 string literal: the term, literally (quotes doubled)."""
     return '"' + term.replace('"', '""') + '"'
+
+
+def _partially_indexed_holding(terms: list[str], params: dict[str, object]) -> str:
+    """SQL: the message is partially indexed and its whole text holds every ASCII term (instr()
+    in C; callers check every hit again, case folding included, so non-ASCII terms are left to
+    them)."""
+    params["mark"] = fts_phrase(PARTIAL_INDEX_MARK)
+    conditions = [f"m.id IN (SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :mark)"]
+    for i, term in enumerate(t for t in terms if t.isascii()):
+        params[f"pt{i}"] = term.lower()
+        conditions.append(f"instr(lower(m.search_text), :pt{i}) > 0")
+    return "(" + " AND ".join(conditions) + ")"
+
+
+def _bounded(text: str) -> str:
+    """What the message index holds of a text (see MAX_INDEXED_CHARS)."""
+    return text if len(text) <= MAX_INDEXED_CHARS else text[:MAX_INDEXED_CHARS] + "\n" + PARTIAL_INDEX_MARK
 
 
 def fts_query(terms: list[str], *, any_term: bool) -> str:
@@ -36,7 +59,7 @@ class SqliteDialect(Dialect):
     name = "sqlite"
 
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
-        params = [{"id": row_id, "text": body} for row_id, body in rows if body]
+        params = [{"id": row_id, "text": _bounded(body)} for row_id, body in rows if body]
         if params:
             db.execute(text(f"INSERT INTO {MESSAGE_FTS}(rowid, text) VALUES (:id, :text)"), params)
 
@@ -68,7 +91,7 @@ class SqliteDialect(Dialect):
         # The full-text lookup runs first, as a subquery: joined directly, SQLite walks the session's
         # rows and evaluates MATCH once per row (seconds at 100k messages instead of a millisecond).
         archive_filter = "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
-        params = {"q": fts_query(terms, any_term=ranked), "s": session_pk, "a": archive_pk}
+        params: dict[str, object] = {"q": fts_query(terms, any_term=ranked), "s": session_pk, "a": archive_pk}
         if ranked:
             sql = (
                 f"SELECT f.rowid, bm25({MESSAGE_FTS}) AS rank FROM {MESSAGE_FTS} f "
@@ -77,8 +100,9 @@ class SqliteDialect(Dialect):
             )
         else:
             sql = (
-                f"SELECT m.id, NULL FROM messages m WHERE m.id IN "
+                f"SELECT m.id, NULL FROM messages m WHERE (m.id IN "
                 f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q) "
+                f"OR {_partially_indexed_holding(terms, params)}) "
                 f"AND m.session_pk = :s {archive_filter} ORDER BY m.seq"
             )
         for row_id, raw_score in db.execute(text(sql), params):
@@ -243,3 +267,6 @@ class SqliteDialect(Dialect):
         )
         params = {"v": sqlite_vec.serialize_float32(vector), "k": k, "s": session_pk}
         return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
+
+    def probe_write(self, conn: Connection) -> None:
+        conn.execute(text("CREATE TABLE ce_write_probe (id INTEGER)"))

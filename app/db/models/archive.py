@@ -62,6 +62,7 @@ def format_archive_id(index: int) -> str:
 def parse_archive_id(archive_id: str) -> int | None:
     """The index of an ``archive_NNN`` id, or None when it is not one."""
     prefix, _, number = archive_id.partition("_")
-    if prefix != "archive" or not number.isdigit():
+    # At most nine digits: a longer number would overflow the database's integer.
+    if prefix != "archive" or not number.isascii() or not number.isdigit() or len(number) > 9:
         return None
     return int(number)

@@ -1,4 +1,9 @@
-"""A stored message: the verbatim AgentMessage JSON plus what search and the window need."""
+"""A stored message: the verbatim AgentMessage JSON plus what search and the window need.
+
+``redacted_body`` holds the message as it may leave the store (secrets replaced) when that differs
+from ``body``, and is NULL otherwise: assembly and Phase 2 read ``coalesce(redacted_body, body)``
+without redacting thousands of bodies per request; only archive expand reads ``body``.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ class StoredMessage(Base):
     seq: Mapped[int] = mapped_column(BigInteger)
     role: Mapped[str] = mapped_column(String(64))
     body: Mapped[str] = mapped_column(Text)
+    redacted_body: Mapped[str | None] = mapped_column(Text)
     search_text: Mapped[str] = mapped_column(Text, default="")
     tokens: Mapped[int] = mapped_column(Integer, default=0)
     fingerprint: Mapped[str] = mapped_column(String(64))

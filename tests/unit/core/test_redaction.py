@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.memory.redaction import redact_secrets
+from app.core.redaction import redact_secrets
 
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"

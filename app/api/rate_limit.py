@@ -1,0 +1,38 @@
+"""Per-tenant rate limits (quality.md, Bounded resources): an in-process token bucket per tenant and
+class of request (hooks, search); past the burst the answer is 429 ``RATE_LIMITED`` with
+``Retry-After``. In process on purpose: the embedded service is one process; several processes
+behind a balancer would each apply the limit.
+"""
+
+from __future__ import annotations
+
+from fastapi import Depends
+
+from app.api.deps import ServicesDep, TenantDep
+from app.api.schemas.base import ErrorEnvelope
+from app.errors import RateLimited
+
+RATE_LIMITED: dict[int | str, dict[str, object]] = {
+    429: {"model": ErrorEnvelope, "description": "Per-tenant rate limit exceeded (RATE_LIMITED); Retry-After"},
+}
+
+
+def rate_limit(kind: str):  # type: ignore[no-untyped-def]
+    """A dependency that spends one token of the caller's tenant for ``kind`` (hooks or search)."""
+
+    # Async: it runs on the event loop, so the buckets are never touched by two threads at once.
+    async def limit(services: ServicesDep, tenant: TenantDep) -> None:
+        settings = services.settings.rate_limit
+        rate, burst = (settings.hooks_per_s, settings.hooks_burst) if kind == "hooks" else (
+            settings.search_per_s, settings.search_burst)
+        if rate <= 0:
+            return
+        wait = services.rate_limits.take((tenant, kind), rate, burst)
+        if wait > 0:
+            raise RateLimited(f"too many {kind} requests for this tenant; retry in {wait:.1f} s",
+                              wait, {"limit": kind, "perSecond": rate, "burst": burst})
+
+    return limit
+
+
+SEARCH_LIMIT = [Depends(rate_limit("search"))]

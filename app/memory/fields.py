@@ -1,0 +1,112 @@
+"""Memory fields on their way into the store: every text a memory keeps (content, title, abstract,
+URI, source) crosses the redaction boundary here, off the event loop and before the write lock;
+plus the pure rules of an edit (recall.md, Privacy policy; quality.md, Security)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from app.core.redaction import redact_text, redact_value
+from app.db.models import Memory
+from app.errors import InvalidArgument
+from app.memory.records import one_line
+from app.memory.store import chunks_for
+
+_TAG_RE = re.compile(r"\[REDACTED:[^\]]*\]")
+REDACTED_PATCH_FIELDS = ("content", "title", "abstract")
+
+
+@dataclass(slots=True)
+class NewMemory:
+    content: str
+    category: str
+    title: str | None = None
+    priority: int = 0
+    confidence: float = 1.0
+    sensitivity: str = "allowed"
+    ttl_days: float | None = None
+    source: dict[str, Any] = field(default_factory=lambda: {"kind": "api"})
+    observed_at: datetime | None = None
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CleanMemory:
+    """A new memory's texts as they may be stored, and the chunks of its content."""
+
+    content: str
+    title: str
+    source: dict[str, Any]
+    chunks: list[str]
+
+
+def clean_new_memory(new: NewMemory) -> CleanMemory | None:
+    """The redacted texts and chunks of a new memory; None when nothing but secrets was in it."""
+    content = redact_text(new.content.strip())
+    if not _TAG_RE.sub("", content).strip():
+        return None
+    title = redact_text((new.title or one_line(content, 80)).strip())
+    source = redact_value(new.source)[0]
+    return CleanMemory(content, title, source, chunks_for(content))
+
+
+def clean_changes(changes: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """An edit's changes with its texts redacted, and the new content (None: unchanged)."""
+    clean = dict(changes)
+    for key in REDACTED_PATCH_FIELDS:
+        if isinstance(clean.get(key), str):
+            clean[key] = redact_text(clean[key])
+    content = clean.get("content")
+    return clean, content.strip() if isinstance(content, str) else None
+
+
+def apply_changes(memory: Memory, changes: dict[str, Any], content: str | None, now: datetime) -> None:
+    """An edit applied to a memory row (its version moves on)."""
+    if content is not None:
+        if not changes.get("title") and memory.title == one_line(memory.content, 80):
+            memory.title = one_line(content, 80)  # a title derived from the old text follows it
+        memory.content = content
+        memory.abstract = changes.get("abstract") or one_line(content)
+    for key in ("title", "category", "sensitivity", "priority"):
+        if key in changes and changes[key] is not None:
+            setattr(memory, key, changes[key])
+    if changes.get("abstract") and content is None:
+        memory.abstract = changes["abstract"]
+    if changes.get("confidence") is not None:
+        memory.confidence = max(0.0, min(1.0, float(changes["confidence"])))
+    if "ttlDays" in changes:
+        memory.expires_at = now + timedelta(days=changes["ttlDays"]) if changes["ttlDays"] else None
+    memory.version += 1
+    memory.updated_at = now
+
+
+def forgettable(memory: Memory, days: float | None, subject: str | None, now: datetime) -> bool:
+    """Whether ``forget`` takes a memory: observed in the last ``days`` and/or mentioning ``subject``."""
+    if days is not None:
+        when = memory.observed_at or memory.created_at
+        if when < now - timedelta(days=days):
+            return False
+    if subject:
+        needle = subject.casefold()
+        if needle not in f"{memory.title}\n{memory.content}".casefold():
+            return False
+    return True
+
+
+def parse_cursor(cursor: str | None) -> tuple[datetime, str] | None:
+    """The keyset position of a list cursor this service returned."""
+    if not cursor:
+        return None
+    created, _, memory_id = cursor.partition("|")
+    try:
+        after = datetime.fromisoformat(created)
+        # The service's cursors carry the UTC offset; the database takes UTC only.
+        if after.tzinfo is None:
+            raise ValueError("no UTC offset")
+        after.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidArgument("cursor is not one this service returned", {"field": "cursor"}) from exc
+    return after, memory_id

@@ -1,0 +1,36 @@
+"""What capture writes for one message, computed before the write transaction opens.
+
+The body is the sanitized message, verbatim (lossless), unless the operator asks for stored
+messages to be redacted as well. What leaves the store passes through the redaction boundary
+(quality.md, Security): the search text that feeds the full-text index, and the redacted copy of
+a body that holds a secret, which assembly and Phase 2 read instead of the body. Redaction and
+serialisation are the CPU-heavy part of capture, so they never run while the write lock is held.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.canonical_json import compact_json
+from app.core.messages import Message, message_text, message_tokens
+from app.core.redaction import redact_text, redact_value
+
+
+@dataclass(frozen=True, slots=True)
+class StoredForm:
+    body: str
+    redacted_body: str | None  # None: the body holds no secret (or is itself redacted)
+    search_text: str
+    tokens: int
+
+
+def stored_form(message: Message, image_tokens: int, redact_body: bool) -> StoredForm:
+    """The row fields of a sanitized message; the tokens are those of the message as the host sent it."""
+    redacted, secrets = redact_value(message)
+    redacted_json = compact_json(redacted) if secrets else None
+    return StoredForm(
+        body=redacted_json if redact_body and redacted_json is not None else compact_json(message),
+        redacted_body=None if redact_body else redacted_json,
+        search_text=redact_text(message_text(message)),
+        tokens=message_tokens(message, image_tokens),
+    )
