@@ -15,7 +15,7 @@ from app import __version__
 from app.api import archives, docs, hooks, memories, ops, sessions
 from app.api.console import mount_console
 from app.api.deps import Services
-from app.api.exception_handlers import install_exception_handlers
+from app.api.exception_handlers import add_method_guards, install_exception_handlers
 from app.api.middleware import RequestContextMiddleware
 from app.api.rate_limit import RATE_LIMITED, rate_limit
 from app.api.schemas.base import ErrorEnvelope
@@ -81,6 +81,7 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics,
                        body_timeout_s=settings.http.body_timeout_s)
     app.openapi = _without_422(app)  # type: ignore[method-assign]
+    add_method_guards(app)
     return app
 
 

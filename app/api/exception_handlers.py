@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from app.db.storage import DESCRIPTIONS, storage_problem
 from app.errors import AppError, StorageUnavailable, Unavailable
@@ -93,6 +94,27 @@ def _allowed_methods(request: Request) -> list[str]:
 def _template_regex(template: str) -> re.Pattern[str]:
     parts = re.split(r"(\{[^/}]+\})", template)
     return re.compile("".join("[^/]+" if part.startswith("{") else re.escape(part) for part in parts))
+
+
+async def _method_not_allowed(_request: Request) -> None:
+    raise StarletteHTTPException(405)
+
+
+def add_method_guards(app: FastAPI) -> None:
+    """405 for an undeclared method on a path that a templated route also matches: without a guard
+    ``GET /archives/search`` reaches ``GET /archives/{archiveId}`` with the id "search" (a 400 or
+    404 where HTTP says 405 with ``Allow: POST``). Call once every router is included."""
+    paths: dict[str, dict[str, Any]] = app.openapi().get("paths", {})
+    templates = [template for template in paths if "{" in template]
+    guards = []
+    for path in (p for p in paths if "{" not in p):
+        declared = {method for method in paths[path] if method in HTTP_METHODS}
+        shadowing = {method for template in templates if _template_regex(template).fullmatch(path)
+                     for method in paths[template] if method in HTTP_METHODS} - declared
+        if shadowing:
+            guards.append(Route(path, _method_not_allowed, methods=sorted(m.upper() for m in shadowing),
+                                include_in_schema=False))
+    app.router.routes[:0] = guards
 
 
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:

@@ -26,6 +26,7 @@ from app.api.schemas.memories import (
     SearchMemoriesResponse,
 )
 from app.errors import InvalidArgument
+from app.memory.fields import CURSOR_PATTERN
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, NewMemory
 from app.memory.transfer import import_memories, parse_lines
@@ -34,8 +35,12 @@ router = APIRouter(prefix="/memories", tags=["memories"])
 MemoryIdPath = Annotated[str, Path(alias="memoryId", min_length=1, max_length=64)]
 # The memory's version, bare, quoted or weak: 3, "3", W/"3".
 IF_MATCH_PATTERN = r'^(W/)?"?[0-9]+"?$'
+# JSON Lines: the records of the array, one JSON object per line (as /memories/export writes them).
 IMPORT_BODY = {"requestBody": {"content": {"application/x-ndjson": {"schema": {
-    "type": "string", "description": "One memory object per line (ImportRecord), as /memories/export writes them.",
+    "type": "array",
+    "description": "JSON Lines: one ImportRecord per line, as /memories/export writes them (at most "
+                   "CE_MEMORY__IMPORT_MAX_RECORDS lines).",
+    "items": ImportRecord.model_json_schema(by_alias=True),
 }}}}}
 JSONL = {200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}
 
@@ -68,7 +73,7 @@ async def list_memories_endpoint(
     agent_id: Annotated[str | None, Query(alias="agentId", max_length=256)] = None,
     q: Annotated[str | None, Query(max_length=500)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=128)] = None,
+    cursor: Annotated[str, Query(pattern=CURSOR_PATTERN, description="nextCursor of the previous page.")] = None,  # type: ignore[assignment]
 ) -> object:
     """The current memories of a user and an agent, newest first."""
     scoped, owners = _owners(caller, user_id, agent_id)
@@ -133,7 +138,8 @@ async def get_memory_endpoint(memory_id: MemoryIdPath, services: ServicesDep, ca
               responses={409: {"model": ErrorEnvelope, "description": "Stale version"}})
 async def patch_memory_endpoint(
     memory_id: MemoryIdPath, body: PatchMemoryRequest, services: ServicesDep, caller: CallerDep,
-    if_match: Annotated[str | None, Header(alias="If-Match", max_length=32, pattern=IF_MATCH_PATTERN)] = None,
+    # Typed str with a None default: the document shows a string header, not a nullable one.
+    if_match: Annotated[str, Header(alias="If-Match", max_length=32, pattern=IF_MATCH_PATTERN)] = None,  # type: ignore[assignment]
 ) -> object:
     """Edit a memory; its version must match (If-Match or body.version), else 409."""
     version = body.version

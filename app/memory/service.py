@@ -23,6 +23,7 @@ from app.memory.fields import (
     clean_changes,
     clean_new_memory,
     forgettable,
+    make_cursor,
     parse_cursor,
 )
 from app.memory.records import (
@@ -179,7 +180,7 @@ class MemoryService:
                                       after=parse_cursor(cursor), limit=limit + 1)
         items = [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]]
         last = rows[limit - 1] if len(rows) > limit else None
-        return {"items": items, "nextCursor": f"{last.created_at.isoformat()}|{last.id}" if last else None}
+        return {"items": items, "nextCursor": make_cursor(last.created_at, last.id) if last else None}
 
     async def patch(self, caller: Caller, memory_id: str, changes: dict[str, Any], version: int | None,
                     actor: str = "api") -> dict[str, Any]:

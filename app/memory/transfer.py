@@ -73,7 +73,14 @@ def _when(value: Any) -> datetime | None:
         return None
     parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     # Exports always carry the offset; a hand-written time without one is taken as UTC.
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        # 9999-12-31T23:59-10:00 is past year 9999 in UTC (and 0001-01-01T00:00+05:00 before year
+        # 1): the nearest time the database can hold says the same thing.
+        return (datetime.max if parsed.year > 1 else datetime.min).replace(tzinfo=UTC)
 
 
 def _redacted(record: dict[str, Any]) -> dict[str, Any]:

@@ -12,22 +12,29 @@ from pydantic import Field
 
 from app.api.schemas.base import WHOLE_NUMBER, HookModel
 
-Count = Annotated[int, WHOLE_NUMBER]
+
+def _count(low: int, high: int) -> Any:
+    # Constraints before the validator, or they drop out of the nullable field's JSON schema.
+    return Annotated[int, Field(ge=low, le=high), WHOLE_NUMBER] | None
+
+
+def _share() -> Any:
+    return Annotated[float, Field(ge=0, le=1)] | None
 
 
 class AgentExperienceOptions(HookModel):
     enabled: bool | None = None
-    recall_limit: Count | None = Field(None, ge=1, le=10)
-    score_threshold: float | None = Field(None, ge=0, le=1)
-    max_injected_chars: Count | None = Field(None, ge=500, le=50000)
-    min_query_chars: Count | None = Field(None, ge=1, le=500)
+    recall_limit: _count(1, 10) = None
+    score_threshold: _share() = None
+    max_injected_chars: _count(500, 50000) = None
+    min_query_chars: _count(1, 500) = None
 
 
 class AssembleOptions(HookModel):
     auto_recall: bool | None = None
-    recall_limit: Count | None = Field(None, ge=1, le=50)
-    recall_score_threshold: float | None = Field(None, ge=0, le=1)
-    recall_max_injected_chars: Count | None = Field(None, ge=100, le=50000)
+    recall_limit: _count(1, 50) = None
+    recall_score_threshold: _share() = None
+    recall_max_injected_chars: _count(100, 50000) = None
     agent_experience: AgentExperienceOptions | None = None
 
     def as_dict(self) -> dict[str, Any]:
