@@ -23,7 +23,7 @@ from pathlib import Path
 
 import bench.search as search_bench
 from app.archives import repository as archives_repo
-from app.archives.indexing import embed_facts, fact_rows, facts_of
+from app.archives.indexing import embed_facts, facts_of, write_search_index
 from app.archives.service import SearchRequest, search_archives
 from app.core.query import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, normalise
 from app.db.engine import create_db_engine
@@ -66,8 +66,7 @@ async def index_archives(uow: UnitOfWork, embedder: CachedEmbedder) -> int:
             facts = facts_of(archives_repo.archive_messages(db, archive))
         vectors = await embed_facts(embedder.embed_passages, facts)
         with uow.write() as db:
-            archives_repo.add_search_facts(db, fact_rows(facts, vectors, embedder.model_id))
-            uow.dialect.store_message_vectors(db, ((f.message_id, f.session_pk, vectors[f.message_id]) for f in facts))
+            write_search_index(db, uow.dialect, facts, vectors, embedder.model_id)
         count += len(facts)
     return count
 

@@ -26,6 +26,11 @@ class CandidateRow:
     text: str
     host_time: object  # the message's own ``timestamp`` as the host sent it (ms), or None
     dates: str
+    said_at_ms: int | None = None  # from the search facts, when Phase 2 wrote them
+
+
+# (since, until) in epoch milliseconds; None leaves that side open.
+TimeRange = tuple[int | None, int | None]
 
 
 class Dialect(ABC):
@@ -109,17 +114,22 @@ class Dialect(ABC):
 
     @abstractmethod
     def message_candidates(
-        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None
+        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None,
+        window: TimeRange = (None, None), budget: int | None = None,
     ) -> list[CandidateRow]:
         """Archived messages of one session whose text contains any literal (lowercase) or whose
-        mentioned days include any of ``dates``; nothing of other sessions is read."""
+        mentioned days include any of ``dates``, said within ``window`` when their time is known;
+        nothing of other sessions is read. Literals are taken in the given order (most selective
+        first) and at most ``budget`` messages are returned: a literal whose messages do not all
+        fit brings its most recent ones, then the taking stops."""
 
     @abstractmethod
-    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, list[float]]]) -> None:
-        """Store (message id, session pk, vector) triples, replacing earlier ones."""
+    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]) -> None:
+        """Store (message id, session pk, said-at ms, vector) rows, replacing earlier ones."""
 
     @abstractmethod
     def nearest_messages(
-        self, db: Session, session_pk: int, vector: list[float], k: int
+        self, db: Session, session_pk: int, vector: list[float], k: int, window: TimeRange = (None, None)
     ) -> list[TextHit]:
-        """The k archived messages of one session nearest to the vector; score = cosine distance."""
+        """The k archived messages of one session said within ``window`` nearest to the vector;
+        score = cosine distance."""
