@@ -96,6 +96,11 @@ class EmbeddingSettings(BaseModel):
     model: str | None = Field(None, description="Embedding model name for provider=openai.")
     dimensions: int = Field(384, description="Vector size; the vector index holds 384 dimensions.")
     timeout_s: float = Field(30.0, gt=0, description="Timeout of one embedding call, in seconds.")
+    similarity_floor: float | None = Field(
+        None, ge=0, lt=1,
+        description="Cosine the model gives unrelated texts; memory scores count similarity above it. "
+                    "Default: 0.78 for the local model, 0 for an endpoint.",
+    )
 
 
 class MemorySettings(BaseModel):

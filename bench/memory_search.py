@@ -38,6 +38,7 @@ from sqlalchemy import Engine, event, func, insert, select, text
 from sqlalchemy.exc import OperationalError
 
 from app.core.clock import utcnow
+from app.core.query import parse_query
 from app.db.dialects.sqlite import MEMORY_FTS
 from app.db.engine import create_db_engine
 from app.db.models import Memory, MemoryChunk
@@ -47,7 +48,7 @@ from app.memory.records import memory_uri, one_line, owner_key
 from app.memory.search import SearchInput, _collect, _rank, search_memories
 from app.memory.service import Caller, MemoryService
 from app.memory.store import index_text
-from app.memory.text import fts_match_expression, query_terms
+from app.memory.text import fts_match_expression, fts_phrases
 from app.providers.embeddings import LOCAL_DIMENSIONS, LOCAL_MODEL_ID, LocalE5Embedder
 from app.settings import Settings
 from bench.common import Config, Row, fmt_ms, migrated_db, percentile, summary, temp_dir
@@ -523,7 +524,7 @@ def _breakdown(uow: UnitOfWork, deadline: Deadline, vectors: dict[str, list[floa
             vector = vectors[query]
             req = SearchInput(query=query)
             pool = max(req.limit * 4, 20)
-            expression = fts_match_expression(query_terms(query))
+            expression = fts_match_expression(fts_phrases(parse_query(query)))
             with uow.read() as db:
                 timed("knn", lambda db=db, v=vector, k=pool: uow.dialect.nearest_memory_chunks(db, partition, v, k))
                 timed(f"bare fts {label}", lambda db=db, e=expression, k=pool: db.execute(bare, {"q": e, "k": k}).all())

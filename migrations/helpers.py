@@ -74,3 +74,10 @@ def rebuild_message_vector_index(name: str, dimensions: int, *, with_time: bool)
     else:
         op.execute(f"INSERT INTO {name}(message_id, session_pk, embedding) SELECT message_id, session_pk, embedding FROM _{name}_copy")
     op.execute(f"DROP TABLE _{name}_copy")
+
+
+def create_vocabulary(name: str, index: str) -> None:
+    """An fts5vocab table over a word index: per-token document counts, read by memory search."""
+    if _dialect() != "sqlite":
+        raise NotImplementedError(f"vocabulary for {_dialect()}")
+    op.execute(f"CREATE VIRTUAL TABLE {name} USING fts5vocab({index}, 'row')")

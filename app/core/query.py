@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import date
 
-from app.core.date_terms import absolute_dates, without_dates
+from app.core.date_terms import absolute_dates, relative_dates, without_dates
 
 CJK_CHARS = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -150,11 +151,13 @@ def _latin_terms(word: str) -> list[Term]:
     return [Term(stemmed, stemmed, LATIN_WEIGHT)]
 
 
-def parse_query(query: str, max_terms: int = MAX_TERMS) -> Query:
-    """The weighted terms of a query, at most ``max_terms``, in order of appearance."""
+def parse_query(query: str, max_terms: int = MAX_TERMS, today: date | None = None) -> Query:
+    """The weighted terms of a query, at most ``max_terms``, in order of appearance. With ``today``,
+    relative days in the query are days too ("what did we decide yesterday?")."""
     phrases = tuple(normalise(next(g for g in m.groups() if g)).strip() for m in _QUOTED_RE.finditer(query))
     text = normalise(without_dates(query))
-    terms = [Term(d, d, DATE_WEIGHT, "date") for d in absolute_dates(query)]
+    days = [*absolute_dates(query, today), *(relative_dates(query, today) if today else [])]
+    terms = [Term(d, d, DATE_WEIGHT, "date") for d in dict.fromkeys(days)]
     for compound in _COMPOUND_RE.findall(text):
         if compound.isascii():  # "db-prod-7" also as one literal term
             terms.append(Term(compound, compound, LATIN_WEIGHT, "compound"))

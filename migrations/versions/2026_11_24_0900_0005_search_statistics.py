@@ -1,4 +1,5 @@
-"""retrieval: stored per-session search statistics, message vectors filterable by time
+"""retrieval: stored per-session search statistics, message vectors filterable by time, the
+memory word index's vocabulary
 
 Revision ID: 0005_search_statistics
 Revises: 0004_message_vectors
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.helpers import rebuild_message_vector_index
+from migrations.helpers import create_vocabulary, drop_text_index, rebuild_message_vector_index
 
 revision: str = "0005_search_statistics"
 down_revision: str | None = "0004_message_vectors"
@@ -38,9 +39,11 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('session_pk', 'term', name=op.f('pk_session_terms'))
     )
     rebuild_message_vector_index("message_vec", 384, with_time=True)
+    create_vocabulary("memory_fts_vocab", "memory_fts")
 
 
 def downgrade() -> None:
+    drop_text_index("memory_fts_vocab")
     rebuild_message_vector_index("message_vec", 384, with_time=False)
     op.drop_table('session_terms')
     op.drop_table('session_search_stats')

@@ -86,6 +86,12 @@ class Dialect(ABC):
         lower is better)."""
 
     @abstractmethod
+    def memory_term_documents(self, db: Session, tokens: list[str], prefixes: list[str]) -> tuple[int, dict[str, int]]:
+        """(chunks in the word index, chunks holding each token): the statistics the index's BM25
+        scores with. A prefix's count, keyed ``prefix*``, sums its tokens' (a chunk holding two
+        forms counts twice, so it is at most an overestimate)."""
+
+    @abstractmethod
     def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
         """The k nearest chunks of one owner partition; score = cosine distance."""
 

@@ -20,6 +20,7 @@ MESSAGE_FTS = "message_fts"
 ARCHIVE_FTS = "archive_fts"
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
+MEMORY_VOCAB = "memory_fts_vocab"
 MESSAGE_VEC = "message_vec"
 
 
@@ -142,6 +143,21 @@ class SqliteDialect(Dialect):
             "AND m.superseded_by IS NULL ORDER BY rank LIMIT :limit"
         )
         return [TextHit(int(r), float(rank)) for r, rank in db.execute(text(sql), params)]
+
+    def memory_term_documents(self, db: Session, tokens: list[str], prefixes: list[str]) -> tuple[int, dict[str, int]]:
+        # fts5vocab reads the index's own per-token counts (the numbers FTS5's bm25() uses): a
+        # lookup per token, no matter how many chunks hold it.
+        documents = int(db.execute(text("SELECT count(*) FROM memory_chunks")).scalar_one())
+        found: dict[str, int] = {}
+        for token in dict.fromkeys(tokens):
+            row = db.execute(text(f"SELECT doc FROM {MEMORY_VOCAB} WHERE term = :t"), {"t": token}).first()
+            found[token] = int(row[0]) if row else 0
+        for prefix in dict.fromkeys(prefixes):
+            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+            total = db.execute(text(f"SELECT sum(doc) FROM {MEMORY_VOCAB} WHERE term >= :p AND term < :u"),
+                               {"p": prefix, "u": upper}).scalar_one()
+            found[prefix + "*"] = min(int(total or 0), documents)
+        return documents, found
 
     def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
         sql = (
