@@ -531,7 +531,7 @@ def _breakdown(uow: UnitOfWork, deadline: Deadline, vectors: dict[str, list[floa
                 timed(f"fts {label}", lambda db=db, e=expression, k=pool: uow.dialect.match_memory_chunks(db, TENANT, owners, e, k))
             if parts[f"fts {label}"].stopped:
                 continue  # _collect runs the same statement
-            finished, value = timed(f"collect {label}", lambda r=req, v=vector: _collect(service, TENANT, owners, r, v, "hybrid"))
+            finished, value = timed(f"collect {label}", lambda r=req, v=vector: _collect(service, TENANT, owners, r, r.query, v, "hybrid"))
             if finished:
                 merged, memories = value  # type: ignore[misc]
                 out.candidates = max(out.candidates, len(merged))

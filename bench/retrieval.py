@@ -162,7 +162,8 @@ async def _memory_systems(ev: Evaluation, service: MemoryService, conv: Conversa
         ev.add(name, conv.split, q.category, [memory_turn[r["id"]] for r in found["results"] if r["id"] in memory_turn],
                q.evidence, (time.perf_counter() - began) * 1000)
     began = time.perf_counter()
-    pool = await search_memories(service, caller, SearchInput(q.text, owners=[("user", conv.id)], limit=40, half_life_days=0))
+    pool = await search_memories(service, caller, SearchInput(q.text, owners=[("user", conv.id)], limit=40, half_life_days=0,
+                                                              by_clause=False))  # as recall searches
     items = [{k: r[k] for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")} for r in pool["results"]]
     picked = pick_memories_for_injection(post_process_memories(items, 40, 0.0), 10, q.text, 0.0)
     ev.add("recall (injection ranking)", conv.split, q.category, [memory_turn[i["id"]] for i in picked if i["id"] in memory_turn],

@@ -131,6 +131,16 @@ def merge_hybrid(
     return sorted(best.values(), key=lambda m: (-m.score, m.memory_id))
 
 
+def best_per_memory(items: Iterable[ScoredMemory]) -> list[ScoredMemory]:
+    """Each memory once, with its best score (scores are absolute: comparable across searches of
+    the clauses of one query), best first."""
+    best: dict[str, ScoredMemory] = {}
+    for item in items:
+        if item.memory_id not in best or item.score > best[item.memory_id].score:
+            best[item.memory_id] = item
+    return sorted(best.values(), key=lambda m: (-m.score, m.memory_id))
+
+
 def temporal_decay(
     score: float, age_days: float, half_life_days: float = DEFAULT_HALF_LIFE_DAYS
 ) -> float:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core.clock import isoformat, utcnow
-from app.core.query import parse_query
+from app.core.query import clauses, parse_query
 from app.db.models import Memory
 from app.memory import repository as repo
 from app.memory.records import MASKED_TEXT, owner_key
@@ -20,6 +20,7 @@ from app.memory.scoring import (
     ChunkHit,
     ScoredMemory,
     apply_decay,
+    best_per_memory,
     merge_hybrid,
     mmr_rerank,
     phrase_idf,
@@ -50,33 +51,45 @@ class SearchInput:
     owners: list[tuple[str, str]] | None = None
     embed_timeout_s: float | None = None
     half_life_days: float = 30.0  # recall.md, Hybrid search step 5; 0 switches decay off
+    # A query of a few questions is searched question by question, a memory keeping its best
+    # score. Recall leaves it off: each clause costs a query embedding within its time budget.
+    by_clause: bool = True
 
 
 async def search_memories(service: MemoryService, caller: Caller, req: SearchInput) -> dict[str, Any]:
     """Search the caller's memories; returns the mode actually used and the ranked results."""
     owners = req.owners or [("user", caller.user_id), ("agent", caller.agent_id)]
-    vector, mode = await _query_vector(service, req)
-    merged, memories = await asyncio.to_thread(_collect, service, caller.tenant_id, owners, req, vector, mode)
-    ranked = _rank(merged, memories, req)
+    parts = clauses(req.query) if req.by_clause else [req.query]
+    vectors, mode = await _query_vectors(service, req, parts)
+    merged: list[ScoredMemory] = []
+    memories: dict[str, Memory] = {}
+    for part, vector in zip(parts, vectors, strict=True):
+        found, loaded = await asyncio.to_thread(_collect, service, caller.tenant_id, owners, req, part, vector, mode)
+        merged += found
+        memories.update(loaded)
+    ranked = _rank(best_per_memory(merged), memories, req)
     return {"mode": mode, "results": [_result(s, memories[s.memory_id], caller, req.explain) for s in ranked]}
 
 
-async def _query_vector(service: MemoryService, req: SearchInput) -> tuple[list[float] | None, str]:
+async def _query_vectors(service: MemoryService, req: SearchInput, parts: list[str]) -> tuple[list[list[float] | None], str]:
+    none: list[list[float] | None] = [None] * len(parts)
     if req.mode == "bm25" or service.embedder is None:
-        return None, "bm25"
+        return none, "bm25"
+    embedder = service.embedder
     try:
+        vectors = asyncio.gather(*(embedder.embed_query(p) for p in parts))
         if req.embed_timeout_s is not None:
-            return await asyncio.wait_for(service.embedder.embed_query(req.query), req.embed_timeout_s), req.mode
-        return await service.embedder.embed_query(req.query), req.mode
+            return list(await asyncio.wait_for(vectors, req.embed_timeout_s)), req.mode
+        return list(await vectors), req.mode
     except (ProviderError, TimeoutError):
-        return None, "bm25"  # quality.md, Degradation: keyword search rather than failure
+        return none, "bm25"  # quality.md, Degradation: keyword search rather than failure
 
 
 def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str]], req: SearchInput,
-             vector: list[float] | None, mode: str) -> tuple[list[ScoredMemory], dict[str, Memory]]:
+             text: str, vector: list[float] | None, mode: str) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     pool = max(req.limit * 4, MIN_POOL)
     dialect = service.uow.dialect
-    phrases = fts_phrases(parse_query(req.query, today=utcnow().date()))
+    phrases = fts_phrases(parse_query(text, today=utcnow().date()))
     with service.uow.read() as db:
         text_ranks: dict[int, float] = {}
         ideal = 0.0

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from app.core.tokens import estimate_text_tokens
 from app.core.query import parse_query
+from app.core.tokens import estimate_text_tokens
 from app.memory.text import (
     MAX_FTS_PHRASES,
     chunk_text,
