@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from app.archives import repository as repo
 from app.archives.hits import time_of_body
 from app.core.date_terms import mentioned_dates
-from app.core.query import document_tokens, strip_speaker
+from app.core.query import ENGLISH_STOPWORDS, document_tokens, strip_speaker
 from app.db.dialects.base import Dialect
 from app.db.models import MessageSearch
 
@@ -45,8 +45,9 @@ class SearchFact:
 
 def message_terms(search_text: str, dates: str) -> frozenset[str]:
     """The distinct terms of a message for document frequencies: its tokens without the speaker
-    label (the label is no evidence on its own) and the days it mentions."""
-    tokens = document_tokens(strip_speaker(search_text))
+    label (the label is no evidence on its own) and the days it mentions; stop words are never
+    query terms, so they are not counted."""
+    tokens = [t for t in document_tokens(strip_speaker(search_text)) if t not in ENGLISH_STOPWORDS]
     return frozenset(t for t in [*tokens, *dates.split()] if len(t) <= MAX_TERM_CHARS)
 
 

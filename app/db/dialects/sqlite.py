@@ -233,8 +233,9 @@ class SqliteDialect(Dialect):
         literals of three characters or more; shorter ones scan this session's rows (instr() in C)."""
         base: dict[str, object] = {"s": session_pk, "a": archive_pk, "since": window[0], "until": window[1]}
         # A message without search facts yet has no known time here: the caller filters it.
+        joined = "LEFT JOIN message_search x ON x.message_id = m.id " if window != (None, None) else ""
         head = (
-            "SELECT m.id FROM messages m LEFT JOIN message_search x ON x.message_id = m.id WHERE m.session_pk = :s "
+            f"SELECT m.id FROM messages m {joined}WHERE m.session_pk = :s "
             + ("AND m.archive_pk = :a " if archive_pk is not None else "AND m.archive_pk IS NOT NULL ")
             + ("AND (x.said_at_ms IS NULL OR x.said_at_ms >= :since) " if window[0] is not None else "")
             + ("AND (x.said_at_ms IS NULL OR x.said_at_ms <= :until) " if window[1] is not None else "")
@@ -246,8 +247,9 @@ class SqliteDialect(Dialect):
             else:
                 yield head + "AND instr(lower(m.search_text), :t) > 0", {**base, "t": literal}
         if dates:
-            found = " OR ".join(f"instr(x.dates, :d{i}) > 0" for i in range(len(dates)))
-            yield head + f"AND ({found})", {**base, **{f"d{i}": day for i, day in enumerate(dates)}}
+            found = " OR ".join(f"instr(d.dates, :d{i}) > 0" for i in range(len(dates)))
+            where = f"AND m.id IN (SELECT d.message_id FROM message_search d WHERE d.session_pk = :s AND ({found}))"
+            yield head + where, {**base, **{f"d{i}": day for i, day in enumerate(dates)}}
 
     def _candidate_rows(self, db: Session, ids: list[int]) -> list[CandidateRow]:
         rows: list[CandidateRow] = []
