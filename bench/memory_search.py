@@ -291,8 +291,10 @@ def insert_memories(uow: UnitOfWork, owner: tuple[str, str], items: list[Synthet
                 })
                 chunks.append({"id": chunk_id, "tenant_id": TENANT, "memory_id": memory_id, "chunk_index": 0,
                                "text": item.content, "embedding_model": LOCAL_MODEL_ID})
-                # index_text reads only the memory's title
-                words.append((chunk_id, index_text(SimpleNamespace(title=item.title), item.content)))  # type: ignore[arg-type]
+                # index_text reads the memory's title and the times its days are resolved against
+                row = memories[-1]
+                view = SimpleNamespace(title=item.title, observed_at=row["observed_at"], created_at=row["created_at"])
+                words.append((chunk_id, index_text(view, item.content)))  # type: ignore[arg-type]
                 vecs.append((chunk_id, partition, vectors[start + offset].tolist()))
             db.execute(insert(Memory), memories)
             db.execute(insert(MemoryChunk), chunks)
