@@ -165,9 +165,9 @@ async def _memory_systems(ev: Evaluation, service: MemoryService, conv: Conversa
     pool = await search_memories(service, caller, SearchInput(q.text, owners=[("user", conv.id)], limit=40, half_life_days=0,
                                                               by_clause=False))  # as recall searches
     items = [{k: r[k] for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")} for r in pool["results"]]
-    is_evidence = [memory_turn.get(i["id"]) in q.evidence for i in items]
-    ev.add_threshold_sample(conv.split, [i["score"] for i, e in zip(items, is_evidence, strict=True) if e],
-                            [i["score"] for i, e in zip(items, is_evidence, strict=True) if not e][:6])
+    kinds = ["evidence" if memory_turn.get(i["id"]) in q.evidence else conv.turns[memory_turn[i["id"]]].kind
+             if i["id"] in memory_turn else "other" for i in items]
+    ev.add_threshold_sample(conv.split, [(kind, i["score"]) for kind, i in zip(kinds, items, strict=True)])
     picked = pick_memories_for_injection(post_process_memories(items, 40, 0.0), 10, q.text, 0.0)
     ev.add("recall (injection ranking)", conv.split, q.category, [memory_turn[i["id"]] for i in picked if i["id"] in memory_turn],
            q.evidence, (time.perf_counter() - began) * 1000)

@@ -37,12 +37,12 @@ class Evaluation:
         self.scores: dict[str, dict[str, dict[str, list[dict[str, float]]]]] = defaultdict(
             lambda: defaultdict(lambda: defaultdict(list)))
         self.latency: dict[str, list[float]] = defaultdict(list)
-        # split -> (scores of the evidence memories found, scores of the six best other memories)
-        self.threshold_samples: dict[str, list[tuple[list[float], list[float]]]] = defaultdict(list)
+        # split -> per question, the (kind of turn, score) of each memory recall's search returned
+        self.threshold_samples: dict[str, list[list[tuple[str, float]]]] = defaultdict(list)
 
-    def add_threshold_sample(self, split: str, evidence: list[float], others: list[float]) -> None:
+    def add_threshold_sample(self, split: str, found: list[tuple[str, float]]) -> None:
         for part in (split, "all"):
-            self.threshold_samples[part].append((evidence, others))
+            self.threshold_samples[part].append(found)
 
     def add(self, system: str, split: str, category: str, ranking: list[int], evidence: tuple[int, ...],
             ms: float) -> None:
@@ -94,16 +94,16 @@ THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35)
 
 
 def _thresholds(ev: Evaluation) -> list[str]:
-    lines = ["| split | threshold | evidence memory at or above (% of questions where it was among the 40) "
-             "| other memories of the top 6 at or above (%) |", "|---|---|---|---|"]
+    lines = ["| split | threshold | evidence memory (% of questions) | other memories on the topic (%) | small talk (%) |",
+             "|---|---|---|---|---|"]
     for split in ("tune", "held-out"):
         samples = ev.threshold_samples[split]
-        found = [max(e) for e, _ in samples if e]
-        others = [o for _, group in samples for o in group]
+        evidence = [max(s for k, s in found if k == "evidence") for found in samples if any(k == "evidence" for k, _ in found)]
+        negatives = [s for found in samples for k, s in found if k == "negative"]
+        small_talk = [s for found in samples for k, s in found if k == "filler"]
         for t in THRESHOLDS:
-            kept = 100 * sum(1 for x in found if x >= t) / max(len(found), 1)
-            noise = 100 * sum(1 for x in others if x >= t) / max(len(others), 1)
-            lines.append(f"| {split} | {t:.2f} | {kept:.1f} | {noise:.1f} |")
+            shares = [100 * sum(1 for x in xs if x >= t) / max(len(xs), 1) for xs in (evidence, negatives, small_talk)]
+            lines.append(f"| {split} | {t:.2f} | " + " | ".join(f"{x:.1f}" for x in shares) + " |")
     return lines
 
 
