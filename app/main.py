@@ -181,8 +181,10 @@ def build_embedder(settings: Settings, http: httpx.AsyncClient) -> Embedder | No
     if embedding.provider == "openai":
         return OpenAICompatibleEmbedder(
             http, base_url=embedding.base_url or "", model=embedding.model or "", api_key=embedding.api_key,
-            dimensions=embedding.dimensions, timeout_s=embedding.timeout_s,
+            dimensions=embedding.dimensions, timeout_s=embedding.timeout_s, similarity_floor=embedding.similarity_floor or 0.0,
         )
+    if embedding.similarity_floor is not None:
+        return LocalE5Embedder(similarity_floor=embedding.similarity_floor)
     return LocalE5Embedder()
 
 

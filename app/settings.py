@@ -99,6 +99,11 @@ class EmbeddingSettings(BaseModel):
     max_chunks_per_memory: int = Field(
         4, ge=1, le=1000, description="Chunks of one memory that get vectors; every chunk is keyword-indexed."
     )
+    similarity_floor: float | None = Field(
+        None, ge=0, lt=1,
+        description="Cosine the model gives unrelated texts; memory scores count similarity above it. "
+                    "Default: 0.78 for the local model, 0 for an endpoint.",
+    )
 
 
 class MemorySettings(BaseModel):

@@ -38,6 +38,7 @@ from sqlalchemy import Engine, event, func, insert, select, text
 from sqlalchemy.exc import OperationalError
 
 from app.core.clock import utcnow
+from app.core.query import parse_query
 from app.db.dialects.sqlite import MEMORY_FTS
 from app.db.engine import create_db_engine
 from app.db.models import Memory, MemoryChunk
@@ -47,7 +48,7 @@ from app.memory.records import memory_uri, one_line, owner_key
 from app.memory.search import SearchInput, _collect, _rank, search_memories
 from app.memory.service import Caller, MemoryService
 from app.memory.store import index_text
-from app.memory.text import fts_match_expression, query_terms
+from app.memory.text import fts_match_expression, fts_phrases
 from app.providers.embeddings import LOCAL_DIMENSIONS, LOCAL_MODEL_ID, LocalE5Embedder
 from app.settings import Settings
 from bench.common import Config, Row, fmt_ms, migrated_db, percentile, summary, temp_dir
@@ -290,8 +291,10 @@ def insert_memories(uow: UnitOfWork, owner: tuple[str, str], items: list[Synthet
                 })
                 chunks.append({"id": chunk_id, "tenant_id": TENANT, "memory_id": memory_id, "chunk_index": 0,
                                "text": item.content, "embedding_model": LOCAL_MODEL_ID})
-                # index_text reads only the memory's title
-                words.append((chunk_id, index_text(SimpleNamespace(title=item.title), item.content)))  # type: ignore[arg-type]
+                # index_text reads the memory's title and the times its days are resolved against
+                row = memories[-1]
+                view = SimpleNamespace(title=item.title, observed_at=row["observed_at"], created_at=row["created_at"])
+                words.append((chunk_id, index_text(view, item.content)))  # type: ignore[arg-type]
                 vecs.append((chunk_id, partition, vectors[start + offset].tolist()))
             db.execute(insert(Memory), memories)
             db.execute(insert(MemoryChunk), chunks)
@@ -523,14 +526,14 @@ def _breakdown(uow: UnitOfWork, deadline: Deadline, vectors: dict[str, list[floa
             vector = vectors[query]
             req = SearchInput(query=query)
             pool = max(req.limit * 4, 20)
-            expression = fts_match_expression(query_terms(query))
+            expression = fts_match_expression(fts_phrases(parse_query(query)))
             with uow.read() as db:
                 timed("knn", lambda db=db, v=vector, k=pool: uow.dialect.nearest_memory_chunks(db, partition, v, k))
                 timed(f"bare fts {label}", lambda db=db, e=expression, k=pool: db.execute(bare, {"q": e, "k": k}).all())
                 timed(f"fts {label}", lambda db=db, e=expression, k=pool: uow.dialect.match_memory_chunks(db, TENANT, owners, e, k))
             if parts[f"fts {label}"].stopped:
                 continue  # _collect runs the same statement
-            finished, value = timed(f"collect {label}", lambda r=req, v=vector: _collect(service, TENANT, owners, r, v, "hybrid"))
+            finished, value = timed(f"collect {label}", lambda r=req, v=vector: _collect(service, TENANT, owners, r, r.query, v, "hybrid"))
             if finished:
                 merged, memories = value  # type: ignore[misc]
                 out.candidates = max(out.candidates, len(merged))

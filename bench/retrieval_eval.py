@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from unittest.mock import patch
@@ -48,6 +48,7 @@ class Outcome:
     ranked: list[str]  # memory ids, best first
     mode_used: str
     ms: float
+    scores: list[float] = field(default_factory=list)  # of ``ranked``
 
     @property
     def recall(self) -> float:
@@ -79,7 +80,8 @@ async def _search_all(service: MemoryService, mode: str) -> list[Outcome]:
         started = time.perf_counter()
         result = await search_memories(service, CALLER, SearchInput(query=query.text, mode=mode, limit=LIMIT))
         ms = (time.perf_counter() - started) * 1000
-        outcomes.append(Outcome(query, [r["id"] for r in result["results"]], result["mode"], ms))
+        outcomes.append(Outcome(query, [r["id"] for r in result["results"]], result["mode"], ms,
+                                [r["score"] for r in result["results"]]))
     return outcomes
 
 
@@ -133,6 +135,17 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _threshold_note(outcomes: list[Outcome]) -> str:
+    """How recall's thresholds split the results: relevant memories against the others."""
+    pairs = [(memory_id in o.query.relevant, score) for o in outcomes for memory_id, score in zip(o.ranked, o.scores, strict=True)]
+    parts = []
+    for threshold in (0.15, 0.35):
+        for relevant, label in ((True, "relevant"), (False, "other")):
+            scores = [s for r, s in pairs if r is relevant]
+            parts.append(f"{label} >= {threshold}: {100 * sum(1 for s in scores if s >= threshold) / max(len(scores), 1):.0f}%")
+    return "calibrated scores against recall's thresholds (share of the results in the top 10): " + ", ".join(parts)
+
+
 def run(cfg: Config) -> list[Row]:  # noqa: ARG001 - the set is small: quick and full are the same
     with temp_dir("retrieval-eval") as tmp:
         path = migrated_db(tmp / "eval.db")
@@ -165,6 +178,8 @@ def run(cfg: Config) -> list[Row]:  # noqa: ARG001 - the set is small: quick and
         elif misses:
             row.notes.append(f"{len(misses)} queries have a relevant memory outside the top {K}: "
                              + ", ".join(o.query.id for o in misses))
+        if mode == "hybrid":
+            row.notes.append(_threshold_note(outcomes))
         degraded = sum(1 for o in outcomes if o.mode_used != mode)
         if degraded:
             row.notes.append(f"UNEXPECTED: {degraded} searches ran in another mode than {mode!r}")

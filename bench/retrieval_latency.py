@@ -14,6 +14,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
+from app.archives.indexing import facts_of, write_search_index
+from app.archives.search import QueryVectors
 from app.archives.service import SearchRequest, search_archives
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
@@ -34,15 +36,17 @@ def _unit(rng: random.Random) -> list[float]:
 
 
 def _add_vectors(uow: UnitOfWork) -> None:
+    """What Phase 2 writes per archive (facts, session statistics, vectors), random vectors."""
     rng = random.Random(3)
     with uow.read() as db:
-        rows = list(db.execute(text("SELECT id, session_pk, tenant_id FROM messages WHERE archive_pk IS NOT NULL")))
-    for start in range(0, len(rows), 5000):
-        batch = rows[start : start + 5000]
+        archive_pks = [pk for (pk,) in db.execute(text("SELECT id FROM archives ORDER BY id"))]
+    for pk in archive_pks:
+        with uow.read() as db:
+            facts = facts_of(list(db.execute(text(
+                "SELECT id, tenant_id, session_pk, search_text, body, created_at FROM messages WHERE archive_pk = :a"
+            ), {"a": pk})))
         with uow.write() as db:
-            uow.dialect.store_message_vectors(db, ((r[0], r[1], _unit(rng)) for r in batch))
-            db.execute(text("INSERT INTO message_search(message_id, tenant_id, session_pk, dates, token_count) "
-                            "VALUES (:m, :t, :s, '', 0)"), [{"m": r[0], "t": r[2], "s": r[1]} for r in batch])
+            write_search_index(db, uow.dialect, facts, {f.message_id: _unit(rng) for f in facts}, "random")
 
 
 def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
@@ -67,7 +71,7 @@ def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
                 samples = []
                 hits = 0
                 for _ in range(15):
-                    vector = vector_of(rng) if vector_of else None
+                    vector = QueryVectors(vector_of(rng)) if vector_of else None
                     request = SearchRequest("big", query, mode="keyword" if mode == "keyword" else "ranked", limit=20)
                     began = time.perf_counter()
                     result = search_archives(uow, "default", request, 1.0, vector)

@@ -51,3 +51,33 @@ def create_message_vector_index(name: str, dimensions: int) -> None:
         f"CREATE VIRTUAL TABLE {name} USING vec0(message_id integer primary key, session_pk integer partition key, "
         f"embedding float[{dimensions}] distance_metric=cosine)"
     )
+
+
+def rebuild_message_vector_index(name: str, dimensions: int, *, with_time: bool) -> None:
+    """Recreate the message vector table with (or without) the message's time as a vec0 metadata
+    column, keeping every stored vector: a time filter then runs inside the KNN. A vector of a
+    message without search facts gets time 0 (Phase 2 writes both together, so there is none)."""
+    if _dialect() != "sqlite":
+        raise NotImplementedError(f"vector index for {_dialect()}")
+    op.execute(f"CREATE TEMP TABLE _{name}_copy AS SELECT message_id, session_pk, embedding FROM {name}")
+    op.execute(f"DROP TABLE {name}")
+    time_column = "said_at_ms integer, " if with_time else ""
+    op.execute(
+        f"CREATE VIRTUAL TABLE {name} USING vec0(message_id integer primary key, session_pk integer partition key, "
+        f"{time_column}embedding float[{dimensions}] distance_metric=cosine)"
+    )
+    if with_time:
+        op.execute(
+            f"INSERT INTO {name}(message_id, session_pk, said_at_ms, embedding) SELECT c.message_id, c.session_pk, "
+            f"coalesce(x.said_at_ms, 0), c.embedding FROM _{name}_copy c LEFT JOIN message_search x ON x.message_id = c.message_id"
+        )
+    else:
+        op.execute(f"INSERT INTO {name}(message_id, session_pk, embedding) SELECT message_id, session_pk, embedding FROM _{name}_copy")
+    op.execute(f"DROP TABLE _{name}_copy")
+
+
+def create_vocabulary(name: str, index: str) -> None:
+    """An fts5vocab table over a word index: per-token document counts, read by memory search."""
+    if _dialect() != "sqlite":
+        raise NotImplementedError(f"vocabulary for {_dialect()}")
+    op.execute(f"CREATE VIRTUAL TABLE {name} USING fts5vocab({index}, 'row')")

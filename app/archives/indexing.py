@@ -1,21 +1,31 @@
 """What Phase 2 adds to archived messages for ranked search (issue 10): the host's time of each
-message, the days its text mentions (relative expressions resolved against that time) and a vector
-of its text, the speaker label left out. Vectors are computed in Phase 2, batched and through the
-embedding cache, never inside a hook request."""
+message, the days its text mentions (relative expressions resolved against that time), a vector
+of its text and the session's BM25 statistics. Vectors are computed in Phase 2, batched and through
+the embedding cache, never inside a hook request.
+
+The vector is of the text as stored, speaker label included: who said something is part of what a
+question asks ("what did Caroline adopt?"), and without the label the turns that merely address
+Caroline by name come nearest. Lexical scoring treats the label apart (``ranking.TermCounter``)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.orm import Session
+
+from app.archives import repository as repo
 from app.archives.hits import time_of_body
 from app.core.date_terms import mentioned_dates
-from app.core.query import document_tokens, strip_speaker
+from app.core.query import ENGLISH_STOPWORDS, document_tokens, strip_speaker
+from app.db.dialects.base import Dialect
 from app.db.models import MessageSearch
 
 EMBED_BATCH = 32
 MAX_EMBED_CHARS = 2000  # the local model reads 512 tokens at most; the rest would be cut anyway
+MAX_TERM_CHARS = 256
 
 PassageEmbedder = Callable[[list[str]], Awaitable[list[list[float]]]]
 
@@ -29,6 +39,16 @@ class SearchFact:
     dates: str
     text: str  # what is embedded
     token_count: int
+    terms: frozenset[str] = frozenset()  # what BM25's document frequencies count
+    chars: int = 0  # the length BM25 normalises by (the search text's)
+
+
+def message_terms(search_text: str, dates: str) -> frozenset[str]:
+    """The distinct terms of a message for document frequencies: its tokens without the speaker
+    label (the label is no evidence on its own) and the days it mentions; stop words are never
+    query terms, so they are not counted."""
+    tokens = [t for t in document_tokens(strip_speaker(search_text)) if t not in ENGLISH_STOPWORDS]
+    return frozenset(t for t in [*tokens, *dates.split()] if len(t) <= MAX_TERM_CHARS)
 
 
 def facts_of(rows: Sequence[Any]) -> list[SearchFact]:
@@ -36,11 +56,12 @@ def facts_of(rows: Sequence[Any]) -> list[SearchFact]:
     facts: list[SearchFact] = []
     for row in rows:
         moment = time_of_body(row.body, row.created_at)
-        text = strip_speaker(row.search_text or "")
-        days = mentioned_dates(text, moment.date() if moment else None)
+        text = row.search_text or ""
+        content = strip_speaker(text)
+        days = " ".join(mentioned_dates(content, moment.date() if moment else None))
         facts.append(SearchFact(
             row.id, row.tenant_id, row.session_pk, int(moment.timestamp() * 1000) if moment else None,
-            " ".join(days), text[:MAX_EMBED_CHARS], len(document_tokens(text)),
+            days, text[:MAX_EMBED_CHARS], len(document_tokens(content)), message_terms(text, days), len(text),
         ))
     return facts
 
@@ -64,3 +85,35 @@ def fact_rows(facts: Sequence[SearchFact], vectors: dict[int, list[float]], mode
         )
         for f in facts
     ]
+
+
+def term_counts(documents: Iterable[tuple[frozenset[str], int]]) -> tuple[int, int, dict[str, int]]:
+    """(documents, total characters, messages per term) of (terms, characters) pairs."""
+    count, chars, terms = 0, 0, Counter[str]()
+    for document_terms, length in documents:
+        count += 1
+        chars += length
+        terms.update(document_terms)
+    return count, chars, dict(terms)
+
+
+def write_search_index(db: Session, dialect: Dialect, facts: Sequence[SearchFact], vectors: dict[int, list[float]],
+                       model: str | None) -> None:
+    """Facts, vectors and the session's statistics of archived messages, in the caller's
+    transaction. A re-run for the same messages replaces facts and vectors and counts nothing
+    twice; a session whose statistics are missing (facts written before they existed) has them
+    built from all its faceted messages first."""
+    seen = repo.with_search_facts(db, [f.message_id for f in facts])
+    repo.add_search_facts(db, fact_rows(facts, vectors, model))
+    dialect.store_message_vectors(
+        db, ((f.message_id, f.session_pk, f.said_at_ms or 0, vectors[f.message_id]) for f in facts if f.message_id in vectors)
+    )
+    for session_pk in sorted({f.session_pk for f in facts}):
+        mine = [f for f in facts if f.session_pk == session_pk]
+        if repo.search_stats(db, session_pk) is None:
+            rows = repo.faceted_texts(db, session_pk)
+            documents = ((message_terms(text or "", dates or ""), len(text or "")) for text, dates in rows)
+        else:
+            documents = ((f.terms, f.chars) for f in mine if f.message_id not in seen)
+        count, chars, terms = term_counts(documents)
+        repo.add_search_stats(db, mine[0].tenant_id, session_pk, count, chars, terms)

@@ -1,16 +1,17 @@
 """Ranking maths of archive search: BM25 over one session's statistics, and the fusion of the
-lexical and the vector ranking. Pure: the dialect supplies candidates and distances.
+lexical and the vector ranking. Pure: the dialect supplies candidates, statistics and distances.
 
 BM25 here is computed from the session's own numbers (its message count, its average length and
-the document frequency of each term among its own messages), never from an index shared with
-other sessions or tenants: one session's ranking cannot change with anyone else's data.
+the document frequency of each term among its own messages, stored by Phase 2 or counted among
+the candidates), never from an index shared with other sessions or tenants: one session's ranking
+cannot change with anyone else's data.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from app.core.query import CJK_CHARS, Query, normalise, strip_speaker
@@ -18,8 +19,12 @@ from app.core.query import CJK_CHARS, Query, normalise, strip_speaker
 K1 = 1.2
 B = 0.75
 RRF_K = 60
-DENSE_WEIGHT = 0.5
 PHRASE_WEIGHT = 2.0
+# Calibrated fusion, chosen on the tuning half of bench/conversations.py (bench/RESULTS.md): the
+# vector side weighs 1 - coverage / COVERAGE_FOR_TEXT_LEAD of the best lexical match, within
+# [MIN_DENSE_WEIGHT, MAX_DENSE_WEIGHT]; a query whose date matched a message's days leans on dates.
+COVERAGE_FOR_TEXT_LEAD = 0.5
+MIN_DENSE_WEIGHT, MAX_DENSE_WEIGHT, DATE_DENSE_WEIGHT = 0.2, 0.8, 0.1
 _CJK_START = re.compile(f"[{CJK_CHARS}]")
 
 
@@ -27,6 +32,9 @@ _CJK_START = re.compile(f"[{CJK_CHARS}]")
 class SessionStats:
     documents: int
     average_chars: float
+    # Messages holding each term, from the session's stored statistics; a term missing here (a
+    # phrase, a compound) is counted among the candidates, which then must hold all its messages.
+    frequencies: Mapping[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +46,11 @@ class Doc:
 
 class TermCounter:
     """Counts a query's literals in a text in one pass: words from a word start (``visit`` counts in
-    ``visited``, not in ``revisit``), CJK pairs and quoted phrases anywhere, overlaps included."""
+    ``visited``, not in ``revisit``), CJK pairs and quoted phrases anywhere, overlaps included.
+
+    The speaker label ("Caroline: ...") never makes a match on its own, so a name that starts half
+    the turns cannot rank small talk; a turn that matches otherwise also counts the words of its
+    label ("what did Caroline adopt" prefers Caroline's own turn about adopting)."""
 
     def __init__(self, query: Query) -> None:
         self.weights: dict[str, float] = {}
@@ -57,15 +69,22 @@ class TermCounter:
         self._anywhere = _lookahead(anywhere, word_start=False)
 
     def count(self, doc: Doc) -> dict[str, int]:
-        text = normalise(strip_speaker(doc.text))
+        content = strip_speaker(doc.text)
+        found = self._count(normalise(content))
+        for day in self.dates:
+            if day in doc.dates:
+                found[day] = 1
+        if found and len(content) < len(doc.text) and self._words is not None:
+            for match in self._words.finditer(normalise(doc.text[: len(doc.text) - len(content)])):
+                found[match.group(1)] = found.get(match.group(1), 0) + 1
+        return found
+
+    def _count(self, text: str) -> dict[str, int]:
         found: dict[str, int] = {}
         for pattern in (self._words, self._anywhere):
             if pattern is not None:
                 for match in pattern.finditer(text):
                     found[match.group(1)] = found.get(match.group(1), 0) + 1
-        for day in self.dates:
-            if day in doc.dates:
-                found[day] = 1
         return found
 
     def weight(self, literal: str) -> float:
@@ -80,17 +99,19 @@ def _lookahead(literals: list[str], *, word_start: bool) -> re.Pattern[str] | No
 
 
 def bm25(query: Query, docs: Sequence[Doc], stats: SessionStats) -> dict[int, float]:
-    """BM25 of every candidate; the candidates must be all of the session's messages that hold any
-    term, so that document frequencies are the session's own."""
+    """BM25 of every candidate that holds a term. A term's document frequency comes from the
+    session's statistics when they know it, else from the candidates (which must then be all of the
+    session's messages holding it)."""
     counter = TermCounter(query)
     counts = [counter.count(doc) for doc in docs]
-    frequency: dict[str, int] = {}
+    counted: dict[str, int] = {}
     for found in counts:
         for literal in found:
-            frequency[literal] = frequency.get(literal, 0) + 1
+            counted[literal] = counted.get(literal, 0) + 1
+    stored = stats.frequencies or {}
     n = max(stats.documents, len(docs), 1)
     average = max(stats.average_chars, 1.0)
-    idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequency.items()}
+    idf = {t: _idf(n, max(stored.get(t, 0), df)) for t, df in counted.items()}
     scores: dict[int, float] = {}
     for doc, found in zip(docs, counts, strict=True):
         if not found:
@@ -102,16 +123,19 @@ def bm25(query: Query, docs: Sequence[Doc], stats: SessionStats) -> dict[int, fl
     return scores
 
 
+def _idf(documents: int, frequency: int) -> float:
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
 def ideal_score(query: Query, stats: SessionStats) -> float:
     """The BM25 of a message of average length that holds every term once, each term as rare as a
     term can be: dividing by it turns a score into the share of the query a message answers."""
     n = max(stats.documents, 1)
-    rarest = math.log(1 + (n - 1 + 0.5) / 1.5)
     counter = TermCounter(query)
-    return sum(counter.weight(t) for t in {**counter.weights, **counter.dates}) * rarest
+    return sum(counter.weight(t) for t in {**counter.weights, **counter.dates}) * _idf(n, 1)
 
 
-def ranked(scores: dict[int, float]) -> list[int]:
+def ranked(scores: Mapping[int, float]) -> list[int]:
     """Ids best first; ties go to the lower id (the earlier message)."""
     return sorted(scores, key=lambda i: (-scores[i], i))
 
@@ -125,13 +149,23 @@ def reciprocal_rank_fusion(rankings: Iterable[Sequence[int]], k: int = RRF_K) ->
     return fused
 
 
-def calibrated_fusion(lexical: dict[int, float], similarity: dict[int, float], ideal: float,
-                      dense_weight: float = DENSE_WEIGHT) -> dict[int, float]:
-    """Both sides on [0, 1] before a weighted sum: BM25 divided by ``ideal_score`` (a message that
-    matches one word of a four-word question scores about a quarter, not 1 as the best of a poor
-    lot would),
-    cosine similarity min-max scaled over the nearest neighbours (the local model's similarities
-    crowd into a narrow band, so raw cosines would say little). A missing side counts 0."""
+def dense_weight(coverage: float, date_led: bool) -> float:
+    """How much the vector side counts for this query. The embedding model knows nothing of
+    calendar days, so a query whose date matched a message's days leans on the date facts. Else the
+    better the best lexical match covers the query (BM25 over ``ideal_score``), the more the words
+    count: a paraphrase, whose words match only incidental turns, is left to the vectors."""
+    if date_led:
+        return DATE_DENSE_WEIGHT
+    return min(MAX_DENSE_WEIGHT, max(MIN_DENSE_WEIGHT, 1 - coverage / COVERAGE_FOR_TEXT_LEAD))
+
+
+def calibrated_fusion(lexical: Mapping[int, float], similarity: Mapping[int, float], ideal: float,
+                      weight: float) -> dict[int, float]:
+    """Both sides on [0, 1] before a weighted sum (``weight`` on the vector side): BM25 divided by
+    ``ideal_score`` (a message that matches one word of a four-word question scores about a quarter,
+    not 1 as the best of a poor lot would), cosine similarity min-max scaled over the nearest
+    neighbours (the local model's similarities crowd into a narrow band, so raw cosines would say
+    little). A missing side counts 0."""
     best = max(ideal, max(lexical.values(), default=0.0))
     low, high = min(similarity.values(), default=0.0), max(similarity.values(), default=0.0)
     spread = high - low
@@ -139,5 +173,22 @@ def calibrated_fusion(lexical: dict[int, float], similarity: dict[int, float], i
     for row_id in set(lexical) | set(similarity):
         text = lexical.get(row_id, 0.0) / best if best > 0 else 0.0
         dense = ((similarity[row_id] - low) / spread if spread > 0 else 1.0) if row_id in similarity else 0.0
-        fused[row_id] = (1 - dense_weight) * text + dense_weight * dense
+        fused[row_id] = (1 - weight) * text + weight * dense
     return fused
+
+
+def coverage(lexical: Mapping[int, float], ideal: float) -> float:
+    """The share of the query the best lexical match answers (0 when nothing matched)."""
+    return max(lexical.values(), default=0.0) / ideal if ideal > 0 else 0.0
+
+
+def merge_clauses(parts: Sequence[Mapping[int, float]]) -> dict[int, float]:
+    """One ranking from the rankings of a query's clauses: each clause's scores over its best, a
+    message keeping its best clause, so every clause's best answer is near the top."""
+    merged: dict[int, float] = {}
+    for part in parts:
+        top = max(part.values(), default=0.0)
+        for row_id, score in part.items():
+            share = score / top if top > 0 else 0.0
+            merged[row_id] = max(merged.get(row_id, 0.0), share)
+    return merged

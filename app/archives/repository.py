@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from app.db.models import AgentSession, Archive, ArchiveStatus, MessageSearch, StoredMessage
+from app.db.models import (
+    AgentSession,
+    Archive,
+    ArchiveStatus,
+    MessageSearch,
+    SessionSearchStats,
+    SessionTerm,
+    StoredMessage,
+)
 
 
 def add_archive(db: Session, archive: Archive) -> Archive:
@@ -125,3 +133,61 @@ def add_search_facts(db: Session, rows: Sequence[MessageSearch]) -> None:
         return
     db.execute(delete(MessageSearch).where(MessageSearch.message_id.in_([r.message_id for r in rows])))
     db.add_all(rows)
+    db.flush()
+
+
+def with_search_facts(db: Session, message_ids: Sequence[int]) -> set[int]:
+    """Which of these messages already have search facts."""
+    found: set[int] = set()
+    for start in range(0, len(message_ids), 500):
+        chunk = list(message_ids[start : start + 500])
+        found.update(db.execute(select(MessageSearch.message_id).where(MessageSearch.message_id.in_(chunk))).scalars())
+    return found
+
+
+def search_stats(db: Session, session_pk: int) -> SessionSearchStats | None:
+    return db.get(SessionSearchStats, session_pk)
+
+
+def faceted_texts(db: Session, session_pk: int) -> Iterator[Any]:
+    """(search_text, dates) of a session's archived messages that have search facts."""
+    stmt = (
+        select(StoredMessage.search_text, MessageSearch.dates)
+        .join(MessageSearch, MessageSearch.message_id == StoredMessage.id)
+        .where(MessageSearch.session_pk == session_pk)
+    )
+    yield from db.execute(stmt.execution_options(yield_per=2000))
+
+
+def add_search_stats(db: Session, tenant_id: str, session_pk: int, documents: int, chars: int,
+                     terms: dict[str, int]) -> None:
+    """Add messages to a session's stored statistics (created on first use)."""
+    stats = db.get(SessionSearchStats, session_pk)
+    if stats is None:
+        stats = SessionSearchStats(session_pk=session_pk, tenant_id=tenant_id, documents=0, total_chars=0)
+        db.add(stats)
+    stats.documents += documents
+    stats.total_chars += chars
+    known = term_frequencies(db, session_pk, list(terms))
+    old = [{"t": term, "n": known[term] + count} for term, count in terms.items() if term in known]
+    new = [{"session_pk": session_pk, "term": term, "tenant_id": tenant_id, "documents": count}
+           for term, count in terms.items() if term not in known]
+    table = SessionTerm.__table__  # Core statements: plain executemany, no ORM bulk semantics
+    if old:
+        stmt = update(table).where(table.c.session_pk == session_pk, table.c.term == bindparam("t"))
+        db.execute(stmt.values(documents=bindparam("n")), old)
+    if new:
+        db.execute(insert(table), new)
+    db.flush()
+
+
+def term_frequencies(db: Session, session_pk: int, terms: Sequence[str]) -> dict[str, int]:
+    """Stored document frequencies of the given terms in one session (absent terms are left out)."""
+    found: dict[str, int] = {}
+    for start in range(0, len(terms), 500):
+        chunk = list(terms[start : start + 500])
+        stmt = select(SessionTerm.term, SessionTerm.documents).where(
+            SessionTerm.session_pk == session_pk, SessionTerm.term.in_(chunk)
+        )
+        found.update({term: int(count) for term, count in db.execute(stmt)})
+    return found

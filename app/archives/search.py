@@ -6,8 +6,7 @@
   follow, best BM25 first. Quoted parts must occur exactly. ``caseSensitive`` keeps the literal
   whitespace-separated terms.
 - ``regex``: a bounded regular expression over each message.
-- ``ranked``: BM25 over the session's own statistics fused with the nearest vectors of the
-  session's archived messages (computed in Phase 2) when a query vector is given.
+- ``ranked``: ``app.archives.ranked``.
 
 Overviews are matched separately and returned in their own list.
 """
@@ -15,116 +14,20 @@ Overviews are matched separately and returned in their own list.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.archives import matching, ranking
 from app.archives import repository as repo
-from app.archives.hits import (
-    TimeWindow,
-    first_span,
-    host_time,
-    message_hit,
-    overview_hit,
-    time_of_body,
-)
-from app.core.query import Query, parse_query
-from app.db.models import AgentSession, Archive
+from app.archives.hits import first_span, message_hit, overview_hit, time_of_body
+from app.archives.ranked import FUSIONS, QueryVectors, Scope, search_ranked
+from app.core.query import parse_query
+from app.db.models import Archive
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument
 
-VECTOR_POOL = 100
-STATS_CACHE_SIZE = 256
-FUSIONS = ("calibrated", "rrf")
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    session: AgentSession
-    archives: dict[int, Archive]
-    only: int | None
-    window: TimeWindow = field(default_factory=TimeWindow)
-
-
-# (session pk, archive filter, the archives' (id, message count)) -> statistics. Archived messages
-# never change once archived, so the key changes exactly when the statistics do.
-_stats_cache: OrderedDict[tuple[Any, ...], ranking.SessionStats] = OrderedDict()
-
-
-def session_stats(db: Session, scope: Scope) -> ranking.SessionStats:
-    key = (scope.session.id, scope.only, tuple(sorted((a.id, a.message_count) for a in scope.archives.values())))
-    cached = _stats_cache.get(key)
-    if cached is None:
-        count, average = repo.session_text_stats(db, scope.session, scope.only)
-        cached = _stats_cache[key] = ranking.SessionStats(count, average)
-        while len(_stats_cache) > STATS_CACHE_SIZE:
-            _stats_cache.popitem(last=False)
-    return cached
-
-
-def lexical_scores(db: Session, uow: UnitOfWork, scope: Scope, query: Query) -> tuple[dict[int, float], dict[int, Any], float]:
-    """BM25 of every archived message of the session that holds a term, and the candidate rows."""
-    literals = list(dict.fromkeys([*query.literals, *query.phrases]))
-    dates = [t.literal for t in query.terms if t.kind == "date"]
-    rows = uow.dialect.message_candidates(db, scope.session.id, literals, dates, scope.only)
-    docs = [ranking.Doc(r.row_id, r.text, r.dates) for r in rows]
-    stats = session_stats(db, scope)
-    scores = ranking.bm25(query, docs, stats)
-    return scores, {r.row_id: r for r in rows}, ranking.ideal_score(query, stats)
-
-
-def search_ranked(db: Session, uow: UnitOfWork, scope: Scope, query: Query, limit: int,
-                  vector: list[float] | None, fusion: str) -> list[dict[str, Any]]:
-    lexical, candidates, ideal = lexical_scores(db, uow, scope, query)
-    similarity: dict[int, float] = {}
-    if vector is not None:
-        hits = uow.dialect.nearest_messages(db, scope.session.id, vector, max(VECTOR_POOL, limit * 3))
-        similarity = {h.row_id: 1.0 - float(h.score or 0.0) for h in hits}
-    if similarity and fusion == "rrf":
-        fused = ranking.reciprocal_rank_fusion([ranking.ranked(lexical), ranking.ranked(similarity)])
-    elif similarity:
-        fused = ranking.calibrated_fusion(lexical, similarity, ideal)
-    else:
-        fused = lexical
-    literals = [*query.literals, *query.phrases]
-    hits: list[dict[str, Any]] = []
-    order = ranking.ranked(fused)
-    for start in range(0, len(order), 4 * (limit + 1)):
-        batch = order[start : start + 4 * (limit + 1)]
-        rows = repo.messages_by_ids(db, [i for i in batch if i not in candidates])
-        for row_id in batch:
-            row = rows.get(row_id) or candidates.get(row_id)
-            if row is None or row.archive_pk is None or (scope.only is not None and row.archive_pk != scope.only):
-                continue
-            moment = _moment(row)
-            if not scope.window.admits(moment):
-                continue
-            text = row.search_text if hasattr(row, "search_text") else row.text
-            hits.append(_ranked_hit(scope.archives[row.archive_pk], row, text, literals, fused[row_id], moment))
-            if len(hits) > limit:
-                return hits
-    return hits
-
-
-def _moment(row: Any) -> Any:
-    if hasattr(row, "body"):
-        return time_of_body(row.body, row.created_at)
-    return host_time(row.host_time)
-
-
-def _ranked_hit(archive: Archive, row: Any, text: str, literals: list[str], score: float, moment: Any) -> dict[str, Any]:
-    view = _RowView(row.seq, row.role, text)
-    return message_hit(archive, view, first_span(text, literals), round(score, 6), moment)
-
-
-@dataclass(frozen=True, slots=True)
-class _RowView:
-    seq: int
-    role: str
-    search_text: str
+__all__ = ["FUSIONS", "QueryVectors", "Scope", "match_overviews", "search_keyword", "search_ranked", "search_regex"]
 
 
 def search_keyword(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: int, case_sensitive: bool) -> list[dict[str, Any]]:
@@ -144,7 +47,7 @@ def search_keyword(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: 
         return hits  # quoted parts are exact: nothing partial
     # Fewer messages hold every term than asked for: the best messages holding some of them follow.
     found = {h["seq"] for h in hits}
-    for hit in search_ranked(db, uow, scope, query, limit + len(hits), None, "calibrated"):
+    for hit in search_ranked(db, uow, scope, raw, limit + len(hits), None, "calibrated"):
         if hit["seq"] not in found:
             hits.append({**hit, "score": None, "match": "partial"})
             if len(hits) > limit:

@@ -21,7 +21,7 @@ from app.archives import search
 from app.archives.hits import TimeWindow, add_context
 from app.archives.render import render_archive_text, render_search_text
 from app.core.clock import isoformat
-from app.core.query import parse_query
+from app.core.query import clauses
 from app.core.redaction import redact_text
 from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import parse_archive_id
@@ -107,7 +107,8 @@ def expand_archive_text(view: dict[str, Any]) -> str:
 
 
 def search_archives(
-    uow: UnitOfWork, tenant_id: str, req: SearchRequest, regex_timeout_s: float, query_vector: list[float] | None = None
+    uow: UnitOfWork, tenant_id: str, req: SearchRequest, regex_timeout_s: float,
+    query_vectors: search.QueryVectors | None = None,
 ) -> dict[str, Any]:
     """Search a session's archived messages and, in their own list, its archive overviews."""
     if req.mode != "regex":
@@ -125,7 +126,7 @@ def search_archives(
         if req.mode == "regex":
             hits, overviews = search.search_regex(db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s)
         elif req.mode == "ranked":
-            hits = search.search_ranked(db, uow, scope, parse_query(req.query), req.limit, query_vector, req.fusion)
+            hits = search.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
             overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
         else:
             hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
@@ -139,18 +140,22 @@ def search_archives(
     out: dict[str, Any] = {"query": redact_text(req.query), "mode": req.mode, "count": len(results), "truncated": truncated,
                            "results": results, "overviews": overviews[: req.limit]}
     if req.mode == "ranked":
-        out["retrieval"] = "hybrid" if query_vector is not None else "lexical"
+        out["retrieval"] = "hybrid" if query_vectors is not None else "lexical"
     return out
 
 
-async def embed_search_query(embedder: Any, query: str, timeout_s: float) -> list[float] | None:
-    """The query vector for ranked search, or None (no embedder, or it failed: lexical only)."""
+async def embed_search_query(embedder: Any, query: str, timeout_s: float) -> search.QueryVectors | None:
+    """The query vectors for ranked search (the query's, and each clause's when it asks several
+    things), or None (no embedder, or it failed: lexical only)."""
     if embedder is None:
         return None
+    parts = clauses(query)
+    texts = [query, *parts] if len(parts) > 1 else [query]
     try:
-        return list(await asyncio.wait_for(embedder.embed_query(query), timeout_s))
+        vectors = await asyncio.wait_for(asyncio.gather(*(embedder.embed_query(t) for t in texts)), timeout_s)
     except (ProviderError, TimeoutError):
         return None
+    return search.QueryVectors(list(vectors[0]), tuple(list(v) for v in vectors[1:]))
 
 
 def search_text(result: dict[str, Any]) -> str:

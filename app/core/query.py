@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import date
 
-from app.core.date_terms import absolute_dates, without_dates
+from app.core.date_terms import absolute_dates, relative_dates, without_dates
 
 CJK_CHARS = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -43,13 +44,15 @@ CHINESE_STOPWORDS = tuple(sorted(
     "的 了 吗 呢 吧 啊 呀 哦 嘛 我 你 您 他 她 它 是 在 和 与 把 被 给 请 很 也 "
     "这个 那个 这些 那些 这样 那样 这里 那里 什么 怎么 怎样 如何 为什么 哪个 哪些 哪里 哪天 "
     "我们 你们 他们 她们 它们 自己 没有 有没有 是不是 非常 一下 一个 一些 可以 应该 什么时候 "
-    "如果 因为 所以 但是 然后 还是 或者 关于 通过 以及 并且 已经 请问 是否 提到 说过".split(),
+    "如果 因为 所以 但是 然后 还是 或者 关于 通过 以及 并且 另外 已经 请问 是否 提到 说过".split(),
     key=len, reverse=True,
 ))
 _CHINESE_STOP_RE = re.compile("|".join(re.escape(w) for w in CHINESE_STOPWORDS))
 _SUFFIXES = ("ings", "ing", "edly", "ed", "ies", "es", "s", "ly")
 LATIN_WEIGHT, CJK_PAIR_WEIGHT, CJK_SINGLE_WEIGHT, DATE_WEIGHT = 1.0, 0.7, 0.4, 1.5
 MAX_TERMS = 16
+MAX_CLAUSES = 3
+_CLAUSE_END_RE = re.compile(r"(?<=[?!？！。；;])\s*|(?<=\.)\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +89,9 @@ def normalise(text: str) -> str:
 
 
 def stem(word: str) -> str:
-    """A light English stem (``visited``/``visits``/``visiting`` → ``visit``); other scripts as is."""
-    if not word.isascii() or not word.isalpha():
+    """A light English stem (``visited``/``visits``/``visiting`` → ``visit``); other scripts as is.
+    ``breed``, ``need`` and ``family``, ``daily`` keep their endings: no past tense or adverb there."""
+    if not word.isascii() or not word.isalpha() or word.endswith(("eed", "ily")):
         return word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
@@ -147,11 +151,13 @@ def _latin_terms(word: str) -> list[Term]:
     return [Term(stemmed, stemmed, LATIN_WEIGHT)]
 
 
-def parse_query(query: str, max_terms: int = MAX_TERMS) -> Query:
-    """The weighted terms of a query, at most ``max_terms``, in order of appearance."""
+def parse_query(query: str, max_terms: int = MAX_TERMS, today: date | None = None) -> Query:
+    """The weighted terms of a query, at most ``max_terms``, in order of appearance. With ``today``,
+    relative days in the query are days too ("what did we decide yesterday?")."""
     phrases = tuple(normalise(next(g for g in m.groups() if g)).strip() for m in _QUOTED_RE.finditer(query))
     text = normalise(without_dates(query))
-    terms = [Term(d, d, DATE_WEIGHT, "date") for d in absolute_dates(query)]
+    days = [*absolute_dates(query, today), *(relative_dates(query, today) if today else [])]
+    terms = [Term(d, d, DATE_WEIGHT, "date") for d in dict.fromkeys(days)]
     for compound in _COMPOUND_RE.findall(text):
         if compound.isascii():  # "db-prod-7" also as one literal term
             terms.append(Term(compound, compound, LATIN_WEIGHT, "compound"))
@@ -164,3 +170,13 @@ def parse_query(query: str, max_terms: int = MAX_TERMS) -> Query:
         unique.setdefault(term.token, term)
     kept = tuple(list(unique.values())[: max(0, max_terms)])
     return Query(query, kept, tuple(p for p in phrases if p), tuple(dict.fromkeys(cjk_words))[: max(0, max_terms)])
+
+
+def clauses(query: str) -> list[str]:
+    """The sentences of a query that each ask for something (hold a search term): "What breed did
+    she adopt? And where did she hike?" is two questions, ranked one by one so that the better
+    matched cannot crowd the other out of the first results. A query of one sentence, or of more
+    than ``MAX_CLAUSES`` (a pasted paragraph rather than a list of questions), stays whole."""
+    parts = [p.strip() for p in _CLAUSE_END_RE.split(query) if p.strip()]
+    asking = [p for p in parts if parse_query(p).terms]
+    return asking if 1 < len(asking) <= MAX_CLAUSES else [query]

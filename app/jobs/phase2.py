@@ -20,7 +20,13 @@ import structlog
 from sqlalchemy import select
 
 from app.archives import repository as archives_repo
-from app.archives.indexing import PassageEmbedder, SearchFact, embed_facts, fact_rows, facts_of
+from app.archives.indexing import (
+    PassageEmbedder,
+    SearchFact,
+    embed_facts,
+    facts_of,
+    write_search_index,
+)
 from app.core.clock import isoformat, utcnow
 from app.core.redaction import redact_message, redact_text
 from app.db.models import AgentSession, ArchiveStatus, StoredMessage
@@ -178,10 +184,7 @@ def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult, memori
         archive.error = None
         archive.error_stage = None
         ctx.uow.dialect.index_archive_overview(db, archive.id, result.overview)
-        archives_repo.add_search_facts(db, fact_rows(index.facts, index.vectors, ctx.embed_model))
-        ctx.uow.dialect.store_message_vectors(
-            db, ((f.message_id, f.session_pk, index.vectors[f.message_id]) for f in index.facts if f.message_id in index.vectors)
-        )
+        write_search_index(db, ctx.uow.dialect, index.facts, index.vectors, ctx.embed_model)
         _add_usage(db, job.session_pk, result)
         queue.mark_succeeded(db, job.job_id, now)
         # Completed last, in the same transaction as the results: readers see all or nothing.

@@ -89,7 +89,7 @@ class MemoryRecall:
                       limit: int, threshold: float) -> tuple[list[MemoryItem], str]:
         result = await search_memories(self._service, caller, SearchInput(
             query=query, categories=categories, owners=owners, limit=limit, score_threshold=threshold,
-            embed_timeout_s=self._embed_timeout_s, half_life_days=self._settings.decay_half_life_days,
+            embed_timeout_s=self._embed_timeout_s, half_life_days=self._settings.decay_half_life_days, by_clause=False,
         ))
         # Masked memories stay out of the prompt: their text is not for the model.
         items = [MemoryItem(**{k: r[k] for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")})

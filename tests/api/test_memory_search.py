@@ -340,6 +340,32 @@ async def test_mmr_prefers_a_distinct_memory_over_a_second_near_duplicate(client
     assert hits[1]["explain"]["mmr"] > hits[2]["explain"]["mmr"]
 
 
+async def test_days_find_memories_that_said_them_relatively(client: httpx.AsyncClient) -> None:
+    # Each memory's relative days are resolved against when it was observed; a question's own
+    # relative days against today.
+    yesterday = datetime.now(UTC) - timedelta(days=1)
+    boiler, bike = "00000000-0000-4000-8000-0000000b0001", "00000000-0000-4000-8000-0000000b0002"
+    await import_records(client, [
+        record("Today I fixed the boiler in the basement.", "events", memory_id=boiler, observedAt=iso(yesterday)),
+        record("Last week I fixed the bike in the basement.", "events", memory_id=bike, observedAt=iso(yesterday)),
+    ])
+    hits = (await search(client, "what did I fix yesterday?", explain=True))["results"]
+    assert [h["id"] for h in hits] == [boiler, bike]
+    assert hits[0]["explain"]["text"] > hits[1]["explain"]["text"]
+    week_before = (yesterday - timedelta(days=7)).strftime("%d %B %Y")
+    assert (await search(client, f"what did I fix on {week_before}?"))["results"][0]["id"] == bike
+
+
+async def test_scores_are_calibrated_so_an_unrelated_memory_scores_nothing(client: httpx.AsyncClient) -> None:
+    await add_all(client, FILLERS)
+    hits = (await search(client, "quarterly tax filing deadline", explain=True))["results"]
+    # The local model rates almost any two sentences above 0.7 in cosine; above its floor, an
+    # unrelated memory keeps (almost) nothing, so recall's 0.15 threshold means something.
+    assert hits and all(h["score"] < 0.15 for h in hits)
+    cat = (await search(client, "what is my cat called?", explain=True))["results"][0]
+    assert cat["content"] == "The user's cat is named Miso." and cat["score"] > 0.15
+
+
 # --- isolation -----------------------------------------------------------------------------
 
 

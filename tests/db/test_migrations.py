@@ -189,3 +189,34 @@ def test_redacted_bodies_are_filled_in_for_existing_messages(engine: Engine) -> 
     assert bodies[1] == secret_body  # the original stays lossless
     assert "AKIA" not in rows[1] and "hunter22" not in rows[1]
     assert "[REDACTED:aws_access_key]" in rows[1] and "[REDACTED:password]" in rows[1]
+
+
+def test_message_vectors_keep_their_vectors_and_gain_the_message_time(engine: Engine) -> None:
+    """0006: the vector table is rebuilt with the message's time as a filterable column."""
+    import sqlite_vec
+
+    run_command(engine, "upgrade", "0004_message_vectors")
+    vector = sqlite_vec.serialize_float32([1.0] + [0.0] * 383)
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
+            "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
+            "llm_completion_tokens, created_at, updated_at) "
+            "VALUES (1, 't', 's', 'main', 'default', 1, 1, 1, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
+        ))
+        conn.execute(text(
+            "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, created_at) "
+            "VALUES (7, 't', 1, 1, 'user', '{}', 'hello', 1, 'f', '2026-01-01')"
+        ))
+        conn.execute(text("INSERT INTO message_search (message_id, tenant_id, session_pk, said_at_ms, dates, token_count) "
+                          "VALUES (7, 't', 1, 1683540000000, '', 1)"))
+        conn.execute(text("INSERT INTO message_vec (message_id, session_pk, embedding) VALUES (7, 1, :v)"), {"v": vector})
+    upgrade_to_head(engine)
+    knn = ("SELECT message_id, said_at_ms FROM message_vec WHERE embedding MATCH :v AND k = 5 AND session_pk = 1 "
+           "AND said_at_ms >= :since")
+    with engine.connect() as conn:
+        assert conn.execute(text(knn), {"v": vector, "since": 1683500000000}).all() == [(7, 1683540000000)]
+        assert conn.execute(text(knn), {"v": vector, "since": 1683600000000}).all() == []
+    run_command(engine, "downgrade", "0004_message_vectors")
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT message_id FROM message_vec")).scalars().all() == [7]

@@ -27,6 +27,11 @@ class CandidateRow:
     text: str
     host_time: object  # the message's own ``timestamp`` as the host sent it (ms), or None
     dates: str
+    said_at_ms: int | None = None  # from the search facts, when Phase 2 wrote them
+
+
+# (since, until) in epoch milliseconds; None leaves that side open.
+TimeRange = tuple[int | None, int | None]
 
 
 class Dialect(ABC):
@@ -82,6 +87,12 @@ class Dialect(ABC):
         lower is better)."""
 
     @abstractmethod
+    def memory_term_documents(self, db: Session, tokens: list[str], prefixes: list[str]) -> tuple[int, dict[str, int]]:
+        """(chunks in the word index, chunks holding each token): the statistics the index's BM25
+        scores with. A prefix's count, keyed ``prefix*``, sums its tokens' (a chunk holding two
+        forms counts twice, so it is at most an overestimate)."""
+
+    @abstractmethod
     def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
         """The k nearest chunks of one owner partition; score = cosine distance."""
 
@@ -110,20 +121,25 @@ class Dialect(ABC):
 
     @abstractmethod
     def message_candidates(
-        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None
+        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None,
+        window: TimeRange = (None, None), budget: int | None = None,
     ) -> list[CandidateRow]:
         """Archived messages of one session whose text contains any literal (lowercase) or whose
-        mentioned days include any of ``dates``; nothing of other sessions is read."""
+        mentioned days include any of ``dates``, said within ``window`` when their time is known;
+        nothing of other sessions is read. Literals are taken in the given order (most selective
+        first) and at most ``budget`` messages are returned: a literal whose messages do not all
+        fit brings its most recent ones, then the taking stops."""
 
     @abstractmethod
-    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, list[float]]]) -> None:
-        """Store (message id, session pk, vector) triples, replacing earlier ones."""
+    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]) -> None:
+        """Store (message id, session pk, said-at ms, vector) rows, replacing earlier ones."""
 
     @abstractmethod
     def nearest_messages(
-        self, db: Session, session_pk: int, vector: list[float], k: int
+        self, db: Session, session_pk: int, vector: list[float], k: int, window: TimeRange = (None, None)
     ) -> list[TextHit]:
-        """The k archived messages of one session nearest to the vector; score = cosine distance."""
+        """The k archived messages of one session said within ``window`` nearest to the vector;
+        score = cosine distance."""
 
     @abstractmethod
     def probe_write(self, conn: Connection) -> None:

@@ -14,12 +14,13 @@ import sqlite_vec
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import CandidateRow, Dialect, TextHit
+from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
 
 MESSAGE_FTS = "message_fts"
 ARCHIVE_FTS = "archive_fts"
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
+MEMORY_VOCAB = "memory_fts_vocab"
 MESSAGE_VEC = "message_vec"
 # The trigram index costs what the text's distinct trigrams cost: 1 MB of base64 takes most of a
 # second inside the write lock, 32 KB about 20 ms. A longer message is indexed by its first 32 KB
@@ -167,6 +168,21 @@ class SqliteDialect(Dialect):
         )
         return [TextHit(int(r), float(rank)) for r, rank in db.execute(text(sql), params)]
 
+    def memory_term_documents(self, db: Session, tokens: list[str], prefixes: list[str]) -> tuple[int, dict[str, int]]:
+        # fts5vocab reads the index's own per-token counts (the numbers FTS5's bm25() uses): a
+        # lookup per token, no matter how many chunks hold it.
+        documents = int(db.execute(text("SELECT count(*) FROM memory_chunks")).scalar_one())
+        found: dict[str, int] = {}
+        for token in dict.fromkeys(tokens):
+            row = db.execute(text(f"SELECT doc FROM {MEMORY_VOCAB} WHERE term = :t"), {"t": token}).first()
+            found[token] = int(row[0]) if row else 0
+        for prefix in dict.fromkeys(prefixes):
+            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+            total = db.execute(text(f"SELECT sum(doc) FROM {MEMORY_VOCAB} WHERE term >= :p AND term < :u"),
+                               {"p": prefix, "u": upper}).scalar_one()
+            found[prefix + "*"] = min(int(total or 0), documents)
+        return documents, found
+
     def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
         sql = (
             f"SELECT chunk_id, distance FROM {MEMORY_VEC} "
@@ -222,50 +238,80 @@ class SqliteDialect(Dialect):
         return [row_id for (row_id,) in db.execute(text(sql), params)]
 
     def message_candidates(
-        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None
+        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None,
+        window: TimeRange = (None, None), budget: int | None = None,
     ) -> list[CandidateRow]:
-        archive_filter = "AND archive_pk = :a" if archive_pk is not None else "AND archive_pk IS NOT NULL"
-        params: dict[str, object] = {"s": session_pk, "a": archive_pk}
-        sources: list[str] = []
-        indexed = [t for t in literals if len(t) >= self.min_indexed_term_chars()]
-        short = [t for t in literals if len(t) < self.min_indexed_term_chars()]
-        if indexed:
-            params["q"] = fts_query(indexed, any_term=True)
-            sources.append(f"SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q")
-        if short:
-            # Below the trigram index: one scan of this session's rows, instr() in C.
-            found = " OR ".join(f"instr(lower(search_text), :t{i}) > 0" for i in range(len(short)))
-            params.update({f"t{i}": term for i, term in enumerate(short)})
-            sources.append(f"SELECT id FROM messages WHERE session_pk = :s {archive_filter} AND ({found})")
-        if dates:
-            found = " OR ".join(f"instr(dates, :d{i}) > 0" for i in range(len(dates)))
-            params.update({f"d{i}": day for i, day in enumerate(dates)})
-            sources.append(f"SELECT message_id FROM message_search WHERE session_pk = :s AND ({found})")
-        if not sources:
-            return []
-        sql = (
-            "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, json_extract(m.body, '$.timestamp'), "
-            "coalesce(x.dates, '') FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
-            f"WHERE m.id IN ({' UNION '.join(sources)}) AND m.session_pk = :s "
-            f"{archive_filter.replace('archive_pk', 'm.archive_pk')}"
-        )
-        return [CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6]) for r in db.execute(text(sql), params)]
+        ids: dict[int, None] = {}
+        for sql, params in self._candidate_sources(session_pk, literals, dates, archive_pk, window):
+            room = None if budget is None else budget - len(ids)
+            if room is not None and room <= 0:
+                break
+            limit = "" if room is None else f" ORDER BY m.id DESC LIMIT {int(room)}"
+            ids.update((row_id, None) for (row_id,) in db.execute(text(sql + limit), params) if row_id not in ids)
+        return self._candidate_rows(db, list(ids))
 
-    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, list[float]]]) -> None:
+    def _candidate_sources(
+        self, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None, window: TimeRange,
+    ) -> Iterator[tuple[str, dict[str, object]]]:
+        """One id query per literal, in the caller's order, then one for the dates. The index answers
+        literals of three characters or more; shorter ones scan this session's rows (instr() in C)."""
+        base: dict[str, object] = {"s": session_pk, "a": archive_pk, "since": window[0], "until": window[1]}
+        # A message without search facts yet has no known time here: the caller filters it.
+        joined = "LEFT JOIN message_search x ON x.message_id = m.id " if window != (None, None) else ""
+        head = (
+            f"SELECT m.id FROM messages m {joined}WHERE m.session_pk = :s "
+            + ("AND m.archive_pk = :a " if archive_pk is not None else "AND m.archive_pk IS NOT NULL ")
+            + ("AND (x.said_at_ms IS NULL OR x.said_at_ms >= :since) " if window[0] is not None else "")
+            + ("AND (x.said_at_ms IS NULL OR x.said_at_ms <= :until) " if window[1] is not None else "")
+        )
+        for literal in literals:
+            if len(literal) >= self.min_indexed_term_chars():
+                where = f"AND m.id IN (SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q)"
+                yield head + where, {**base, "q": fts_phrase(literal)}
+            else:
+                yield head + "AND instr(lower(m.search_text), :t) > 0", {**base, "t": literal}
+        if dates:
+            found = " OR ".join(f"instr(d.dates, :d{i}) > 0" for i in range(len(dates)))
+            where = f"AND m.id IN (SELECT d.message_id FROM message_search d WHERE d.session_pk = :s AND ({found}))"
+            yield head + where, {**base, **{f"d{i}": day for i, day in enumerate(dates)}}
+
+    def _candidate_rows(self, db: Session, ids: list[int]) -> list[CandidateRow]:
+        rows: list[CandidateRow] = []
+        for start in range(0, len(ids), 500):
+            chunk = {f"i{n}": row_id for n, row_id in enumerate(ids[start : start + 500])}
+            sql = (
+                "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, json_extract(m.body, '$.timestamp'), "
+                "coalesce(x.dates, ''), x.said_at_ms FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
+                f"WHERE m.id IN ({', '.join(':' + k for k in chunk)})"
+            )
+            rows += [CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6], r[7])
+                     for r in db.execute(text(sql), chunk)]
+        return rows
+
+    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]) -> None:
         params = [
-            {"id": message_id, "s": session_pk, "v": sqlite_vec.serialize_float32(vector)}
-            for message_id, session_pk, vector in rows
+            {"id": message_id, "s": session_pk, "t": said_at_ms, "v": sqlite_vec.serialize_float32(vector)}
+            for message_id, session_pk, said_at_ms, vector in rows
         ]
         if params:
             db.execute(text(f"DELETE FROM {MESSAGE_VEC} WHERE message_id = :id"), [{"id": p["id"]} for p in params])
-            db.execute(text(f"INSERT INTO {MESSAGE_VEC}(message_id, session_pk, embedding) VALUES (:id, :s, :v)"), params)
+            db.execute(
+                text(f"INSERT INTO {MESSAGE_VEC}(message_id, session_pk, said_at_ms, embedding) VALUES (:id, :s, :t, :v)"),
+                params,
+            )
 
-    def nearest_messages(self, db: Session, session_pk: int, vector: list[float], k: int) -> list[TextHit]:
+    def nearest_messages(
+        self, db: Session, session_pk: int, vector: list[float], k: int, window: TimeRange = (None, None)
+    ) -> list[TextHit]:
+        # The time filter is part of the KNN (a vec0 metadata column): a narrow window still gets
+        # its k nearest, not the few of the session's k nearest that fall inside it.
+        since = " AND said_at_ms >= :since" if window[0] is not None else ""
+        until = " AND said_at_ms <= :until" if window[1] is not None else ""
         sql = (
             f"SELECT message_id, distance FROM {MESSAGE_VEC} "
-            "WHERE embedding MATCH :v AND k = :k AND session_pk = :s ORDER BY distance"
+            f"WHERE embedding MATCH :v AND k = :k AND session_pk = :s{since}{until} ORDER BY distance"
         )
-        params = {"v": sqlite_vec.serialize_float32(vector), "k": k, "s": session_pk}
+        params = {"v": sqlite_vec.serialize_float32(vector), "k": k, "s": session_pk, "since": window[0], "until": window[1]}
         return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
 
     def probe_write(self, conn: Connection) -> None:

@@ -5,10 +5,10 @@ from app.db.models.archive import Archive, ArchiveStatus
 from app.db.models.job import Job, JobStatus
 from app.db.models.memory import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
 from app.db.models.message import StoredMessage
-from app.db.models.message_search import MessageSearch
+from app.db.models.message_search import MessageSearch, SessionSearchStats, SessionTerm
 from app.db.models.turn_commit import TurnCommit
 
 __all__ = [
     "AgentSession", "Archive", "ArchiveStatus", "EmbeddingCacheEntry", "Job", "JobStatus", "Memory",
-    "MemoryAudit", "MemoryChunk", "MessageSearch", "StoredMessage", "TurnCommit",
+    "MemoryAudit", "MemoryChunk", "MessageSearch", "SessionSearchStats", "SessionTerm", "StoredMessage", "TurnCommit",
 ]

@@ -22,3 +22,28 @@ class MessageSearch(Base):
     dates: Mapped[str] = mapped_column(Text, default="")
     embedding_model: Mapped[str | None] = mapped_column(String(128))
     token_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SessionSearchStats(Base):
+    """BM25's whole-session numbers for one session's archived messages that have search facts:
+    how many there are and their total length, kept by Phase 2 so a search never counts them."""
+
+    __tablename__ = "session_search_stats"
+
+    session_pk: Mapped[int] = mapped_column(ForeignKey("agent_sessions.id", ondelete="CASCADE"), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    documents: Mapped[int] = mapped_column(Integer, default=0)
+    total_chars: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class SessionTerm(Base):
+    """How many of a session's archived messages hold a term (``app.core.query.document_tokens``
+    and the days they mention): the document frequencies of BM25, read per query term instead of
+    being counted over every message that holds it."""
+
+    __tablename__ = "session_terms"
+
+    session_pk: Mapped[int] = mapped_column(ForeignKey("agent_sessions.id", ondelete="CASCADE"), primary_key=True)
+    term: Mapped[str] = mapped_column(String(256), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    documents: Mapped[int] = mapped_column(Integer, default=0)

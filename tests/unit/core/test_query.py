@@ -5,15 +5,21 @@ from __future__ import annotations
 from datetime import date
 
 from app.archives.ranking import (
+    DATE_DENSE_WEIGHT,
+    MAX_DENSE_WEIGHT,
+    MIN_DENSE_WEIGHT,
     Doc,
     SessionStats,
     bm25,
     calibrated_fusion,
+    coverage,
+    dense_weight,
     ideal_score,
+    merge_clauses,
     reciprocal_rank_fusion,
 )
 from app.core.date_terms import absolute_dates, mentioned_dates
-from app.core.query import document_tokens, parse_query, stem, strip_speaker
+from app.core.query import clauses, document_tokens, parse_query, stem, strip_speaker
 
 
 def tokens(query: str) -> list[str]:
@@ -28,6 +34,7 @@ def test_punctuation_and_stop_words_are_dropped() -> None:
 def test_word_forms_meet() -> None:
     assert stem("visited") == stem("visiting") == stem("visits") == "visit"
     assert stem("studies") == "study" and stem("stress") == "stress"
+    assert stem("breed") == "breed" and stem("family") == "family"  # no tense or adverb to strip
     assert "visit" in document_tokens("She visited the museum")
 
 
@@ -76,7 +83,48 @@ def test_bm25_uses_only_the_given_statistics() -> None:
 def test_fusions() -> None:
     fused = reciprocal_rank_fusion([[1, 2, 3], [3, 1]])
     assert max(fused, key=fused.get) == 1
-    calibrated = calibrated_fusion({1: 2.0}, {2: 0.9, 3: 0.8}, ideal=4.0)
+    calibrated = calibrated_fusion({1: 2.0}, {2: 0.9, 3: 0.8}, ideal=4.0, weight=0.5)
     assert calibrated[1] == 0.25  # half the ideal BM25, weighted by one half
     assert calibrated[2] == 0.5 and calibrated[3] == 0.0
+    assert calibrated_fusion({1: 2.0}, {2: 0.9, 3: 0.8}, ideal=4.0, weight=0.2)[1] == 0.4
     assert ideal_score(parse_query("cache"), SessionStats(10, 5.0)) > 0
+
+
+def test_the_vector_side_weighs_by_how_well_the_words_match() -> None:
+    assert coverage({1: 1.0, 2: 3.0}, ideal=4.0) == 0.75 and coverage({}, ideal=4.0) == 0.0
+    # A paraphrase, whose words match nothing much, is left to the vectors...
+    assert dense_weight(0.05, date_led=False) == MAX_DENSE_WEIGHT
+    # ...a question whose words a message answers well is led by them...
+    assert dense_weight(0.6, date_led=False) == MIN_DENSE_WEIGHT
+    assert MIN_DENSE_WEIGHT < dense_weight(0.3, date_led=False) < MAX_DENSE_WEIGHT
+    # ...and one whose date a message mentions, by the date: the model knows no calendar.
+    assert dense_weight(0.05, date_led=True) == DATE_DENSE_WEIGHT < MIN_DENSE_WEIGHT
+
+
+def test_each_clause_gets_its_best_answer_near_the_top() -> None:
+    assert clauses("What breed did Mel adopt? And where did Mel go hiking?") == [
+        "What breed did Mel adopt?", "And where did Mel go hiking?"]
+    assert clauses("李娜领养了什么狗？另外，李娜去哪里爬山了？") == ["李娜领养了什么狗？", "另外，李娜去哪里爬山了？"]
+    assert clauses("Is it on? The cache eviction policy.") == ["Is it on? The cache eviction policy."]
+    assert clauses("deploy db-prod-7.example.com failed") == ["deploy db-prod-7.example.com failed"]
+    # The second clause's best (id 3) scores far below the first clause's, but not once merged.
+    merged = merge_clauses([{1: 8.0, 2: 6.0, 3: 1.0}, {3: 0.5, 2: 0.1}])
+    assert sorted(merged, key=merged.get, reverse=True)[:2] in ([1, 3], [3, 1])
+
+
+def test_a_speaker_label_counts_only_beside_other_evidence() -> None:
+    query = parse_query("what did Caroline adopt")
+    docs = [Doc(1, "Caroline: small talk"), Doc(2, "Melanie: Caroline, did you adopt?"),
+            Doc(3, "Caroline: we adopted a corgi"), Doc(4, "Melanie: we adopted a cat")]
+    scores = bm25(query, docs, SessionStats(4, 25.0))
+    assert 1 not in scores  # the label alone is no evidence
+    assert scores[3] > scores[4]  # her own turn about adopting beats another's
+
+
+def test_stored_frequencies_replace_counting() -> None:
+    query = parse_query("cache eviction")
+    docs = [Doc(1, "cache eviction policy"), Doc(2, "cache warmup")]
+    counted = bm25(query, docs, SessionStats(100, 20.0))
+    # The session holds "cache" in 90 messages, of which only two were fetched as candidates.
+    stored = bm25(query, docs, SessionStats(100, 20.0, {"cache": 90, "eviction": 1}))
+    assert stored[2] < counted[2] and stored[1] < counted[1]

@@ -156,7 +156,7 @@ def test_mmr_demotes_a_near_duplicate() -> None:
     ]
     reranked = mmr_rerank(items)
     assert [m.memory_id for m in reranked] == ["tea", "db", "tea-again", "meeting"]
-    assert reranked[0].explain.mmr == pytest.approx(0.7)
+    assert reranked[0].explain.mmr == pytest.approx(0.7 * 0.90)  # λ × its (absolute) relevance
     assert [m.score for m in reranked] == [0.90, 0.86, 0.88, 0.50]  # scores are kept
 
 

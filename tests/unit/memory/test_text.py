@@ -6,55 +6,59 @@ import sqlite3
 
 import pytest
 
+from app.core.query import parse_query
 from app.core.tokens import estimate_text_tokens
 from app.memory.text import (
+    MAX_FTS_PHRASES,
     chunk_text,
     cjk_spaced,
     fts_match_expression,
-    query_terms,
+    fts_phrases,
     tokens_for_mmr,
 )
 
-# query_terms.
+# fts_phrases: the word-index phrases of a query parsed by app.core.query.
 
 
-def test_english_stopwords_and_punctuation_are_dropped() -> None:
-    assert query_terms("What does the user prefer to drink?") == ["user", "prefer", "drink"]
+def phrases(query: str) -> list[str]:
+    return [p.expression for p in fts_phrases(parse_query(query))]
 
 
-def test_chinese_function_words_split_a_run_into_terms() -> None:
-    assert query_terms("用户喜欢喝什么茶") == ["用户喜欢喝", "茶"]
-    assert query_terms("我们在项目里是如何配置的") == ["项目里", "配置"]
+def test_english_stopwords_and_punctuation_are_dropped_and_stems_match_as_prefixes() -> None:
+    assert phrases("What does the user prefer to drink?") == ['"user"*', '"prefer"*', '"drink"*']
+    assert phrases("Which museums did she visit?") == ['"museum"*', '"visit"*']
+
+
+def test_chinese_runs_become_character_pairs_and_whole_words() -> None:
+    assert phrases("部署失败了吗？") == ['"部 署"', '"署 失"', '"失 败"', '"部 署 失 败"']
+    assert phrases("绿茶") == ['"绿 茶"']
 
 
 def test_mixed_latin_and_chinese() -> None:
-    assert query_terms("OpenClaw插件的afterTurn配置") == ["openclaw", "插件", "afterturn", "配置"]
+    assert phrases("OpenClaw插件的afterTurn配置") == ['"openclaw"*', '"插 件"', '"afterturn"*', '"配 置"']
 
 
 def test_duplicates_are_removed_case_insensitively() -> None:
-    assert query_terms("Deploy deploy DEPLOY 部署 部署") == ["deploy", "部署"]
+    assert phrases("Deploy deploy DEPLOY 部署 部署") == ['"deploy"*', '"部 署"']
 
 
-def test_at_most_twelve_terms() -> None:
-    words = [f"word{i}" for i in range(20)]
-    assert query_terms(" ".join(words)) == words[:12]
-    assert query_terms(" ".join(words), max_terms=3) == words[:3]
-    assert query_terms(" ".join(words), max_terms=0) == []
+def test_phrases_are_bounded() -> None:
+    words = " ".join(f"word{i}" for i in range(40))
+    assert len(fts_phrases(parse_query(words, max_terms=40))) == MAX_FTS_PHRASES
+    assert len(fts_phrases(parse_query(words), max_phrases=3)) == 3
+    assert fts_phrases(parse_query(words), max_phrases=0) == []
 
 
-def test_a_whole_prompt_never_becomes_one_term() -> None:
-    prompt = "Could you please look at why the nightly export job keeps timing out since Monday"
-    terms = query_terms(prompt)
-    assert terms == ["look", "nightly", "export", "job", "keeps", "timing", "since", "monday"]
+def test_identifiers_dates_and_quotes_are_phrases() -> None:
+    assert phrases('x after_turn v2 on db-prod-7, "green tea"') == [
+        '"after_turn"', '"db-prod-7"', '"v2"', '"db"', '"prod"*', '"7"', '"green"*', '"tea"*', '"green tea"']
+    assert phrases("what happened on 7 May 2023?") == ['"2023-05-07"', '"happen"*']
+    assert [p.tokens for p in fts_phrases(parse_query("2023-05-07"))] == [("2023", "05", "07")]
 
 
-def test_single_letters_go_identifiers_and_numbers_stay() -> None:
-    assert query_terms("x after_turn v2 2024 a") == ["after_turn", "v2", "2024"]
-
-
-def test_only_stopwords_give_no_terms() -> None:
-    assert query_terms("what is the") == []
-    assert query_terms("是什么") == []
+def test_only_stopwords_give_no_phrases() -> None:
+    assert phrases("what is the") == []
+    assert phrases("是什么") == []
 
 
 # cjk_spaced and fts_match_expression.
@@ -69,13 +73,9 @@ def test_cjk_spaced() -> None:
 
 
 def test_fts_match_expression() -> None:
-    assert (
-        fts_match_expression(["绿茶", "green", "after_turn"])
-        == '"绿 茶" OR "green" OR "after_turn"'
-    )
-    assert fts_match_expression(['say "hi"']) == '"say ""hi"""'
+    assert fts_match_expression(fts_phrases(parse_query("绿茶 green after_turn"))) == '"after_turn" OR "绿 茶" OR "green"*'
+    assert fts_match_expression(fts_phrases(parse_query('“say "hi"”'))) == '"hi" OR "say ""hi"""'  # quotes doubled
     assert fts_match_expression([]) == ""
-    assert fts_match_expression(["  ", ""]) == ""
 
 
 def _fts_available() -> bool:
@@ -94,7 +94,7 @@ def test_fts5_unicode61_matches_chinese_after_spacing() -> None:
     db.executemany("INSERT INTO t(body) VALUES (?)", [(cjk_spaced(r),) for r in rows])
 
     def search(query: str) -> list[int]:
-        expression = fts_match_expression(query_terms(query))
+        expression = fts_match_expression(fts_phrases(parse_query(query)))
         return [
             r[0]
             for r in db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", (expression,))
@@ -115,6 +115,12 @@ def test_tokens_for_mmr() -> None:
     assert tokens_for_mmr("喝绿茶") == {"喝绿", "绿茶"}
     assert tokens_for_mmr("茶 tea_time") == {"茶", "tea_time"}
     assert tokens_for_mmr("") == set()
+
+
+def test_mmr_tokens_see_near_duplicates_through_word_forms_and_stop_words() -> None:
+    one = tokens_for_mmr("Always run the database migrations before you deploy the backend service.")
+    two = tokens_for_mmr("Always run database migrations before deploying the backend service.")
+    assert one == two and {"database", "migration", "deploy"} <= one and not {"the", "you", "deploying"} & one
 
 
 # chunk_text.

@@ -1,0 +1,167 @@
+"""Ranked archive search (api.md, Archives; issue 10): BM25 over the session's own statistics fused
+with the nearest vectors of the session's archived messages, clause by clause.
+
+The work is bounded whatever the session's size: the candidates are the messages of the query's
+most selective terms first, at most ``CANDIDATE_BUDGET`` of them, scored with the document
+frequencies Phase 2 stored for the session; the vector side is a KNN of ``VECTOR_POOL`` inside the
+time window. A session whose statistics are not stored yet (nothing through Phase 2) is scored
+with frequencies counted over all of its candidates, as before they existed.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.archives import ranking
+from app.archives import repository as repo
+from app.archives.hits import TimeWindow, first_span, host_time, message_hit, time_of_body
+from app.core.query import Query, clauses, parse_query
+from app.db.dialects.base import CandidateRow, TimeRange
+from app.db.models import AgentSession, Archive
+from app.db.uow import UnitOfWork
+
+VECTOR_POOL = 100
+CANDIDATE_BUDGET = 1000
+STATS_CACHE_SIZE = 256
+FUSIONS = ("calibrated", "rrf")
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    session: AgentSession
+    archives: dict[int, Archive]
+    only: int | None
+    window: TimeWindow = field(default_factory=TimeWindow)
+
+    def window_ms(self) -> TimeRange:
+        return (_ms(self.window.since), _ms(self.window.until))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryVectors:
+    """The query's vector, and one per clause when ``app.core.query.clauses`` finds several."""
+
+    whole: list[float]
+    clauses: tuple[list[float], ...] = ()
+
+
+def _ms(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1000)
+
+
+# (session pk, archive filter, the archives' (id, message count)) -> statistics, for sessions
+# without stored statistics. Archived messages never change, so the key changes exactly when the
+# statistics do.
+_scan_cache: OrderedDict[tuple[Any, ...], ranking.SessionStats] = OrderedDict()
+
+
+def session_stats(db: Session, scope: Scope, terms: Sequence[str]) -> ranking.SessionStats:
+    """The session's stored statistics with the frequencies of ``terms``; else counted once."""
+    if scope.only is None and (stored := repo.search_stats(db, scope.session.id)) and stored.documents:
+        frequencies = repo.term_frequencies(db, scope.session.id, list(terms))
+        return ranking.SessionStats(stored.documents, stored.total_chars / stored.documents, frequencies)
+    key = (scope.session.id, scope.only, tuple(sorted((a.id, a.message_count) for a in scope.archives.values())))
+    cached = _scan_cache.get(key)
+    if cached is None:
+        count, average = repo.session_text_stats(db, scope.session, scope.only)
+        cached = _scan_cache[key] = ranking.SessionStats(count, average)
+        while len(_scan_cache) > STATS_CACHE_SIZE:
+            _scan_cache.popitem(last=False)
+    return cached
+
+
+@dataclass(frozen=True, slots=True)
+class _Lexical:
+    stats: ranking.SessionStats
+    docs: list[ranking.Doc]
+    rows: dict[int, CandidateRow]
+
+
+def _candidates(db: Session, uow: UnitOfWork, scope: Scope, queries: Sequence[Query]) -> _Lexical:
+    """The candidate messages of every clause's terms, most selective terms first."""
+    literals = list(dict.fromkeys(x for q in queries for x in [*q.literals, *q.phrases]))
+    dates = list(dict.fromkeys(t.literal for q in queries for t in q.terms if t.kind == "date"))
+    stats = session_stats(db, scope, [*literals, *dates])
+    frequencies = stats.frequencies
+    budget = None if frequencies is None else CANDIDATE_BUDGET  # counted frequencies need every candidate
+    if frequencies is not None:
+        # A Chinese word of three characters or more comes first: the index answers it, and it is
+        # rarer than any of its character pairs (which, below the index, cost a scan each).
+        words = [w for q in queries for w in q.cjk_words if len(w) >= uow.dialect.min_indexed_term_chars()]
+        literals = [*dict.fromkeys(words), *sorted(literals, key=lambda t: frequencies.get(t, 0))]
+    # Counted frequencies are the whole session's: then the window is applied to the hits instead.
+    window = scope.window_ms() if budget else (None, None)
+    rows = uow.dialect.message_candidates(db, scope.session.id, literals, dates, scope.only, window, budget)
+    return _Lexical(stats, [ranking.Doc(r.row_id, r.text, r.dates) for r in rows], {r.row_id: r for r in rows})
+
+
+def _clause_scores(db: Session, uow: UnitOfWork, scope: Scope, query: Query, lexical: _Lexical,
+                   vector: list[float] | None, fusion: str, pool: int) -> dict[int, float]:
+    scores = ranking.bm25(query, lexical.docs, lexical.stats)
+    if vector is None:
+        return scores
+    hits = uow.dialect.nearest_messages(db, scope.session.id, vector, pool, scope.window_ms())
+    similarity = {h.row_id: 1.0 - float(h.score or 0.0) for h in hits}
+    if not similarity:
+        return scores
+    if fusion == "rrf":
+        return ranking.reciprocal_rank_fusion([ranking.ranked(scores), ranking.ranked(similarity)])
+    ideal = ranking.ideal_score(query, lexical.stats)
+    days = {t.literal for t in query.terms if t.kind == "date"}
+    date_led = any(day in doc.dates for doc in lexical.docs if doc.row_id in scores for day in days)
+    weight = ranking.dense_weight(ranking.coverage(scores, ideal), date_led)
+    return ranking.calibrated_fusion(scores, similarity, ideal, weight)
+
+
+def search_ranked(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: int,
+                  vectors: QueryVectors | None, fusion: str) -> list[dict[str, Any]]:
+    parts = clauses(raw)
+    queries = [parse_query(p) for p in parts]
+    lexical = _candidates(db, uow, scope, queries)
+    pool = max(VECTOR_POOL, limit * 3)
+    clause_vectors: list[list[float] | None] = [None] * len(parts)
+    if vectors is not None:
+        own = len(vectors.clauses) == len(parts) and len(parts) > 1
+        clause_vectors = list(vectors.clauses) if own else [vectors.whole] * len(parts)
+    scored = [_clause_scores(db, uow, scope, q, lexical, v, fusion, pool) for q, v in zip(queries, clause_vectors, strict=True)]
+    fused = scored[0] if len(scored) == 1 else ranking.merge_clauses(scored)
+    literals = list(dict.fromkeys(x for q in queries for x in [*q.literals, *q.phrases]))
+    return _hits(db, scope, fused, lexical.rows, literals, limit)
+
+
+def _hits(db: Session, scope: Scope, fused: Mapping[int, float], candidates: Mapping[int, CandidateRow],
+          literals: list[str], limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit + 1`` hits in fused order (one more tells the caller the list was cut)."""
+    hits: list[dict[str, Any]] = []
+    order = ranking.ranked(fused)
+    step = 4 * (limit + 1)
+    for start in range(0, len(order), step):
+        batch = order[start : start + step]
+        rows = repo.messages_by_ids(db, [i for i in batch if i not in candidates])
+        for row_id in batch:
+            row: Any = rows.get(row_id) or candidates.get(row_id)
+            if row is None or row.archive_pk is None or (scope.only is not None and row.archive_pk != scope.only):
+                continue
+            moment = time_of_body(row.body, row.created_at) if hasattr(row, "body") else host_time(row.host_time)
+            if not scope.window.admits(moment):
+                continue
+            text = row.search_text if hasattr(row, "search_text") else row.text
+            view = _RowView(row.seq, row.role, text)
+            hits.append(message_hit(scope.archives[row.archive_pk], view, first_span(text, literals),
+                                    round(fused[row_id], 6), moment))
+            if len(hits) > limit:
+                return hits
+    return hits
+
+
+@dataclass(frozen=True, slots=True)
+class _RowView:
+    seq: int
+    role: str
+    search_text: str
