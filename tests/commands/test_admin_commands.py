@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,9 @@ def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def database(seeded_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "admin.db"
-    shutil.copyfile(seeded_template, path)
+    # The backup API copies what the WAL holds too; a file copy would not.
+    with sqlite3.connect(seeded_template) as source, sqlite3.connect(path) as target:
+        source.backup(target)
     monkeypatch.setenv("CE_DATABASE_URL", f"sqlite:///{path}")
     monkeypatch.setenv("CE_EMBEDDING__PROVIDER", "none")
     monkeypatch.setenv("CE_WORKER__POLL_INTERVAL_MS", "20")
