@@ -16,6 +16,7 @@ PURE_MODULES = (
     "archives/render.py", "archives/matching.py", "memory/task_gate.py", "memory/ranking.py",
     "memory/render.py", "memory/scoring.py", "memory/text.py", "core/redaction.py",
     "memory/dates.py", "working_memory/extractive_sections.py", "memory/skills.py",
+    "core/token_bucket.py", "sessions/stored_form.py",
 )
 
 
