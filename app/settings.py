@@ -169,8 +169,9 @@ class DatabaseSettings(BaseModel):
 class Settings(BaseSettings):
     """All settings of the service."""
 
+    # Errors never echo a value: CE_API_KEYS holds keys.
     model_config = SettingsConfigDict(
-        env_prefix="CE_", env_nested_delimiter="__", extra="ignore", env_file=None
+        env_prefix="CE_", env_nested_delimiter="__", extra="ignore", env_file=None, hide_input_in_errors=True
     )
 
     host: str = Field("127.0.0.1", description="Address to listen on (non-loopback requires API keys).")

@@ -90,8 +90,13 @@ async def export_memories_endpoint(
     """Every memory of a user and an agent, one JSON object per line."""
     scoped, owners = _owners(caller, user_id, agent_id)
     records = await run_in_threadpool(services.memory.export, scoped, owners)
-    body = "".join(MemoryObject.model_validate(r).model_dump_json(by_alias=True) + "\n" for r in records)
+    # Serialising every memory of a user is CPU work: a worker thread, not the event loop.
+    body = await run_in_threadpool(_json_lines, records)
     return Response(body, media_type="application/x-ndjson")
+
+
+def _json_lines(records: list[dict[str, object]]) -> str:
+    return "".join(MemoryObject.model_validate(r).model_dump_json(by_alias=True) + "\n" for r in records)
 
 
 @router.post("/import", response_model=ImportResponse, operation_id="importMemories", openapi_extra=IMPORT_BODY,

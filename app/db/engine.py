@@ -42,7 +42,8 @@ def create_db_engine(settings: Settings) -> Engine:
 
 def _create_sqlite_engine(settings: Settings, url: Any) -> Engine:
     database = url.database
-    if database and database != ":memory:":
+    # A "file:" URI (uri=true, e.g. mode=ro) names its own file; only a plain path gets its directory made.
+    if database and database != ":memory:" and not database.startswith("file:"):
         Path(database).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
     _check_sqlite_version()
     engine = create_engine(

@@ -1,7 +1,8 @@
-"""A small OpenAI-compatible chat server on loopback with scripted answers, for end-to-end tests."""
+"""A small OpenAI-compatible chat and embeddings server on loopback with scripted answers, for end-to-end tests."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -31,6 +32,11 @@ def error_answer(status: int, retry_after: str | None = None) -> Answer:
     return status, {"error": {"message": f"stub error {status}"}}, headers
 
 
+def _vector(text: str) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [((digest[i % 32] + i) % 17 - 8) / 8 for i in range(384)]
+
+
 @dataclass
 class StubLLM:
     """Answers CREATE calls (no tools) and UPDATE calls (tools) from separate scripts."""
@@ -41,6 +47,14 @@ class StubLLM:
     default_update: Responder | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     by_tool: dict[str, list[Responder]] = field(default_factory=dict)
+    embedding_inputs: list[str] = field(default_factory=list)
+
+    def embed(self, body: dict[str, Any]) -> Answer:
+        """An OpenAI-compatible /embeddings answer: a deterministic 384-d vector per input."""
+        inputs = body.get("input") or []
+        self.embedding_inputs.extend(inputs)
+        data = [{"object": "embedding", "index": i, "embedding": _vector(text)} for i, text in enumerate(inputs)]
+        return 200, {"object": "list", "data": data, "model": body.get("model", "stub")}, {}
 
     def answer(self, body: dict[str, Any]) -> Answer:
         self.requests.append(body)
@@ -64,7 +78,7 @@ class StubLLM:
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                status, payload, headers = stub.answer(body)
+                status, payload, headers = stub.embed(body) if self.path.endswith("/embeddings") else stub.answer(body)
                 data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")

@@ -17,6 +17,7 @@ PURE_MODULES = (
     "memory/render.py", "memory/scoring.py", "memory/text.py", "core/redaction.py",
     "memory/dates.py", "working_memory/extractive_sections.py", "memory/skills.py",
     "core/dates.py", "core/date_terms.py", "core/query.py", "archives/ranking.py",
+    "core/token_bucket.py", "sessions/stored_form.py",
 )
 
 

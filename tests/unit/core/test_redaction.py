@@ -105,3 +105,30 @@ def test_a_token_used_as_url_password_is_redacted_once() -> None:
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact_secrets(text) == (text, 0)
+
+
+def test_log_lines_are_redacted() -> None:
+    # Every log line passes the boundary last, exception text included (quality.md: no secrets in logs).
+    import io
+    import logging
+
+    import structlog
+
+    from app.logging import configure_logging
+
+    configure_logging("json", "INFO")
+    stream = io.StringIO()
+    logging.getLogger().handlers[0].setStream(stream)  # type: ignore[attr-defined]
+    try:
+        structlog.get_logger("t").warning("token AKIAIOSFODNN7EXAMPLE", detail={"k": "password=hunter22"})
+        logging.getLogger("std").error(f"std {GITHUB_PAT}")
+        try:
+            raise ValueError(f"boom {JWT}")
+        except ValueError:
+            structlog.get_logger("t").exception("failed")
+    finally:
+        configure_logging("console", "WARNING")
+    written = stream.getvalue()
+    assert written.count("[REDACTED:") == 4
+    assert "AKIAIOSFODNN7EXAMPLE" not in written and "hunter22" not in written
+    assert GITHUB_PAT not in written and JWT not in written
