@@ -85,10 +85,12 @@ def overview_hit(archive: Archive, span: tuple[int, int] | None, score: float | 
 
 
 def first_span(text: str, literals: list[str]) -> tuple[int, int] | None:
-    """Span of the earliest occurrence of any literal (case-insensitive)."""
+    """Span of the most specific literal found (the longest; the earliest among equals),
+    case-insensitive: a two-character word part can occur anywhere in a long output, the whole
+    compound it came from is the evidence."""
     lowered = text.casefold()
     spans = [(at, at + len(t)) for t in literals if t and (at := lowered.find(t.casefold())) >= 0]
-    return min(spans) if spans else None
+    return min(spans, key=lambda span: (span[0] - span[1], span[0])) if spans else None
 
 
 def add_context(db: Session, session: AgentSession, hits: list[dict[str, Any]], turns: int) -> None:

@@ -22,17 +22,19 @@ def keyword_terms(query: str) -> list[str]:
 
 
 def find_keywords(text: str, terms: list[str], case_sensitive: bool) -> tuple[int, int] | None:
-    """Span of the first term's first occurrence when every term occurs literally, else None."""
+    """When every term occurs literally, the span of the most specific one (the longest; the
+    earliest among equals) for the snippet, else None."""
     haystack = text if case_sensitive else text.casefold()
-    first: tuple[int, int] | None = None
+    best: tuple[int, int] | None = None
     for term in terms:
         needle = term if case_sensitive else term.casefold()
         at = haystack.find(needle)
         if at < 0:
             return None
-        if first is None or at < first[0]:
-            first = (at, at + len(needle))
-    return first
+        span = (at, at + len(needle))
+        if best is None or (span[0] - span[1], span[0]) < (best[0] - best[1], best[0]):
+            best = span
+    return best
 
 
 def expanded_size(pattern: str) -> int:
