@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.helpers.loopback import serve_on_loopback, stop_server
 
 Answer = tuple[int, dict[str, Any] | str, dict[str, str]]
 Responder = Callable[[dict[str, Any]], Answer]
@@ -91,13 +92,11 @@ class StubLLM:
             def log_message(self, *args: Any) -> None:
                 return
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.server, base_url = serve_on_loopback(Handler)
+        return base_url
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        stop_server(self.server)
 
     def update_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r.get("tools")]

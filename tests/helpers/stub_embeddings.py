@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.helpers.loopback import serve_on_loopback, stop_server
 
 DIMENSIONS = 384
 
@@ -46,10 +47,8 @@ class StubEmbeddings:
             def log_message(self, *args: Any) -> None:
                 return
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.server, base_url = serve_on_loopback(Handler)
+        return base_url
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        stop_server(self.server)
