@@ -49,6 +49,9 @@ migrate: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests bench migrations
+	$(BIN)/ruff format --check app tests bench migrations
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache $(HOST_CACHE)

@@ -25,11 +25,15 @@ def openapi_document() -> dict[str, object]:
 
 def write_openapi(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(openapi_document(), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    path.write_text(
+        json.dumps(openapi_document(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="context-engine", description="A lossless, bounded context service for AI agents.")
+    parser = argparse.ArgumentParser(
+        prog="context-engine", description="A lossless, bounded context service for AI agents."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the service (settings from CE_* variables)")
     sub.add_parser("migrate", help="apply database migrations")
@@ -54,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 def settings_errors(exc: ValidationError) -> str:
     """One line naming each bad setting, without its value (an API key must not be printed)."""
     return "; ".join(
-        f"CE_{'__'.join(str(part) for part in error['loc']).upper()}: {error['msg']}" for error in exc.errors()
+        f"CE_{'__'.join(str(part) for part in error['loc']).upper()}: {error['msg']}"
+        for error in exc.errors()
     )
 
 

@@ -38,7 +38,9 @@ class NotFound(AppError):
     http_status = 404
 
     def __init__(self, kind: str, resource: str) -> None:
-        super().__init__(f"{kind.capitalize()} not found: {resource}", {"type": kind, "resource": resource})
+        super().__init__(
+            f"{kind.capitalize()} not found: {resource}", {"type": kind, "resource": resource}
+        )
 
 
 class Conflict(AppError):
@@ -55,7 +57,9 @@ class RateLimited(AppError):
     code = "RATE_LIMITED"
     http_status = 429
 
-    def __init__(self, message: str, retry_after_s: float, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after_s: float, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message, details)
         self.retry_after_s = retry_after_s
 
@@ -68,7 +72,9 @@ class Unavailable(AppError):
     code = "UNAVAILABLE"
     http_status = 503
 
-    def __init__(self, message: str, details: dict[str, Any] | None = None, retry_after_s: float = 5) -> None:
+    def __init__(
+        self, message: str, details: dict[str, Any] | None = None, retry_after_s: float = 5
+    ) -> None:
         super().__init__(message, details)
         self.retry_after_s = retry_after_s
 

@@ -15,7 +15,9 @@ import structlog
 from app.core.redaction import redact_value
 
 
-def redact_event(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+def redact_event(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
     """A structlog processor: every value of the event (message and exception text included) redacted."""
     for key, value in event_dict.items():
         if isinstance(value, str | list | dict):

@@ -41,11 +41,17 @@ from app.working_memory.service import ExtractiveBuilder, WmInputs
 ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorEnvelope, "description": description}
     for status, description in (
-        (400, "Invalid argument"), (401, "Unauthenticated"), (404, "Not found"),
-        (408, "Request body not received in time (REQUEST_TIMEOUT)"), (413, "Payload too large"),
+        (400, "Invalid argument"),
+        (401, "Unauthenticated"),
+        (404, "Not found"),
+        (408, "Request body not received in time (REQUEST_TIMEOUT)"),
+        (413, "Payload too large"),
         (500, "Internal error"),
-        (503, "Storage unavailable (STORAGE_UNAVAILABLE: disk full, read-only database) or database busy; "
-              "Retry-After says when to retry"),
+        (
+            503,
+            "Storage unavailable (STORAGE_UNAVAILABLE: disk full, read-only database) or database busy; "
+            "Retry-After says when to retry",
+        ),
     )
 }
 
@@ -69,17 +75,25 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
         responses=ERROR_RESPONSES,
         generate_unique_id_function=_operation_id,
         # Served by app.api.docs, behind the API key when keys are set.
-        openapi_url=None, docs_url=None, redoc_url=None,
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
     )
     install_exception_handlers(app)
     # Every hook, the host's newer ones included, counts against the tenant's hook rate.
-    app.include_router(hooks.router, dependencies=[Depends(rate_limit("hooks"))], responses=RATE_LIMITED)
+    app.include_router(
+        hooks.router, dependencies=[Depends(rate_limit("hooks"))], responses=RATE_LIMITED
+    )
     for module in (archives, sessions, memories, ops, docs):
         app.include_router(module.router)
     if settings.console.enabled:
         mount_console(app)
-    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics,
-                       body_timeout_s=settings.http.body_timeout_s)
+    app.add_middleware(
+        RequestContextMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        metrics=metrics,
+        body_timeout_s=settings.http.body_timeout_s,
+    )
     app.openapi = _without_422(app)  # type: ignore[method-assign]
     add_method_guards(app)
     return app
@@ -136,16 +150,29 @@ async def _start_services(
     embedder = build_embedder(settings, http)
     if isinstance(embedder, LocalE5Embedder):
         await embedder.warm()  # load the bundled model now, not inside the first request
-    cached = CachedEmbedder(uow, embedder, metrics.observe_embedding) if embedder is not None else None
+    cached = (
+        CachedEmbedder(uow, embedder, metrics.observe_embedding) if embedder is not None else None
+    )
     memory = MemoryService(uow, cached, settings.embedding.max_chunks_per_memory)
-    recall = MemoryRecall(memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000)
-    learner = make_learner(memory, model) if model is not None and settings.memory.extraction else None
+    recall = MemoryRecall(
+        memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000
+    )
+    learner = (
+        make_learner(memory, model) if model is not None and settings.memory.extraction else None
+    )
     worker = None
     if settings.worker.enabled:
         cached = memory.embedder
-        retry = RetryStrategy(settings.worker.max_attempts, storage_retry_after_s=settings.db.storage_retry_after_s)
+        retry = RetryStrategy(
+            settings.worker.max_attempts, storage_retry_after_s=settings.db.storage_retry_after_s
+        )
         worker = Phase2Worker(
-            uow, builder, settings.worker, observe=metrics.observe_job, retry=retry, learn=learner,
+            uow,
+            builder,
+            settings.worker,
+            observe=metrics.observe_job,
+            retry=retry,
+            learn=learner,
             embed=cached.embed_passages if cached is not None else None,
             embed_model=cached.model_id if cached is not None else None,
         )
@@ -180,8 +207,13 @@ def build_embedder(settings: Settings, http: httpx.AsyncClient) -> Embedder | No
         return None
     if embedding.provider == "openai":
         return OpenAICompatibleEmbedder(
-            http, base_url=embedding.base_url or "", model=embedding.model or "", api_key=embedding.api_key,
-            dimensions=embedding.dimensions, timeout_s=embedding.timeout_s, similarity_floor=embedding.similarity_floor or 0.0,
+            http,
+            base_url=embedding.base_url or "",
+            model=embedding.model or "",
+            api_key=embedding.api_key,
+            dimensions=embedding.dimensions,
+            timeout_s=embedding.timeout_s,
+            similarity_floor=embedding.similarity_floor or 0.0,
         )
     if embedding.similarity_floor is not None:
         return LocalE5Embedder(similarity_floor=embedding.similarity_floor)
@@ -191,12 +223,27 @@ def build_embedder(settings: Settings, http: httpx.AsyncClient) -> Embedder | No
 def make_learner(memory: MemoryService, model: ChatModel) -> Learner:
     """Phase 2's learning step: extract memories from an archive and apply the decisions."""
 
-    async def learn(archive: ArchiveContext, inputs: WmInputs, overview: str) -> tuple[dict[str, int], dict[str, Any]]:
-        wrapped = [{"seq": seq, "message": m} for seq, m in zip(archive.seqs, inputs.messages, strict=True)]
-        return await learn_from_archive(memory, model, ArchiveForLearning(
-            archive.tenant_id, archive.user_id, archive.agent_id, archive.session_id, archive.archive_id,
-            wrapped, archive.seqs, overview, archive.message_time,
-        ))
+    async def learn(
+        archive: ArchiveContext, inputs: WmInputs, overview: str
+    ) -> tuple[dict[str, int], dict[str, Any]]:
+        wrapped = [
+            {"seq": seq, "message": m} for seq, m in zip(archive.seqs, inputs.messages, strict=True)
+        ]
+        return await learn_from_archive(
+            memory,
+            model,
+            ArchiveForLearning(
+                archive.tenant_id,
+                archive.user_id,
+                archive.agent_id,
+                archive.session_id,
+                archive.archive_id,
+                wrapped,
+                archive.seqs,
+                overview,
+                archive.message_time,
+            ),
+        )
 
     return learn
 

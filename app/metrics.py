@@ -11,19 +11,26 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "ce_http_requests", "HTTP requests by route, method and status.",
-            ["route", "method", "status"], registry=self.registry,
+            "ce_http_requests",
+            "HTTP requests by route, method and status.",
+            ["route", "method", "status"],
+            registry=self.registry,
         )
         self.latency = Histogram(
-            "ce_http_request_duration_seconds", "HTTP request latency by route.",
-            ["route"], buckets=LATENCY_BUCKETS, registry=self.registry,
+            "ce_http_request_duration_seconds",
+            "HTTP request latency by route.",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.phase2_jobs = Counter(
             "ce_phase2_jobs", "Phase 2 job runs by outcome.", ["outcome"], registry=self.registry
         )
         self.phase2_duration = Histogram(
-            "ce_phase2_job_duration_seconds", "Phase 2 job durations.",
-            buckets=LATENCY_BUCKETS, registry=self.registry,
+            "ce_phase2_job_duration_seconds",
+            "Phase 2 job durations.",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.queue_depth = Gauge(
             "ce_phase2_queue_depth", "Phase 2 jobs queued or running.", registry=self.registry
@@ -32,20 +39,28 @@ class Metrics:
             "ce_llm_calls", "LLM calls by outcome.", ["outcome"], registry=self.registry
         )
         self.embedding_calls = Counter(
-            "ce_embedding_calls", "Embedding provider calls (and cache hits) by outcome.", ["outcome"],
+            "ce_embedding_calls",
+            "Embedding provider calls (and cache hits) by outcome.",
+            ["outcome"],
             registry=self.registry,
         )
         self.embedding_texts = Counter(
-            "ce_embedding_texts", "Texts embedded (or served from the cache) by outcome.", ["outcome"],
+            "ce_embedding_texts",
+            "Texts embedded (or served from the cache) by outcome.",
+            ["outcome"],
             registry=self.registry,
         )
         self.embedding_latency = Histogram(
-            "ce_embedding_call_duration_seconds", "Embedding provider call latency.",
-            buckets=LATENCY_BUCKETS, registry=self.registry,
+            "ce_embedding_call_duration_seconds",
+            "Embedding provider call latency.",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.llm_latency = Histogram(
-            "ce_llm_call_duration_seconds", "LLM call latency (one HTTP attempt).",
-            buckets=LATENCY_BUCKETS, registry=self.registry,
+            "ce_llm_call_duration_seconds",
+            "LLM call latency (one HTTP attempt).",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.llm_tokens = Counter(
             "ce_llm_tokens", "LLM tokens by kind.", ["kind"], registry=self.registry

@@ -29,5 +29,9 @@ def readiness_problem(uow: UnitOfWork, storage_window_s: float) -> str | None:
 
 def queue_depth(uow: UnitOfWork) -> int:
     with uow.read() as db:
-        stmt = select(func.count()).select_from(Job).where(Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))
+        stmt = (
+            select(func.count())
+            .select_from(Job)
+            .where(Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))
+        )
         return int(db.execute(stmt).scalar_one())

@@ -20,11 +20,16 @@ class LlmSettings(BaseModel):
     api_key: str | None = Field(None, description="API key sent as a Bearer token to the LLM.")
     model: str | None = Field(None, description="Model name for Working Memory and extraction.")
     timeout_s: float = Field(120.0, gt=0, description="Timeout of one LLM call, in seconds.")
-    max_attempts: int = Field(4, ge=1, le=10, description="Attempts of one LLM call on transient errors.")
+    max_attempts: int = Field(
+        4, ge=1, le=10, description="Attempts of one LLM call on transient errors."
+    )
     temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of LLM calls.")
-    max_output_tokens: int = Field(4096, ge=64, description="Largest answer requested from the LLM.")
+    max_output_tokens: int = Field(
+        4096, ge=64, description="Largest answer requested from the LLM."
+    )
     extra_headers: dict[str, str] = Field(
-        default_factory=dict, description='Extra HTTP headers for the LLM, as JSON (e.g. {"X-Org": "a"}).'
+        default_factory=dict,
+        description='Extra HTTP headers for the LLM, as JSON (e.g. {"X-Org": "a"}).',
     )
 
     @property
@@ -34,19 +39,29 @@ class LlmSettings(BaseModel):
 
 class WorkingMemorySettings(BaseModel):
     mode: Literal["auto", "llm", "extractive"] = Field(
-        "auto", description="auto: the LLM when one is configured, else extractive; llm: require an LLM."
+        "auto",
+        description="auto: the LLM when one is configured, else extractive; llm: require an LLM.",
     )
 
 
 class CommitSettings(BaseModel):
     token_threshold_ratio: float = Field(
-        0.5, ge=0, le=1, description="Auto-commit when pending tokens reach this share of the budget (0 = every turn)."
+        0.5,
+        ge=0,
+        le=1,
+        description="Auto-commit when pending tokens reach this share of the budget (0 = every turn).",
     )
     keep_recent_count: int = Field(
-        10, ge=0, le=10000, description="Messages kept live by an automatic commit (commitKeepRecentCount)."
+        10,
+        ge=0,
+        le=10000,
+        description="Messages kept live by an automatic commit (commitKeepRecentCount).",
     )
     force_compact_ratio: float = Field(
-        0.7, ge=0, le=1, description="compactRecommended when active tokens exceed this share of the budget."
+        0.7,
+        ge=0,
+        le=1,
+        description="compactRecommended when active tokens exceed this share of the budget.",
     )
     default_token_budget: int = Field(
         128000, gt=0, description="Token budget used when a request gives none."
@@ -70,67 +85,115 @@ class CaptureSettings(BaseModel):
 
 class AssembleSettings(BaseModel):
     auto_recall: bool = Field(True, description="Inject recalled context on tool_loop assembles.")
-    recall_timeout_ms: int = Field(5000, ge=1, description="Time budget of recall inside /assemble.")
+    recall_timeout_ms: int = Field(
+        5000, ge=1, description="Time budget of recall inside /assemble."
+    )
 
 
 class RecallSettings(BaseModel):
-    limit: int = Field(6, ge=1, le=50, description="Long-term memories injected at most (recallLimit).")
-    score_threshold: float = Field(0.15, ge=0, le=1, description="Lowest score of an injected memory.")
-    max_injected_chars: int = Field(4000, ge=100, le=50000, description="Character budget of the long-term section.")
-    experience_enabled: bool = Field(False, description="Recall agent experiences behind the task gate.")
-    experience_recall_limit: int = Field(3, ge=1, le=10, description="Experiences injected at most.")
-    experience_score_threshold: float = Field(0.35, ge=0, le=1, description="Lowest score of an injected experience.")
-    experience_max_injected_chars: int = Field(6000, ge=500, le=50000, description="Character budget of the experience section.")
-    experience_min_query_chars: int = Field(12, ge=1, le=500, description="Shorter queries never recall experiences.")
+    limit: int = Field(
+        6, ge=1, le=50, description="Long-term memories injected at most (recallLimit)."
+    )
+    score_threshold: float = Field(
+        0.15, ge=0, le=1, description="Lowest score of an injected memory."
+    )
+    max_injected_chars: int = Field(
+        4000, ge=100, le=50000, description="Character budget of the long-term section."
+    )
+    experience_enabled: bool = Field(
+        False, description="Recall agent experiences behind the task gate."
+    )
+    experience_recall_limit: int = Field(
+        3, ge=1, le=10, description="Experiences injected at most."
+    )
+    experience_score_threshold: float = Field(
+        0.35, ge=0, le=1, description="Lowest score of an injected experience."
+    )
+    experience_max_injected_chars: int = Field(
+        6000, ge=500, le=50000, description="Character budget of the experience section."
+    )
+    experience_min_query_chars: int = Field(
+        12, ge=1, le=500, description="Shorter queries never recall experiences."
+    )
     decay_half_life_days: float = Field(
-        30.0, ge=0, le=36500, description="Half-life of the score of events and cases in memory search (0: no decay)."
+        30.0,
+        ge=0,
+        le=36500,
+        description="Half-life of the score of events and cases in memory search (0: no decay).",
     )
 
 
 class EmbeddingSettings(BaseModel):
     provider: Literal["local", "openai", "none"] = Field(
-        "local", description="local: the bundled multilingual model; openai: an /embeddings endpoint; none: keyword only."
+        "local",
+        description="local: the bundled multilingual model; openai: an /embeddings endpoint; none: keyword only.",
     )
-    base_url: str | None = Field(None, description="OpenAI-compatible base URL for provider=openai.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible base URL for provider=openai."
+    )
     api_key: str | None = Field(None, description="API key of the embedding endpoint.")
     model: str | None = Field(None, description="Embedding model name for provider=openai.")
     dimensions: int = Field(384, description="Vector size; the vector index holds 384 dimensions.")
     timeout_s: float = Field(30.0, gt=0, description="Timeout of one embedding call, in seconds.")
     max_chunks_per_memory: int = Field(
-        4, ge=1, le=1000, description="Chunks of one memory that get vectors; every chunk is keyword-indexed."
+        4,
+        ge=1,
+        le=1000,
+        description="Chunks of one memory that get vectors; every chunk is keyword-indexed.",
     )
     similarity_floor: float | None = Field(
-        None, ge=0, lt=1,
+        None,
+        ge=0,
+        lt=1,
         description="Cosine the model gives unrelated texts; memory scores count similarity above it. "
-                    "Default: 0.78 for the local model, 0 for an endpoint.",
+        "Default: 0.78 for the local model, 0 for an endpoint.",
     )
 
 
 class MemorySettings(BaseModel):
-    extraction: bool = Field(True, description="Extract memories and experiences in Phase 2 when an LLM is configured.")
+    extraction: bool = Field(
+        True, description="Extract memories and experiences in Phase 2 when an LLM is configured."
+    )
     import_max_records: int = Field(
-        1000, ge=1, le=1_000_000, description="Records one POST /memories/import may hold; more is a 413."
+        1000,
+        ge=1,
+        le=1_000_000,
+        description="Records one POST /memories/import may hold; more is a 413.",
     )
 
 
 class RedactionSettings(BaseModel):
     stored_messages: bool = Field(
-        False, description="Redact secrets in the stored message bodies too (archive expand then shows them redacted)."
+        False,
+        description="Redact secrets in the stored message bodies too (archive expand then shows them redacted).",
     )
 
 
 class HttpSettings(BaseModel):
     header_timeout_s: float = Field(
-        10.0, gt=0, le=600, description="Time a client has to send a request's headers (served by `serve`)."
+        10.0,
+        gt=0,
+        le=600,
+        description="Time a client has to send a request's headers (served by `serve`).",
     )
-    body_timeout_s: float = Field(60.0, gt=0, le=3600, description="Time a client has to send a whole request body.")
+    body_timeout_s: float = Field(
+        60.0, gt=0, le=3600, description="Time a client has to send a whole request body."
+    )
 
 
 class RateLimitSettings(BaseModel):
-    hooks_per_s: float = Field(1000.0, ge=0, description="Hook requests per second per tenant (0: unlimited).")
-    hooks_burst: int = Field(2000, ge=1, description="Hook requests a tenant may send at once above the rate.")
-    search_per_s: float = Field(50.0, ge=0, description="Search requests per second per tenant (0: unlimited).")
-    search_burst: int = Field(100, ge=1, description="Search requests a tenant may send at once above the rate.")
+    hooks_per_s: float = Field(
+        1000.0, ge=0, description="Hook requests per second per tenant (0: unlimited)."
+    )
+    hooks_burst: int = Field(
+        2000, ge=1, description="Hook requests a tenant may send at once above the rate."
+    )
+    search_per_s: float = Field(
+        50.0, ge=0, description="Search requests per second per tenant (0: unlimited)."
+    )
+    search_burst: int = Field(
+        100, ge=1, description="Search requests a tenant may send at once above the rate."
+    )
 
 
 class ArchiveSettings(BaseModel):
@@ -141,27 +204,42 @@ class ArchiveSettings(BaseModel):
 
 class WorkerSettings(BaseModel):
     enabled: bool = Field(True, description="Run the Phase 2 worker inside the API process.")
-    lease_s: float = Field(60.0, gt=0, description="Lease of a claimed Phase 2 job, renewed while it runs.")
-    poll_interval_ms: int = Field(200, ge=10, description="How often an idle worker looks for jobs.")
+    lease_s: float = Field(
+        60.0, gt=0, description="Lease of a claimed Phase 2 job, renewed while it runs."
+    )
+    poll_interval_ms: int = Field(
+        200, ge=10, description="How often an idle worker looks for jobs."
+    )
     concurrency: int = Field(2, ge=1, le=64, description="Phase 2 jobs one worker runs at once.")
-    max_attempts: int = Field(4, ge=1, description="Attempts of a Phase 2 job before it is marked failed.")
+    max_attempts: int = Field(
+        4, ge=1, description="Attempts of a Phase 2 job before it is marked failed."
+    )
     fault_delay_ms: int = Field(
-        0, ge=0, description="Fault injection for crash tests: hold each Phase 2 job this long while running."
+        0,
+        ge=0,
+        description="Fault injection for crash tests: hold each Phase 2 job this long while running.",
     )
 
 
 class ConsoleSettings(BaseModel):
-    enabled: bool = Field(True, description="Serve the operator console at /console (same API keys as the API).")
+    enabled: bool = Field(
+        True, description="Serve the operator console at /console (same API keys as the API)."
+    )
 
 
 class DatabaseSettings(BaseModel):
     sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
-        "FULL", description="SQLite synchronous mode (FULL: a 200 survives power loss; NORMAL: process crash only)."
+        "FULL",
+        description="SQLite synchronous mode (FULL: a 200 survives power loss; NORMAL: process crash only).",
     )
-    busy_timeout_ms: int = Field(10000, ge=0, description="SQLite busy timeout for a locked database.")
+    busy_timeout_ms: int = Field(
+        10000, ge=0, description="SQLite busy timeout for a locked database."
+    )
     pool_size: int = Field(8, ge=1, description="Connections kept in the pool.")
     storage_retry_after_s: int = Field(
-        30, ge=1, le=3600,
+        30,
+        ge=1,
+        le=3600,
         description="After a storage failure (disk full, read-only file): Retry-After of the 503s and how long /readyz fails.",
     )
 
@@ -171,18 +249,28 @@ class Settings(BaseSettings):
 
     # Errors never echo a value: CE_API_KEYS holds keys.
     model_config = SettingsConfigDict(
-        env_prefix="CE_", env_nested_delimiter="__", extra="ignore", env_file=None, hide_input_in_errors=True
+        env_prefix="CE_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        env_file=None,
+        hide_input_in_errors=True,
     )
 
-    host: str = Field("127.0.0.1", description="Address to listen on (non-loopback requires API keys).")
+    host: str = Field(
+        "127.0.0.1", description="Address to listen on (non-loopback requires API keys)."
+    )
     port: int = Field(8080, ge=1, le=65535, description="Port to listen on.")
     database_url: str = Field(
         "sqlite:///./data/context-engine.db", description="SQLAlchemy URL of the database."
     )
-    max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Largest accepted request body.")
+    max_body_bytes: int = Field(
+        32 * 1024 * 1024, ge=1024, description="Largest accepted request body."
+    )
     log_format: Literal["json", "console"] = Field("console", description="Log output format.")
     log_level: str = Field("INFO", description="Log level.")
-    auto_migrate: bool = Field(True, description="Apply database migrations when the service starts.")
+    auto_migrate: bool = Field(
+        True, description="Apply database migrations when the service starts."
+    )
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated `key:tenant[:scope+scope]` entries; when set, every request needs a Bearer key.",
@@ -218,7 +306,9 @@ class Settings(BaseSettings):
         for entry in entries:
             key, _, rest = entry.partition(":")
             if not key.strip():
-                raise ValueError("CE_API_KEYS holds an entry with an empty key; every entry is key:tenant[:scopes]")
+                raise ValueError(
+                    "CE_API_KEYS holds an entry with an empty key; every entry is key:tenant[:scopes]"
+                )
             tenant = rest.partition(":")[0] or "default"
             if tenants.setdefault(key, tenant) != tenant:
                 raise ValueError("CE_API_KEYS gives one key to two tenants")
@@ -228,7 +318,9 @@ class Settings(BaseSettings):
     def api_key_tenants(self) -> dict[str, str]:
         """Map of API key → tenant id (entries are ``key:tenant[:scope+scope]``)."""
         pairs = (entry.split(":", 2) for entry in self.api_keys)
-        return {parts[0]: (parts[1] if len(parts) > 1 and parts[1] else "default") for parts in pairs}
+        return {
+            parts[0]: (parts[1] if len(parts) > 1 and parts[1] else "default") for parts in pairs
+        }
 
     @property
     def api_key_scopes(self) -> dict[str, frozenset[str]]:
@@ -236,7 +328,9 @@ class Settings(BaseSettings):
         out: dict[str, frozenset[str]] = {}
         for entry in self.api_keys:
             parts = entry.split(":", 2)
-            out[parts[0]] = frozenset(s for s in (parts[2].split("+") if len(parts) > 2 else []) if s)
+            out[parts[0]] = frozenset(
+                s for s in (parts[2].split("+") if len(parts) > 2 else []) if s
+            )
         return out
 
     @property

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from app.core.redaction import redact_secrets
-from app.sessions.sanitize import sanitize_text
+from app.core.sanitize import sanitize_text
 from bench.adversarial_texts import SHAPES, adversarial_text
 from bench.common import Config, Row, Server, encode, migrated_db, percentile, temp_dir
 
@@ -45,13 +45,22 @@ def run_redaction(cfg: Config) -> list[Row]:
         text = adversarial_text(name, size)
         redaction[name] = _best_of(3, lambda t=text: redact_secrets(t))
         # "```json" first makes every sanitation rule run, not only the cheap pre-check.
-        sanitation[name] = _best_of(3, lambda t=text: sanitize_text("```json " + t, collapse_whitespace=False))
+        sanitation[name] = _best_of(
+            3, lambda t=text: sanitize_text("```json " + t, collapse_whitespace=False)
+        )
     rows = []
     for label, figures in (("redaction", redaction), ("capture sanitation", sanitation)):
         worst = max(figures, key=figures.__getitem__)
-        row = Row(name=f"{label} {size // 1000} KB", workload=f"{len(figures)} adversarial shapes, worst: {worst}",
-                  p50_ms=statistics.median(figures.values()), p99_ms=None, target="≤ 1000 ms (whole request)",
-                  figure=figures[worst], target_value=1000.0, samples=len(figures))
+        row = Row(
+            name=f"{label} {size // 1000} KB",
+            workload=f"{len(figures)} adversarial shapes, worst: {worst}",
+            p50_ms=statistics.median(figures.values()),
+            p99_ms=None,
+            target="≤ 1000 ms (whole request)",
+            figure=figures[worst],
+            target_value=1000.0,
+            samples=len(figures),
+        )
         row.notes.append("per shape (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in figures.items()))
         rows.append(row)
     return rows
@@ -69,10 +78,18 @@ class _Probe:
     def run(self) -> None:
         while not self.stop.is_set():
             self.turn += 1
-            body = encode({"sessionId": "probe", "messages": [
-                {"role": "user", "content": f"probe {self.turn}", "timestamp": self.turn}]})
+            body = encode(
+                {
+                    "sessionId": "probe",
+                    "messages": [
+                        {"role": "user", "content": f"probe {self.turn}", "timestamp": self.turn}
+                    ],
+                }
+            )
             started = time.monotonic()
-            response = self.client.post("/after-turn", content=body, headers={"content-type": "application/json"})
+            response = self.client.post(
+                "/after-turn", content=body, headers={"content-type": "application/json"}
+            )
             ended = time.monotonic()
             if response.status_code == 200:
                 self.samples.append((started, ended))
@@ -83,20 +100,34 @@ class _Probe:
         return [(e - s) * 1000 for s, e in self.samples if s < end and e > start]
 
 
-def _adversarial_calls(size: int, memory_size: int, with_hooks: bool) -> list[tuple[str, str, bytes]]:
+def _adversarial_calls(
+    size: int, memory_size: int, with_hooks: bool
+) -> list[tuple[str, str, bytes]]:
     calls = []
     for index, name in enumerate(SHAPES):
         if with_hooks:
-            result = {"role": "toolResult", "toolCallId": f"t{index}", "toolName": "exec",
-                      "content": [{"type": "text", "text": adversarial_text(name, size)}], "timestamp": index}
-            calls.append((f"after-turn {name}", "/after-turn", encode({"sessionId": f"adv-{index}", "messages": [result]})))
+            result = {
+                "role": "toolResult",
+                "toolCallId": f"t{index}",
+                "toolName": "exec",
+                "content": [{"type": "text", "text": adversarial_text(name, size)}],
+                "timestamp": index,
+            }
+            calls.append(
+                (
+                    f"after-turn {name}",
+                    "/after-turn",
+                    encode({"sessionId": f"adv-{index}", "messages": [result]}),
+                )
+            )
         memory = {"content": adversarial_text(name, memory_size), "category": "events"}
         calls.append((f"memories {name}", "/memories", encode(memory)))
     return calls
 
 
-def _measure(calls: list[tuple[str, str, bytes]], extra_env: dict[str, str] | None = None
-             ) -> tuple[dict[str, float], dict[str, float], _Probe]:
+def _measure(
+    calls: list[tuple[str, str, bytes]], extra_env: dict[str, str] | None = None
+) -> tuple[dict[str, float], dict[str, float], _Probe]:
     """Each call on a fresh server, one at a time, with the probe running beside it."""
     with temp_dir("adversarial") as tmp:
         db = migrated_db(tmp / "bench.db")
@@ -110,7 +141,9 @@ def _measure(calls: list[tuple[str, str, bytes]], extra_env: dict[str, str] | No
             try:
                 for label, path, body in calls:
                     started = time.monotonic()
-                    response = big.post(path, content=body, headers={"content-type": "application/json"})
+                    response = big.post(
+                        path, content=body, headers={"content-type": "application/json"}
+                    )
                     ended = time.monotonic()
                     if response.status_code != 200:
                         raise RuntimeError(f"{label}: {response.status_code} {response.text[:300]}")
@@ -125,39 +158,75 @@ def _measure(calls: list[tuple[str, str, bytes]], extra_env: dict[str, str] | No
 
 def run_requests(cfg: Config) -> list[Row]:
     size = MB if not cfg.quick else MB // 4
-    latencies, overlapped, probe = _measure(_adversarial_calls(size, MEMORY_CONTENT_LIMIT, with_hooks=True))
+    latencies, overlapped, probe = _measure(
+        _adversarial_calls(size, MEMORY_CONTENT_LIMIT, with_hooks=True)
+    )
     rows = _request_rows("after-turn", f"{size // 1000} KB tool result", latencies, overlapped)
-    rows += _request_rows("memories", f"{MEMORY_CONTENT_LIMIT // 1000} KB content, local embedding model",
-                          latencies, overlapped)
+    rows += _request_rows(
+        "memories",
+        f"{MEMORY_CONTENT_LIMIT // 1000} KB content, local embedding model",
+        latencies,
+        overlapped,
+    )
     _probe_note(rows[-1], probe)
-    plain, plain_overlapped, plain_probe = _measure(_adversarial_calls(size, MEMORY_CONTENT_LIMIT, with_hooks=False),
-                                                    {"CE_EMBEDDING__PROVIDER": "none"})
-    rows += _request_rows("memories", f"{MEMORY_CONTENT_LIMIT // 1000} KB content, no embedding", plain,
-                          plain_overlapped, suffix=" (no embedding)")
+    plain, plain_overlapped, plain_probe = _measure(
+        _adversarial_calls(size, MEMORY_CONTENT_LIMIT, with_hooks=False),
+        {"CE_EMBEDDING__PROVIDER": "none"},
+    )
+    rows += _request_rows(
+        "memories",
+        f"{MEMORY_CONTENT_LIMIT // 1000} KB content, no embedding",
+        plain,
+        plain_overlapped,
+        suffix=" (no embedding)",
+    )
     _probe_note(rows[-1], plain_probe)
     return rows
 
 
-def _request_rows(prefix: str, what: str, latencies: dict[str, float], overlapped: dict[str, float],
-                  suffix: str = "") -> list[Row]:
+def _request_rows(
+    prefix: str,
+    what: str,
+    latencies: dict[str, float],
+    overlapped: dict[str, float],
+    suffix: str = "",
+) -> list[Row]:
     mine = {k.split(" ", 1)[1]: v for k, v in latencies.items() if k.startswith(prefix)}
     during = {k.split(" ", 1)[1]: v for k, v in overlapped.items() if k.startswith(prefix)}
     worst = max(mine, key=mine.__getitem__)
-    row = Row(name=f"adversarial {prefix}{suffix}", workload=f"{what}, {len(mine)} shapes, worst: {worst}",
-              p50_ms=statistics.median(mine.values()), p99_ms=None, target="≤ 1000 ms",
-              figure=mine[worst], target_value=1000.0, samples=len(mine))
+    row = Row(
+        name=f"adversarial {prefix}{suffix}",
+        workload=f"{what}, {len(mine)} shapes, worst: {worst}",
+        p50_ms=statistics.median(mine.values()),
+        p99_ms=None,
+        target="≤ 1000 ms",
+        figure=mine[worst],
+        target_value=1000.0,
+        samples=len(mine),
+    )
     row.notes.append("per shape (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in mine.items()))
     worst_probe = max(during, key=during.__getitem__)
-    probe_row = Row(name=f"concurrent during {prefix}{suffix}", workload="small /after-turn to another session",
-                    p50_ms=statistics.median(during.values()), p99_ms=None, target="≤ 100 ms",
-                    figure=during[worst_probe], target_value=100.0, samples=len(during))
-    probe_row.notes.append("slowest overlapping request per shape (ms): "
-                           + ", ".join(f"{k} {v:.0f}" for k, v in during.items()))
+    probe_row = Row(
+        name=f"concurrent during {prefix}{suffix}",
+        workload="small /after-turn to another session",
+        p50_ms=statistics.median(during.values()),
+        p99_ms=None,
+        target="≤ 100 ms",
+        figure=during[worst_probe],
+        target_value=100.0,
+        samples=len(during),
+    )
+    probe_row.notes.append(
+        "slowest overlapping request per shape (ms): "
+        + ", ".join(f"{k} {v:.0f}" for k, v in during.items())
+    )
     return [row, probe_row]
 
 
 def _probe_note(row: Row, probe: _Probe) -> None:
     every = [(e - s) * 1000 for s, e in probe.samples]
     if every:
-        row.notes.append(f"every concurrent request of the run ({len(every)}): p50 {percentile(every, 50):.1f} ms, "
-                         f"p99 {percentile(every, 99):.1f} ms")
+        row.notes.append(
+            f"every concurrent request of the run ({len(every)}): p50 {percentile(every, 50):.1f} ms, "
+            f"p99 {percentile(every, 99):.1f} ms"
+        )

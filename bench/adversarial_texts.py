@@ -31,7 +31,9 @@ def _words(size: int) -> str:
 SHAPES: dict[str, Callable[[int], str]] = {
     # Minified code, package names and Java stack traces: long runs of dotted identifiers.
     "dotted_run": lambda n: _repeat("a.", n),
-    "java_trace": lambda n: _repeat("\tat com.example.orders.OrderServiceImpl.process(OrderServiceImpl.java:42)\n", n),
+    "java_trace": lambda n: _repeat(
+        "\tat com.example.orders.OrderServiceImpl.process(OrderServiceImpl.java:42)\n", n
+    ),
     "dashed_run": lambda n: _repeat("a-", n),
     "base64": lambda n: _random_base64(n, urlsafe=False),
     "base64_urlsafe": lambda n: _random_base64(n, urlsafe=True),

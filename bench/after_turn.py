@@ -34,7 +34,11 @@ NEW_PER_TURN = 4
 
 def _body(session_id: str, snapshot: list[Message], new: list[Message]) -> bytes:
     return encode(
-        {"sessionId": session_id, "messages": snapshot + new, "prePromptMessageCount": len(snapshot)}
+        {
+            "sessionId": session_id,
+            "messages": snapshot + new,
+            "prePromptMessageCount": len(snapshot),
+        }
     )
 
 
@@ -69,7 +73,11 @@ def latency(cfg: Config) -> Row:
                     response = client.post("/after-turn", content=body, headers=JSON_HEADERS)
                     samples.append((time.perf_counter() - started) * 1000)
                     result = check(response)
-                    if result["ingested"] != NEW_PER_TURN or result["duplicates"] != 0 or result["commit"].get("triggered"):
+                    if (
+                        result["ingested"] != NEW_PER_TURN
+                        or result["duplicates"] != 0
+                        or result["commit"].get("triggered")
+                    ):
                         bad += 1
                     snapshots[sid] = snapshots[sid] + new
     p50, p99 = summary(samples)
@@ -126,7 +134,9 @@ def throughput(cfg: Config) -> Row:
                 for turn in range(turns):
                     for sid in mine:
                         started = time.perf_counter()
-                        response = client.post("/after-turn", content=plans[sid][turn], headers=JSON_HEADERS)
+                        response = client.post(
+                            "/after-turn", content=plans[sid][turn], headers=JSON_HEADERS
+                        )
                         local.append((time.perf_counter() - started) * 1000)
                         result = check(response)
                         got += result["ingested"]
@@ -141,7 +151,9 @@ def throughput(cfg: Config) -> Row:
 
     with temp_dir("throughput") as tmp, Server(tmp, tmp / "bench.db", NO_AUTO_COMMIT_ENV) as server:
         threads = [
-            threading.Thread(target=client_thread, args=(server.base_url, ids[c::clients]), daemon=True)
+            threading.Thread(
+                target=client_thread, args=(server.base_url, ids[c::clients]), daemon=True
+            )
             for c in range(clients)
         ]
         for t in threads:
@@ -155,9 +167,13 @@ def throughput(cfg: Config) -> Row:
         wall = time.perf_counter() - began
         client_cpu = time.process_time() - client_cpu0
         server_cpu1 = server.cpu_seconds()
-        server_cpu = None if server_cpu0 is None or server_cpu1 is None else server_cpu1 - server_cpu0
+        server_cpu = (
+            None if server_cpu0 is None or server_cpu1 is None else server_cpu1 - server_cpu0
+        )
         with server.client() as client:
-            totals = {sid: check(client.get(f"/sessions/{sid}"))["totalMessageCount"] for sid in ids}
+            totals = {
+                sid: check(client.get(f"/sessions/{sid}"))["totalMessageCount"] for sid in ids
+            }
     rate = len(latencies) / wall if wall > 0 else 0.0
     exact = sum(1 for n in totals.values() if n == expected)
     stored = sum(totals.values())

@@ -33,7 +33,9 @@ BUDGET = 128000
 BATCH = 100  # messages per after-turn while building
 
 
-def _after_turn(client: httpx.Client, sid: str, snapshot: list[Message], new: list[Message]) -> None:
+def _after_turn(
+    client: httpx.Client, sid: str, snapshot: list[Message], new: list[Message]
+) -> None:
     body = {"sessionId": sid, "messages": snapshot + new, "prePromptMessageCount": len(snapshot)}
     result = check(client.post("/after-turn", content=encode(body), headers=JSON_HEADERS))
     if result["ingested"] != len(new):
@@ -50,7 +52,9 @@ def build_session(client: httpx.Client, sid: str, conv: Conversation) -> list[Me
             _after_turn(client, sid, snapshot, new)
             snapshot = snapshot + new
         if archive < ARCHIVES:
-            result = check(client.post(f"/sessions/{sid}/commit", json={"keepRecentCount": KEEP, "wait": True}))
+            result = check(
+                client.post(f"/sessions/{sid}/commit", json={"keepRecentCount": KEEP, "wait": True})
+            )
             status = (result.get("archive") or {}).get("status")
             if result["status"] != "accepted" or status != "completed":
                 raise RuntimeError(f"commit {archive + 1} did not complete: {result}")
@@ -68,10 +72,21 @@ def run(cfg: Config) -> list[Row]:
             view = check(client.get(f"/sessions/{sid}"))
             completed = sum(1 for a in view["archives"] if a["status"] == "completed")
             if view["totalMessageCount"] != TOTAL or completed != ARCHIVES:
-                raise RuntimeError(f"session not as planned: {view['totalMessageCount']} messages, {completed} completed archives")
+                raise RuntimeError(
+                    f"session not as planned: {view['totalMessageCount']} messages, {completed} completed archives"
+                )
             prompt = "Why does the worker retry forever when the upstream returns 429? Check src/jobs/tasks.py."
-            full = encode({"sessionId": sid, "messages": transcript, "tokenBudget": BUDGET, "prompt": prompt})
-            tail = encode({"sessionId": sid, "messages": transcript[-50:], "tokenBudget": BUDGET, "prompt": prompt})
+            full = encode(
+                {"sessionId": sid, "messages": transcript, "tokenBudget": BUDGET, "prompt": prompt}
+            )
+            tail = encode(
+                {
+                    "sessionId": sid,
+                    "messages": transcript[-50:],
+                    "tokenBudget": BUDGET,
+                    "prompt": prompt,
+                }
+            )
             rows = []
             last: dict = {}
             for label, body in (("host sends all 2,000", full), ("host sends last 50", tail)):

@@ -83,7 +83,9 @@ def measure_once(template: Path, workdir: Path, index: int, live: int) -> tuple[
         total_ms = (time.perf_counter() - started) * 1000
         # The split may move a few messages earlier so a tool call stays with its result.
         if not outcome.archived or not live - KEEP - 8 <= outcome.messages_archived <= live - KEEP:
-            raise RuntimeError(f"commit archived {outcome.messages_archived} of {live - KEEP}: {outcome}")
+            raise RuntimeError(
+                f"commit archived {outcome.messages_archived} of {live - KEEP}: {outcome}"
+            )
         return total_ms, inner_ms
     finally:
         engine.dispose()
@@ -91,7 +93,9 @@ def measure_once(template: Path, workdir: Path, index: int, live: int) -> tuple[
             Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-def measure(template: Path, workdir: Path, live: int, iterations: int) -> tuple[list[float], list[float]]:
+def measure(
+    template: Path, workdir: Path, live: int, iterations: int
+) -> tuple[list[float], list[float]]:
     measure_once(template, workdir, -1, live)  # warm imports and statement caches
     totals: list[float] = []
     inners: list[float] = []
@@ -131,6 +135,7 @@ def run(cfg: Config) -> list[Row]:
             growth[size] = summary(measure(grown, tmp, size, max(5, iterations // 4))[0])[0]
         if len(growth) > 1:
             row.notes.append(
-                "growth (p50 by live messages): " + " -> ".join(f"{n}: {fmt_ms(growth[n])} ms" for n in sorted(growth))
+                "growth (p50 by live messages): "
+                + " -> ".join(f"{n}: {fmt_ms(growth[n])} ms" for n in sorted(growth))
             )
     return [row]

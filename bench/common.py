@@ -118,7 +118,9 @@ def fmt_ms(value: float | None) -> str:
 def _figure(row: Row) -> str:
     if row.figure is None:
         return "-"
-    return f"{fmt_ms(row.figure)} {row.unit}" if row.unit == "ms" else f"{row.figure:.0f} {row.unit}"
+    return (
+        f"{fmt_ms(row.figure)} {row.unit}" if row.unit == "ms" else f"{row.figure:.0f} {row.unit}"
+    )
 
 
 def print_table(rows: list[Row]) -> None:
@@ -138,11 +140,16 @@ def print_table(rows: list[Row]) -> None:
         ]
         for r in rows
     ]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)
+    ]
     right = {2, 3, 4, 5, 7}
 
     def line(values: list[str]) -> str:
-        return "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths, strict=True))).rstrip()
+        return "  ".join(
+            v.rjust(w) if i in right else v.ljust(w)
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ).rstrip()
 
     print(line(headers))
     print(line(["-" * w for w in widths]))
@@ -188,7 +195,9 @@ NO_AUTO_COMMIT_ENV = {
 class Server:
     """``python -m app serve`` as a subprocess on a free loopback port."""
 
-    def __init__(self, workdir: Path, db_path: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, workdir: Path, db_path: Path, extra_env: dict[str, str] | None = None
+    ) -> None:
         self.workdir = workdir
         self.db_path = db_path
         self.port = free_port()
@@ -273,7 +282,9 @@ class Server:
 def check(response: httpx.Response) -> dict:
     """The JSON body of a 2xx response; raises with the body otherwise."""
     if response.status_code >= 300:
-        raise RuntimeError(f"{response.request.method} {response.request.url} -> {response.status_code}: {response.text[:500]}")
+        raise RuntimeError(
+            f"{response.request.method} {response.request.url} -> {response.status_code}: {response.text[:500]}"
+        )
     return response.json()
 
 

@@ -57,16 +57,50 @@ from bench.conversation_topics import (
 
 SESSIONS = 10
 TURNS_PER_SESSION = 30
-EN_NAMES = [("Caroline", "Melanie"), ("Jon", "Gina"), ("Audrey", "Andrew"), ("Maria", "Tom"), ("Evan", "Sam"),
-            ("Nora", "Felix"), ("Priya", "Daniel"), ("Grace", "Oliver")]
+EN_NAMES = [
+    ("Caroline", "Melanie"),
+    ("Jon", "Gina"),
+    ("Audrey", "Andrew"),
+    ("Maria", "Tom"),
+    ("Evan", "Sam"),
+    ("Nora", "Felix"),
+    ("Priya", "Daniel"),
+    ("Grace", "Oliver"),
+]
 ZH_NAMES = [("李娜", "王伟"), ("张敏", "刘洋"), ("陈静", "赵磊"), ("孙悦", "周强")]
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
-RELATIVE_OFFSETS = {"yesterday": 1, "last Saturday": None, "two days ago": 2, "last week": 7, "today": 0,
-                    "昨天": 1, "前天": 2, "上周": 7, "今天": 0, "三天前": 3}
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+RELATIVE_OFFSETS = {
+    "yesterday": 1,
+    "last Saturday": None,
+    "two days ago": 2,
+    "last week": 7,
+    "today": 0,
+    "昨天": 1,
+    "前天": 2,
+    "上周": 7,
+    "今天": 0,
+    "三天前": 3,
+}
 SPLITS = ("tune", "held-out")
-NEGATIVE_REPEATS = 2  # a topic comes back: each hard negative is said twice, in other sessions and company
-SMALL_TALK_SHARE = 0.35  # the chance of a small-talk sentence before a turn's own, and again after it
+NEGATIVE_REPEATS = (
+    2  # a topic comes back: each hard negative is said twice, in other sessions and company
+)
+SMALL_TALK_SHARE = (
+    0.35  # the chance of a small-talk sentence before a turn's own, and again after it
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +156,11 @@ def _said_day(said: datetime, expression: str) -> datetime:
 
 
 def _date_text(day: datetime, language: str) -> str:
-    return f"{day.day} {MONTHS[day.month - 1]} {day.year}" if language == "en" else f"{day.year}年{day.month}月{day.day}日"
+    return (
+        f"{day.day} {MONTHS[day.month - 1]} {day.year}"
+        if language == "en"
+        else f"{day.year}年{day.month}月{day.day}日"
+    )
 
 
 def _take(free: list[int], rng: random.Random, low: int, high: int) -> int | None:
@@ -135,7 +173,9 @@ def _take(free: list[int], rng: random.Random, low: int, high: int) -> int | Non
     return pick
 
 
-def _plant(topics: list[Topic], names: tuple[str, str], language: str, rng: random.Random) -> tuple[list[_Fact], list[_Planted]]:
+def _plant(
+    topics: list[Topic], names: tuple[str, str], language: str, rng: random.Random
+) -> tuple[list[_Fact], list[_Planted]]:
     """Facts in random turns (never the first or last two of a session), then each fact's hard
     negatives: wishes before it, follow-ups and the friend's questions after it, the rest anywhere."""
     total = SESSIONS * TURNS_PER_SESSION
@@ -147,20 +187,30 @@ def _plant(topics: list[Topic], names: tuple[str, str], language: str, rng: rand
         assert position is not None
         who = rng.randrange(2)
         value = rng.choice(topic.values)
-        relative = rng.choice(EN_DAYS if language == "en" else ZH_DAYS) if rng.random() < 0.6 else None
+        relative = (
+            rng.choice(EN_DAYS if language == "en" else ZH_DAYS) if rng.random() < 0.6 else None
+        )
         body = topic.statement.format(x=value)
-        text = (f"{relative} {body}" if language == "en" else f"{relative}{body}") if relative else body
+        text = (
+            (f"{relative} {body}" if language == "en" else f"{relative}{body}")
+            if relative
+            else body
+        )
         facts.append(_Fact(number, position, who, value, relative))
         planted.append(_Planted(position, who, text, "fact"))
     for fact in facts:
         others = [v for v in topics[fact.number].values if v != fact.value]
         for negative in [n for n in topics[fact.number].negatives for _ in range(NEGATIVE_REPEATS)]:
-            low, high = {"before": (0, fact.position), "after": (fact.position + 1, total)}.get(negative.when, (0, total))
+            low, high = {"before": (0, fact.position), "after": (fact.position + 1, total)}.get(
+                negative.when, (0, total)
+            )
             position = _take(free, rng, low, high)
             if position is None:
                 continue  # a wish before a fact of the first turns: left out rather than out of order
             speaker = fact.speaker if negative.by == "self" else 1 - fact.speaker
-            text = negative.text.format(y=rng.choice(others), s=names[fact.speaker], o=names[1 - speaker])
+            text = negative.text.format(
+                y=rng.choice(others), s=names[fact.speaker], o=names[1 - speaker]
+            )
             planted.append(_Planted(position, speaker, text, "negative"))
     return facts, planted
 
@@ -169,7 +219,9 @@ def build_conversation(index: int, language: str, rng: random.Random) -> Convers
     names = EN_NAMES[index] if language == "en" else ZH_NAMES[index]
     topics, filler = (EN_TOPICS, EN_FILLER) if language == "en" else (ZH_TOPICS, ZH_FILLER)
     conv = Conversation(f"{language}{index}", language, names, SPLITS[index % 2])
-    start = datetime(2023, 3, 1, 9, 0, tzinfo=UTC) + timedelta(days=37 * index + (0 if language == "en" else 11))
+    start = datetime(2023, 3, 1, 9, 0, tzinfo=UTC) + timedelta(
+        days=37 * index + (0 if language == "en" else 11)
+    )
     facts, planted = _plant(topics, names, language, rng)
     by_position = {p.position: p for p in planted}
     position = 0
@@ -179,16 +231,24 @@ def build_conversation(index: int, language: str, rng: random.Random) -> Convers
             speaker, kind = turn % 2, "filler"
             text = rng.choice(filler).format(o=names[1 - speaker])
             if position in by_position:
-                speaker, text, kind = by_position[position].speaker, by_position[position].text, by_position[position].kind
+                speaker, text, kind = (
+                    by_position[position].speaker,
+                    by_position[position].text,
+                    by_position[position].kind,
+                )
             text = _with_small_talk(text, filler, names[1 - speaker], language, rng)
             at = day + timedelta(minutes=2 * turn)
-            conv.turns.append(Turn(position, session, names[speaker], f"{names[speaker]}: {text}", at, kind))
+            conv.turns.append(
+                Turn(position, session, names[speaker], f"{names[speaker]}: {text}", at, kind)
+            )
             position += 1
     _questions(conv, topics, facts, rng)
     return conv
 
 
-def _with_small_talk(text: str, filler: list[str], listener: str, language: str, rng: random.Random) -> str:
+def _with_small_talk(
+    text: str, filler: list[str], listener: str, language: str, rng: random.Random
+) -> str:
     """A turn of one to three sentences: people rarely say one thing at a time, so a fact shares its
     turn with small talk as often as not (and its vector carries both)."""
     before = [rng.choice(filler).format(o=listener)] if rng.random() < SMALL_TALK_SHARE else []
@@ -198,18 +258,35 @@ def _with_small_talk(text: str, filler: list[str], listener: str, language: str,
     return joiner.join(s if s[-1] in "?!.？！。" else s + end for s in [*before, text, *after])
 
 
-def _questions(conv: Conversation, topics: list[Topic], facts: list[_Fact], rng: random.Random) -> None:
+def _questions(
+    conv: Conversation, topics: list[Topic], facts: list[_Fact], rng: random.Random
+) -> None:
     names = conv.speakers
     for fact in facts:
         topic, speaker = topics[fact.number], names[fact.speaker]
         qid = f"{conv.id}-f{fact.number}"
         evidence = (fact.position,)
-        conv.questions.append(Question(qid + "-single", "single-hop", topic.question.format(s=speaker), evidence))
-        conv.questions.append(Question(qid + "-para", "paraphrase", topic.paraphrase.format(s=speaker), evidence))
-        conv.questions.append(Question(qid + "-adv", "adversarial", topic.question.format(s=names[1 - fact.speaker]), evidence))
+        conv.questions.append(
+            Question(qid + "-single", "single-hop", topic.question.format(s=speaker), evidence)
+        )
+        conv.questions.append(
+            Question(qid + "-para", "paraphrase", topic.paraphrase.format(s=speaker), evidence)
+        )
+        conv.questions.append(
+            Question(
+                qid + "-adv",
+                "adversarial",
+                topic.question.format(s=names[1 - fact.speaker]),
+                evidence,
+            )
+        )
         if fact.relative is not None:
             day = _date_text(_said_day(conv.turns[fact.position].at, fact.relative), conv.language)
-            text = f"What did {speaker} do on {day}?" if conv.language == "en" else f"{speaker}{day}做了什么？"
+            text = (
+                f"What did {speaker} do on {day}?"
+                if conv.language == "en"
+                else f"{speaker}{day}做了什么？"
+            )
             conv.questions.append(Question(qid + "-time", "temporal", text, evidence))
     for who in (0, 1):
         mine = [f for f in facts if f.speaker == who]
@@ -218,10 +295,15 @@ def _questions(conv: Conversation, topics: list[Topic], facts: list[_Fact], rng:
             qa, qb = (topics[f.number].question.format(s=names[who]) for f in (a, b))
             joiner = " And " if conv.language == "en" else "另外，"
             evidence = tuple(sorted((a.position, b.position)))
-            conv.questions.append(Question(f"{conv.id}-m{a.number}-{b.number}", "multi-hop", qa + joiner + qb, evidence))
+            conv.questions.append(
+                Question(
+                    f"{conv.id}-m{a.number}-{b.number}", "multi-hop", qa + joiner + qb, evidence
+                )
+            )
 
 
 def build_dataset(seed: int = 20231) -> list[Conversation]:
     rng = random.Random(seed)
-    return ([build_conversation(i, "en", rng) for i in range(len(EN_NAMES))]
-            + [build_conversation(i, "zh", rng) for i in range(len(ZH_NAMES))])
+    return [build_conversation(i, "en", rng) for i in range(len(EN_NAMES))] + [
+        build_conversation(i, "zh", rng) for i in range(len(ZH_NAMES))
+    ]

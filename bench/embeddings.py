@@ -29,7 +29,9 @@ from bench.common import REPO_ROOT, Config, Row, Server, check, fmt_ms, summary,
 from bench.memory_search import synthetic_memory, unique_queries
 
 TARGET_RSS_MB = 600
-RECALL_TARGET_MS = 25  # quality.md, /assemble tool_loop with recall (the query embedding is part of it)
+RECALL_TARGET_MS = (
+    25  # quality.md, /assemble tool_loop with recall (the query embedding is part of it)
+)
 LONG_TURN = (
     "We are still seeing intermittent 502s from the checkout service after yesterday's deploy to "
     "web-0412.prod.internal. The retry loop in src/jobs/tasks.py backs off, but the upstream keeps "
@@ -78,7 +80,10 @@ sys.stdout.write(json.dumps({
 }) + "\\n")
 """
 # Diagnostic probes: the OpenMP settings of the engine (read when it loads, so only in a new process).
-OMP_VARIANTS = {"OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"}, "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"}}
+OMP_VARIANTS = {
+    "OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"},
+    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+}
 PASSAGE_PROBE = (
     "On 2025-03-14 the billing deploy to web-0412.prod.internal failed with E4417; it was rolled back "
     "after 12 minutes. 用户偏好简短的回答。"
@@ -88,8 +93,14 @@ PASSAGE_PROBE = (
 def _run_probe(extra_env: dict[str, str] | None = None) -> dict[str, float]:
     started = time.perf_counter()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
-    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=300, env={**env, "PYTHONPATH": str(REPO_ROOT), **(extra_env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "PYTHONPATH": str(REPO_ROOT), **(extra_env or {})},
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"probe failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -106,8 +117,9 @@ async def _time_each(calls: list[Callable[[], Awaitable[object]]]) -> list[float
     return samples
 
 
-async def _in_process(embedder: LocalE5Embedder, queries: list[str], longs: list[str], batches: list[list[str]]
-                      ) -> tuple[list[float], list[float], list[float]]:
+async def _in_process(
+    embedder: LocalE5Embedder, queries: list[str], longs: list[str], batches: list[list[str]]
+) -> tuple[list[float], list[float], list[float]]:
     await embedder.embed_queries(["warm-up query"])
     query_ms = await _time_each([lambda q=q: embedder.embed_queries([q]) for q in queries])
     long_ms = await _time_each([lambda q=q: embedder.embed_queries([q]) for q in longs])
@@ -126,7 +138,16 @@ def _server_rss(tmp: Path, writes: int) -> tuple[float | None, float | None, flo
         started = time.perf_counter()
         for i in range(writes):
             memory = synthetic_memory(10_000 + i, rng)
-            check(client.post("/memories", json={"content": memory.content, "category": memory.category, "title": memory.title}))
+            check(
+                client.post(
+                    "/memories",
+                    json={
+                        "content": memory.content,
+                        "category": memory.category,
+                        "title": memory.title,
+                    },
+                )
+            )
             check(client.post("/memories/search", json={"query": f"{memory.title} {i}"}))
         used_s = time.perf_counter() - started
         time.sleep(1.0)
@@ -141,7 +162,10 @@ def run(cfg: Config) -> list[Row]:
     queries = unique_queries(cfg.pick(100, 30), seed=99)
     longs = [f"{LONG_TURN} ({i})" for i in range(cfg.pick(10, 5))]
     rng = random.Random(11)
-    texts = [synthetic_memory(rng.randrange(1 << 30), rng).content for _ in range(LOCAL_BATCH_SIZE * cfg.pick(4, 2))]
+    texts = [
+        synthetic_memory(rng.randrange(1 << 30), rng).content
+        for _ in range(LOCAL_BATCH_SIZE * cfg.pick(4, 2))
+    ]
     batches = [texts[i : i + LOCAL_BATCH_SIZE] for i in range(0, len(texts), LOCAL_BATCH_SIZE)]
     query_ms, long_ms, batch_ms = asyncio.run(_in_process(embedder, queries, longs, batches))
     with temp_dir("embeddings") as tmp:
@@ -151,12 +175,22 @@ def run(cfg: Config) -> list[Row]:
 
     load = [p["load_ms"] for p in probes]
     l50, _ = summary(load)
-    row = Row(name="embeddings: model load", workload=f"LocalE5Embedder().load() in a fresh interpreter ({LOCAL_MODEL_ID})",
-              p50_ms=l50, p99_ms=None, target="-", figure=l50, target_value=None, samples=len(load))
+    row = Row(
+        name="embeddings: model load",
+        workload=f"LocalE5Embedder().load() in a fresh interpreter ({LOCAL_MODEL_ID})",
+        p50_ms=l50,
+        p99_ms=None,
+        target="-",
+        figure=l50,
+        target_value=None,
+        samples=len(load),
+    )
     row.notes.append(
-        "per probe: " + "; ".join(
+        "per probe: "
+        + "; ".join(
             f"import {fmt_ms(p['import_ms'])} ms, load {fmt_ms(p['load_ms'])} ms, first query {fmt_ms(p['first_query_ms'])} ms, "
-            f"whole process {p['process_ms'] / 1000:.1f} s" for p in probes
+            f"whole process {p['process_ms'] / 1000:.1f} s"
+            for p in probes
         )
     )
     p = probes[-1]
@@ -167,8 +201,16 @@ def run(cfg: Config) -> list[Row]:
     rows.append(row)
 
     q50, q99 = summary(query_ms)
-    row = Row(name="embeddings: one query", workload="embed_queries([text]), 6-12 words, every text new",
-              p50_ms=q50, p99_ms=q99, target="-", figure=q50, target_value=None, samples=len(query_ms))
+    row = Row(
+        name="embeddings: one query",
+        workload="embed_queries([text]), 6-12 words, every text new",
+        p50_ms=q50,
+        p99_ms=q99,
+        target="-",
+        figure=q50,
+        target_value=None,
+        samples=len(query_ms),
+    )
     row.notes.append(
         f"the p50 is {q50 / RECALL_TARGET_MS:.0%} of the {RECALL_TARGET_MS} ms budget of /assemble tool_loop with recall; "
         f"a long user turn ({len(LONG_TURN)} chars, English + Chinese) takes p50 {fmt_ms(summary(long_ms)[0])} ms "
@@ -176,7 +218,8 @@ def run(cfg: Config) -> list[Row]:
     )
     row.notes.append(
         "diagnostic, 20 queries in fresh interpreters (p50 ms): default OpenMP settings "
-        + ", ".join(fmt_ms(p["query_p50_ms"]) for p in probes) + "; "
+        + ", ".join(fmt_ms(p["query_p50_ms"]) for p in probes)
+        + "; "
         + "; ".join(f"{label} {fmt_ms(p['query_p50_ms'])}" for label, p in omp.items())
         + " (the engine's threads spin while waiting; a busy machine slows the default most)"
     )
@@ -185,22 +228,40 @@ def run(cfg: Config) -> list[Row]:
     b50, b99 = summary(batch_ms)
     rate = len(texts) / (sum(batch_ms) / 1000)
     chars = sum(len(t) for t in texts) / len(texts)
-    row = Row(name="embeddings: passages", workload=f"embed_passages, batches of {LOCAL_BATCH_SIZE} memory texts (~{chars:.0f} chars)",
-              p50_ms=b50, p99_ms=b99, target="-", figure=rate, target_value=None, higher_is_better=True,
-              samples=len(batch_ms), unit="passages/s")
-    row.notes.append(f"p50/p99 are per batch of {LOCAL_BATCH_SIZE}; {len(texts)} passages in {sum(batch_ms) / 1000:.1f} s")
+    row = Row(
+        name="embeddings: passages",
+        workload=f"embed_passages, batches of {LOCAL_BATCH_SIZE} memory texts (~{chars:.0f} chars)",
+        p50_ms=b50,
+        p99_ms=b99,
+        target="-",
+        figure=rate,
+        target_value=None,
+        higher_is_better=True,
+        samples=len(batch_ms),
+        unit="passages/s",
+    )
+    row.notes.append(
+        f"p50/p99 are per batch of {LOCAL_BATCH_SIZE}; {len(texts)} passages in {sum(batch_ms) / 1000:.1f} s"
+    )
     rows.append(row)
 
     known = [v for v in (idle, used) if v is not None]
     figure = max(known) if known else None
-    row = Row(name="memory footprint", workload="idle `python -m app serve`, local model loaded and used",
-              p50_ms=None, p99_ms=None, target=f"<={TARGET_RSS_MB} MB RSS", figure=figure, target_value=TARGET_RSS_MB,
-              unit="MB")
+    row = Row(
+        name="memory footprint",
+        workload="idle `python -m app serve`, local model loaded and used",
+        p50_ms=None,
+        p99_ms=None,
+        target=f"<={TARGET_RSS_MB} MB RSS",
+        figure=figure,
+        target_value=TARGET_RSS_MB,
+        unit="MB",
+    )
     row.notes.append(
         f"VmRSS (MB) once healthy {idle:.0f}, after {writes} POST /memories + {writes} POST /memories/search "
         f"({used_s:.1f} s) {used:.0f}; peak (VmHWM) {hwm:.0f}; figure = the larger idle value"
-        if idle is not None and used is not None and hwm is not None else "VmRSS unavailable (no /proc)"
+        if idle is not None and used is not None and hwm is not None
+        else "VmRSS unavailable (no /proc)"
     )
     rows.append(row)
     return rows
-

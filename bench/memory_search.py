@@ -74,31 +74,93 @@ QUERIES = [
 # --------------------------------------------------------------------------- synthetic memories
 
 _SERVICES = [
-    "billing", "checkout", "auth", "search", "payments", "inventory", "notifications", "reporting",
-    "gateway", "scheduler", "ledger", "catalog", "shipping", "analytics", "webhooks", "exports",
+    "billing",
+    "checkout",
+    "auth",
+    "search",
+    "payments",
+    "inventory",
+    "notifications",
+    "reporting",
+    "gateway",
+    "scheduler",
+    "ledger",
+    "catalog",
+    "shipping",
+    "analytics",
+    "webhooks",
+    "exports",
 ]
-_SERVICES_ZH = ["支付服务", "订单服务", "用户中心", "搜索服务", "消息推送", "报表系统", "网关", "库存服务"]
+_SERVICES_ZH = [
+    "支付服务",
+    "订单服务",
+    "用户中心",
+    "搜索服务",
+    "消息推送",
+    "报表系统",
+    "网关",
+    "库存服务",
+]
 _PEOPLE = [
-    "Alice Chen", "Bob Martin", "Carla Diaz", "Deepak Rao", "Elena Petrova", "Farid Haddad",
-    "Grace Kim", "Hiro Tanaka", "Ines Duarte", "Jonas Weber", "Kemi Adeyemi", "Liu Yang",
-    "Marta Nowak", "Nadia Hassan", "Omar Farouk", "Priya Nair",
+    "Alice Chen",
+    "Bob Martin",
+    "Carla Diaz",
+    "Deepak Rao",
+    "Elena Petrova",
+    "Farid Haddad",
+    "Grace Kim",
+    "Hiro Tanaka",
+    "Ines Duarte",
+    "Jonas Weber",
+    "Kemi Adeyemi",
+    "Liu Yang",
+    "Marta Nowak",
+    "Nadia Hassan",
+    "Omar Farouk",
+    "Priya Nair",
 ]
 _PEOPLE_ZH = ["王磊", "李娜", "张伟", "陈静", "刘洋", "赵敏"]
 _TEAMS = ["platform", "payments", "growth", "data", "infra", "mobile", "security", "search"]
 _TEAMS_ZH = ["基础架构", "支付", "数据平台", "移动端", "安全"]
-_ROLES = ["tech lead", "on-call owner", "product manager", "SRE", "staff engineer", "engineering manager"]
+_ROLES = [
+    "tech lead",
+    "on-call owner",
+    "product manager",
+    "SRE",
+    "staff engineer",
+    "engineering manager",
+]
 _TOOL_PAIRS = [
-    ("neovim", "VS Code"), ("pytest", "unittest"), ("ruff", "flake8"), ("uv", "pip"), ("tmux", "screen"),
-    ("fish", "bash"), ("Postgres", "MySQL"), ("Terraform", "Pulumi"), ("ripgrep", "grep"),
-    ("Docker Compose", "Kubernetes"), ("JetBrains PyCharm", "Sublime Text"), ("httpx", "requests"),
+    ("neovim", "VS Code"),
+    ("pytest", "unittest"),
+    ("ruff", "flake8"),
+    ("uv", "pip"),
+    ("tmux", "screen"),
+    ("fish", "bash"),
+    ("Postgres", "MySQL"),
+    ("Terraform", "Pulumi"),
+    ("ripgrep", "grep"),
+    ("Docker Compose", "Kubernetes"),
+    ("JetBrains PyCharm", "Sublime Text"),
+    ("httpx", "requests"),
 ]
 _TASKS = [
-    "Python work", "code review", "infrastructure changes", "quick scripts", "data analysis",
-    "debugging", "writing docs", "database migrations",
+    "Python work",
+    "code review",
+    "infrastructure changes",
+    "quick scripts",
+    "data analysis",
+    "debugging",
+    "writing docs",
+    "database migrations",
 ]
 _STYLES = [
-    "short bullet points", "code first and the explanation after", "no emojis", "British spelling",
-    "links to the official docs", "a one-line summary at the top",
+    "short bullet points",
+    "code first and the explanation after",
+    "no emojis",
+    "British spelling",
+    "links to the official docs",
+    "a one-line summary at the top",
 ]
 _CAUSES = [
     ("a missing index on the orders table", "adding the index"),
@@ -111,8 +173,11 @@ _CAUSES = [
     ("DNS caching in the sidecar", "lowering the DNS TTL"),
 ]
 _CAUSES_ZH = [
-    ("数据库连接池耗尽", "把连接池调大"), ("证书过期", "更新证书"), ("配置文件写错了", "回滚配置"),
-    ("磁盘空间不足", "清理日志"), ("缓存没有失效", "手动刷新缓存"),
+    ("数据库连接池耗尽", "把连接池调大"),
+    ("证书过期", "更新证书"),
+    ("配置文件写错了", "回滚配置"),
+    ("磁盘空间不足", "清理日志"),
+    ("缓存没有失效", "手动刷新缓存"),
 ]
 _TASKS_ZH = ["写单元测试", "做代码评审", "整理周报", "排查线上问题", "写部署脚本"]
 _STYLES_ZH = ["先给结论", "用中文回答", "代码加注释", "少用术语"]
@@ -158,48 +223,83 @@ def synthetic_memory(topic: int, rng: random.Random, code: str | None = None) ->
     if kind == 0:
         good, bad = t.choice(_TOOL_PAIRS)
         task, style = t.choice(_TASKS), t.choice(_STYLES)
-        return SyntheticMemory("preferences", f"Prefers {good} for {task}",
-                               f"The user prefers {good} over {bad} for {task} and wants answers with {style}.")
+        return SyntheticMemory(
+            "preferences",
+            f"Prefers {good} for {task}",
+            f"The user prefers {good} over {bad} for {task} and wants answers with {style}.",
+        )
     if kind == 1:
         task, style = t.choice(_TASKS_ZH), t.choice(_STYLES_ZH)
-        return SyntheticMemory("preferences", f"偏好：{task}",
-                               f"用户{task}时喜欢{style}，不喜欢长篇大论；偏好在 {rng.choice(_REGIONS)} 的环境里测试。")
+        return SyntheticMemory(
+            "preferences",
+            f"偏好：{task}",
+            f"用户{task}时喜欢{style}，不喜欢长篇大论；偏好在 {rng.choice(_REGIONS)} 的环境里测试。",
+        )
     if kind == 2:
-        return SyntheticMemory("entities", f"{person} ({team})",
-                               f"{person} is the {t.choice(_ROLES)} of the {team} team and owns the {svc} service; "
-                               f"escalations go to #{team}-oncall.")
+        return SyntheticMemory(
+            "entities",
+            f"{person} ({team})",
+            f"{person} is the {t.choice(_ROLES)} of the {team} team and owns the {svc} service; "
+            f"escalations go to #{team}-oncall.",
+        )
     if kind == 3:
         host = _host(rng)
-        return SyntheticMemory("entities", f"Host {host}",
-                               f"Host {host} runs the {svc} service in {rng.choice(_REGIONS)}; it has {rng.choice([8, 16, 32, 64])} GB "
-                               f"of memory and is patched every {t.choice(['Monday', 'Wednesday', 'Friday'])}.")
+        return SyntheticMemory(
+            "entities",
+            f"Host {host}",
+            f"Host {host} runs the {svc} service in {rng.choice(_REGIONS)}; it has {rng.choice([8, 16, 32, 64])} GB "
+            f"of memory and is patched every {t.choice(['Monday', 'Wednesday', 'Friday'])}.",
+        )
     if kind == 4:
         when, host, err = _day(rng), _host(rng), code or _code(rng)
-        return SyntheticMemory("events", f"{svc} deploy failed on {when.isoformat()}",
-                               f"On {when.isoformat()} the {svc} deploy to {host} failed with {err}; "
-                               f"it was rolled back after {rng.randint(3, 90)} minutes.", days_ago)
+        return SyntheticMemory(
+            "events",
+            f"{svc} deploy failed on {when.isoformat()}",
+            f"On {when.isoformat()} the {svc} deploy to {host} failed with {err}; "
+            f"it was rolled back after {rng.randint(3, 90)} minutes.",
+            days_ago,
+        )
     if kind == 5:
         when, host, svc_zh = _day(rng), _host(rng), t.choice(_SERVICES_ZH)
-        return SyntheticMemory("events", f"{svc_zh}部署失败",
-                               f"{when.year}年{when.month}月{when.day}日，{svc_zh}在 {host} 上部署失败，错误码 {_code(rng)}，"
-                               f"{rng.randint(3, 90)} 分钟后回滚。", days_ago)
+        return SyntheticMemory(
+            "events",
+            f"{svc_zh}部署失败",
+            f"{when.year}年{when.month}月{when.day}日，{svc_zh}在 {host} 上部署失败，错误码 {_code(rng)}，"
+            f"{rng.randint(3, 90)} 分钟后回滚。",
+            days_ago,
+        )
     if kind == 6:
         old, new = t.sample(_LANGS, 2)
-        return SyntheticMemory("events", f"Migrated {svc} to {new}",
-                               f"In {_day(rng).strftime('%B %Y')} the user's team migrated the {svc} service from {old} to {new}; "
-                               f"{person} reviewed the rollout.", days_ago)
+        return SyntheticMemory(
+            "events",
+            f"Migrated {svc} to {new}",
+            f"In {_day(rng).strftime('%B %Y')} the user's team migrated the {svc} service from {old} to {new}; "
+            f"{person} reviewed the rollout.",
+            days_ago,
+        )
     if kind == 7:
         cause, fix = t.choice(_CAUSES)
-        return SyntheticMemory("cases", f"{svc}: {_code(rng)} on {_host(rng)}",
-                               f"Case: the {svc} service returned errors because of {cause}; fixed by {fix}. "
-                               f"Seen on {_host(rng)} with {_code(rng)}.", days_ago)
+        return SyntheticMemory(
+            "cases",
+            f"{svc}: {_code(rng)} on {_host(rng)}",
+            f"Case: the {svc} service returned errors because of {cause}; fixed by {fix}. "
+            f"Seen on {_host(rng)} with {_code(rng)}.",
+            days_ago,
+        )
     if kind == 8:
         cause, fix = t.choice(_CAUSES_ZH)
-        return SyntheticMemory("cases", f"{t.choice(_SERVICES_ZH)}故障",
-                               f"{t.choice(_SERVICES_ZH)}报错的原因是{cause}，解决办法是{fix}。主机 {_host(rng)}。", days_ago)
+        return SyntheticMemory(
+            "cases",
+            f"{t.choice(_SERVICES_ZH)}故障",
+            f"{t.choice(_SERVICES_ZH)}报错的原因是{cause}，解决办法是{fix}。主机 {_host(rng)}。",
+            days_ago,
+        )
     person_zh, team_zh = t.choice(_PEOPLE_ZH), t.choice(_TEAMS_ZH)
-    return SyntheticMemory("entities", f"{person_zh}（{team_zh}）",
-                           f"{person_zh}是{team_zh}团队的负责人，负责 {svc} 服务，值班时优先联系。")
+    return SyntheticMemory(
+        "entities",
+        f"{person_zh}（{team_zh}）",
+        f"{person_zh}是{team_zh}团队的负责人，负责 {svc} 服务，值班时优先联系。",
+    )
 
 
 def synthetic_experience(topic: int, rng: random.Random) -> SyntheticMemory:
@@ -211,19 +311,32 @@ def synthetic_experience(topic: int, rng: random.Random) -> SyntheticMemory:
     if kind == 0:
         title = f"Deploying {svc} with a database migration"
         situation = f"Deploying the {svc} service while a schema migration is pending"
-        approach = [f"Run the migration on a staging copy first ({_host(rng)})", "Deploy behind a feature flag",
-                    "Watch the error rate for 10 minutes before widening"]
-        reflect = [f"A previous rollout failed because of {cause}", "Always keep the rollback command ready"]
+        approach = [
+            f"Run the migration on a staging copy first ({_host(rng)})",
+            "Deploy behind a feature flag",
+            "Watch the error rate for 10 minutes before widening",
+        ]
+        reflect = [
+            f"A previous rollout failed because of {cause}",
+            "Always keep the rollback command ready",
+        ]
     elif kind == 1:
         title = f"Debugging flaky {svc} tests"
         situation = f"The {svc} test suite fails intermittently on CI"
-        approach = ["Re-run the failing test alone with -p no:randomly", f"Check for {cause}",
-                    "Add the missing await or lock"]
+        approach = [
+            "Re-run the failing test alone with -p no:randomly",
+            f"Check for {cause}",
+            "Add the missing await or lock",
+        ]
         reflect = [f"The real fix was {fix}", "Do not just add retries to the test"]
     elif kind == 2:
         title = f"Rotating credentials for {svc}"
         situation = f"Credentials of the {svc} service expire or leak"
-        approach = ["Create the new secret in the vault", "Roll the pods one by one", "Revoke the old secret last"]
+        approach = [
+            "Create the new secret in the vault",
+            "Roll the pods one by one",
+            "Revoke the old secret last",
+        ]
         reflect = [f"Last time {_code(rng)} appeared because the old secret was revoked first"]
     else:
         title = f"修复{t.choice(_SERVICES_ZH)}超时"
@@ -231,14 +344,19 @@ def synthetic_experience(topic: int, rng: random.Random) -> SyntheticMemory:
         approach = ["先看网关日志", "检查数据库慢查询", f"确认{t.choice(_CAUSES_ZH)[0]}"]
         reflect = ["不要直接重启服务", "修复后补充监控告警"]
     content = (
-        "## Situation\n" + f"- {situation}\n"
-        + "## Approach\n" + "".join(f"- {step}\n" for step in approach)
-        + "## Reflect\n" + "".join(f"- {line}\n" for line in reflect)
+        "## Situation\n"
+        + f"- {situation}\n"
+        + "## Approach\n"
+        + "".join(f"- {step}\n" for step in approach)
+        + "## Reflect\n"
+        + "".join(f"- {line}\n" for line in reflect)
     )
     return SyntheticMemory("experiences", title, content.rstrip("\n"))
 
 
-def user_corpus(count: int, seed: int, topics: int | None = None, planted: int = 0) -> tuple[list[SyntheticMemory], list[int]]:
+def user_corpus(
+    count: int, seed: int, topics: int | None = None, planted: int = 0
+) -> tuple[list[SyntheticMemory], list[int]]:
     """``count`` user memories and the topic of each; ``topics`` limits the distinct topics (None:
     every memory its own); ``planted`` memories, evenly spread, carry ``PLANTED_CODE``."""
     rng = random.Random(seed)
@@ -254,21 +372,32 @@ def user_corpus(count: int, seed: int, topics: int | None = None, planted: int =
 
 # --------------------------------------------------------------------------- vectors and inserts
 
+
 def random_unit_vectors(count: int, rng: np.random.Generator) -> np.ndarray:
     matrix = rng.standard_normal((count, LOCAL_DIMENSIONS), dtype=np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix
 
 
-def near_vectors(prototypes: np.ndarray, topic_ids: list[int], rng: np.random.Generator, sigma: float = 0.017) -> np.ndarray:
+def near_vectors(
+    prototypes: np.ndarray, topic_ids: list[int], rng: np.random.Generator, sigma: float = 0.017
+) -> np.ndarray:
     """Unit vectors around the prototype of each topic (cosine about 0.95 to it at the default)."""
-    matrix = prototypes[np.asarray(topic_ids)] + rng.normal(0.0, sigma, (len(topic_ids), prototypes.shape[1])).astype(np.float32)
+    matrix = prototypes[np.asarray(topic_ids)] + rng.normal(
+        0.0, sigma, (len(topic_ids), prototypes.shape[1])
+    ).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix
 
 
-def insert_memories(uow: UnitOfWork, owner: tuple[str, str], items: list[SyntheticMemory], vectors: np.ndarray,
-                    rng: random.Random, now: datetime) -> None:
+def insert_memories(
+    uow: UnitOfWork,
+    owner: tuple[str, str],
+    items: list[SyntheticMemory],
+    vectors: np.ndarray,
+    rng: random.Random,
+    now: datetime,
+) -> None:
     """Bulk insert: memory and chunk rows, the word index and the vectors, ``INSERT_BATCH`` a transaction."""
     partition = owner_key(TENANT, owner)
     for start in range(0, len(items), INSERT_BATCH):
@@ -279,21 +408,47 @@ def insert_memories(uow: UnitOfWork, owner: tuple[str, str], items: list[Synthet
                 memory_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
                 chunk_id = next_id + offset
                 created = now - timedelta(days=rng.uniform(0, 400))
-                memories.append({
-                    "id": memory_id, "tenant_id": TENANT, "owner_kind": owner[0], "owner_id": owner[1],
-                    "uri": memory_uri(item.category, owner, item.title, memory_id), "category": item.category,
-                    "title": item.title, "abstract": one_line(item.content), "content": item.content,
-                    "confidence": 1.0, "sensitivity": "allowed", "priority": 0, "version": 1,
-                    "source_json": '{"kind": "api"}', "embedding_model": LOCAL_MODEL_ID, "superseded_by": None,
-                    "expires_at": None,
-                    "observed_at": now - timedelta(days=item.days_ago) if item.days_ago is not None else None,
-                    "created_at": created, "updated_at": created,
-                })
-                chunks.append({"id": chunk_id, "tenant_id": TENANT, "memory_id": memory_id, "chunk_index": 0,
-                               "text": item.content, "embedding_model": LOCAL_MODEL_ID})
+                memories.append(
+                    {
+                        "id": memory_id,
+                        "tenant_id": TENANT,
+                        "owner_kind": owner[0],
+                        "owner_id": owner[1],
+                        "uri": memory_uri(item.category, owner, item.title, memory_id),
+                        "category": item.category,
+                        "title": item.title,
+                        "abstract": one_line(item.content),
+                        "content": item.content,
+                        "confidence": 1.0,
+                        "sensitivity": "allowed",
+                        "priority": 0,
+                        "version": 1,
+                        "source_json": '{"kind": "api"}',
+                        "embedding_model": LOCAL_MODEL_ID,
+                        "superseded_by": None,
+                        "expires_at": None,
+                        "observed_at": now - timedelta(days=item.days_ago)
+                        if item.days_ago is not None
+                        else None,
+                        "created_at": created,
+                        "updated_at": created,
+                    }
+                )
+                chunks.append(
+                    {
+                        "id": chunk_id,
+                        "tenant_id": TENANT,
+                        "memory_id": memory_id,
+                        "chunk_index": 0,
+                        "text": item.content,
+                        "embedding_model": LOCAL_MODEL_ID,
+                    }
+                )
                 # index_text reads the memory's title and the times its days are resolved against
                 row = memories[-1]
-                view = SimpleNamespace(title=item.title, observed_at=row["observed_at"], created_at=row["created_at"])
+                view = SimpleNamespace(
+                    title=item.title, observed_at=row["observed_at"], created_at=row["created_at"]
+                )
                 words.append((chunk_id, index_text(view, item.content)))  # type: ignore[arg-type]
                 vecs.append((chunk_id, partition, vectors[start + offset].tolist()))
             db.execute(insert(Memory), memories)
@@ -304,7 +459,10 @@ def insert_memories(uow: UnitOfWork, owner: tuple[str, str], items: list[Synthet
 
 def open_uow(path: Path, *, build: bool = False) -> UnitOfWork:
     """A unit of work on ``path``: the service's settings, or ``synchronous=NORMAL`` to build."""
-    settings = Settings(database_url=f"sqlite:///{path}", **({"db": {"sqlite_synchronous": "NORMAL"}} if build else {}))
+    settings = Settings(
+        database_url=f"sqlite:///{path}",
+        **({"db": {"sqlite_synchronous": "NORMAL"}} if build else {}),
+    )
     return UnitOfWork(create_db_engine(settings))
 
 
@@ -314,6 +472,7 @@ def checkpoint(uow: UnitOfWork) -> None:
 
 
 # --------------------------------------------------------------------------- measuring
+
 
 class FixedVectors:
     """Stands in for the service's CachedEmbedder: the precomputed vector of each query text."""
@@ -360,7 +519,9 @@ class Deadline:
         finally:
             self._at = None
 
-    async def acall(self, fn: Callable[[], Awaitable[object]], limit_s: float) -> tuple[float, bool]:
+    async def acall(
+        self, fn: Callable[[], Awaitable[object]], limit_s: float
+    ) -> tuple[float, bool]:
         """(ms, finished in time) of an awaited call."""
         gc.collect()
         started = time.perf_counter()
@@ -392,8 +553,12 @@ class Limits:
 MIN_SAMPLES = 3
 
 
-async def sample(deadline: Deadline, make_call: Callable[[int], Callable[[], Awaitable[object]]], limits: Limits,
-                 warmup: int = 1) -> Series:
+async def sample(
+    deadline: Deadline,
+    make_call: Callable[[int], Callable[[], Awaitable[object]]],
+    limits: Limits,
+    warmup: int = 1,
+) -> Series:
     """Timed calls ``make_call(0), make_call(1), ...`` after ``warmup`` untimed ones.
 
     A warm-up stopped at the limit is the only sample; a timed call stopped at the limit ends
@@ -408,7 +573,9 @@ async def sample(deadline: Deadline, make_call: Callable[[int], Callable[[], Awa
             return out
     began = time.perf_counter()
     i = warmup
-    while len(out.samples) < limits.want and (len(out.samples) < MIN_SAMPLES or time.perf_counter() - began < limits.budget_s):
+    while len(out.samples) < limits.want and (
+        len(out.samples) < MIN_SAMPLES or time.perf_counter() - began < limits.budget_s
+    ):
         ms, finished = await deadline.acall(make_call(i), limits.limit_s)
         i += 1
         out.samples.append(ms)
@@ -424,13 +591,17 @@ def unique_queries(count: int, seed: int) -> list[str]:
     out: dict[str, None] = {}
     while len(out) < count:
         svc, host = rng.choice(_SERVICES), _host(rng)
-        out[rng.choice([
-            f"why did the {svc} deploy to {host} fail",
-            f"what does the user prefer for {rng.choice(_TASKS)} on {host}",
-            f"who owns the {svc} service behind {host}",
-            f"{rng.choice(_SERVICES_ZH)}在 {host} 上为什么部署失败",
-            f"how was {_code(rng)} on {host} fixed last time",
-        ])] = None
+        out[
+            rng.choice(
+                [
+                    f"why did the {svc} deploy to {host} fail",
+                    f"what does the user prefer for {rng.choice(_TASKS)} on {host}",
+                    f"who owns the {svc} service behind {host}",
+                    f"{rng.choice(_SERVICES_ZH)}在 {host} 上为什么部署失败",
+                    f"how was {_code(rng)} on {host} fixed last time",
+                ]
+            )
+        ] = None
     return list(out)
 
 
@@ -479,8 +650,15 @@ def _plan(cfg: Config, largest: bool) -> Plan:
     )
 
 
-async def _measure(uow: UnitOfWork, deadline: Deadline, size: int, vectors: dict[str, list[float]],
-                   embedder: LocalE5Embedder, plan: Plan, neighbour: bool) -> SizeResult:
+async def _measure(
+    uow: UnitOfWork,
+    deadline: Deadline,
+    size: int,
+    vectors: dict[str, list[float]],
+    embedder: LocalE5Embedder,
+    plan: Plan,
+    neighbour: bool,
+) -> SizeResult:
     out = SizeResult(size)
     fixed = MemoryService(uow, FixedVectors(vectors))  # type: ignore[arg-type]
     caller = Caller(TENANT, USER, AGENT)
@@ -490,25 +668,38 @@ async def _measure(uow: UnitOfWork, deadline: Deadline, size: int, vectors: dict
             result = await search_memories(service, who, SearchInput(query=query))
             out.hits[query] = len(result["results"])
             return result
+
         return call
 
     for label, query in QUERIES:
-        out.fixed[label] = await sample(deadline, lambda _i, q=query: search(fixed, caller, q), plan.fixed)
+        out.fixed[label] = await sample(
+            deadline, lambda _i, q=query: search(fixed, caller, q), plan.fixed
+        )
     if neighbour:
         other = Caller(TENANT, NEIGHBOUR, AGENT)
-        out.neighbour = await sample(deadline, lambda i: search(fixed, other, QUERIES[i % len(QUERIES)][1]), plan.neighbour)
+        out.neighbour = await sample(
+            deadline, lambda i: search(fixed, other, QUERIES[i % len(QUERIES)][1]), plan.neighbour
+        )
     real = MemoryService(uow, CachedEmbedder(uow, embedder))
     queries = unique_queries(plan.embedded.want + 1, seed=size)
     out.embedded = await sample(deadline, lambda i: search(real, caller, queries[i]), plan.embedded)
     return out
 
 
-def _breakdown(uow: UnitOfWork, deadline: Deadline, vectors: dict[str, list[float]], plan: Plan, out: SizeResult) -> None:
+def _breakdown(
+    uow: UnitOfWork,
+    deadline: Deadline,
+    vectors: dict[str, list[float]],
+    plan: Plan,
+    out: SizeResult,
+) -> None:
     """Diagnostic: the parts of one no-embedding search, timed alone."""
     owners = [("user", USER), ("agent", AGENT)]
     partition = owner_key(TENANT, ("user", USER))
     service = MemoryService(uow, None)
-    bare = text(f"SELECT rowid, bm25({MEMORY_FTS}) AS rank FROM {MEMORY_FTS} WHERE {MEMORY_FTS} MATCH :q ORDER BY rank LIMIT :k")
+    bare = text(
+        f"SELECT rowid, bm25({MEMORY_FTS}) AS rank FROM {MEMORY_FTS} WHERE {MEMORY_FTS} MATCH :q ORDER BY rank LIMIT :k"
+    )
     limit_s = plan.fixed.limit_s
     parts = out.breakdown
 
@@ -528,12 +719,28 @@ def _breakdown(uow: UnitOfWork, deadline: Deadline, vectors: dict[str, list[floa
             pool = max(req.limit * 4, 20)
             expression = fts_match_expression(fts_phrases(parse_query(query)))
             with uow.read() as db:
-                timed("knn", lambda db=db, v=vector, k=pool: uow.dialect.nearest_memory_chunks(db, partition, v, k))
-                timed(f"bare fts {label}", lambda db=db, e=expression, k=pool: db.execute(bare, {"q": e, "k": k}).all())
-                timed(f"fts {label}", lambda db=db, e=expression, k=pool: uow.dialect.match_memory_chunks(db, TENANT, owners, e, k))
+                timed(
+                    "knn",
+                    lambda db=db, v=vector, k=pool: uow.dialect.nearest_memory_chunks(
+                        db, partition, v, k
+                    ),
+                )
+                timed(
+                    f"bare fts {label}",
+                    lambda db=db, e=expression, k=pool: db.execute(bare, {"q": e, "k": k}).all(),
+                )
+                timed(
+                    f"fts {label}",
+                    lambda db=db, e=expression, k=pool: uow.dialect.match_memory_chunks(
+                        db, TENANT, owners, e, k
+                    ),
+                )
             if parts[f"fts {label}"].stopped:
                 continue  # _collect runs the same statement
-            finished, value = timed(f"collect {label}", lambda r=req, v=vector: _collect(service, TENANT, owners, r, r.query, v, "hybrid"))
+            finished, value = timed(
+                f"collect {label}",
+                lambda r=req, v=vector: _collect(service, TENANT, owners, r, r.query, v, "hybrid"),
+            )
             if finished:
                 merged, memories = value  # type: ignore[misc]
                 out.candidates = max(out.candidates, len(merged))
@@ -547,7 +754,10 @@ def run(cfg: Config) -> list[Row]:
     rng = random.Random(42)
     embedder = LocalE5Embedder()
     embedder.load()
-    vectors = {q: v.tolist() for (_, q), v in zip(QUERIES, random_unit_vectors(len(QUERIES), np_rng), strict=True)}
+    vectors = {
+        q: v.tolist()
+        for (_, q), v in zip(QUERIES, random_unit_vectors(len(QUERIES), np_rng), strict=True)
+    }
     results: dict[int, SizeResult] = {}
     build_notes: list[str] = []
     with temp_dir("memory-search") as tmp:
@@ -561,24 +771,49 @@ def run(cfg: Config) -> list[Row]:
             try:
                 if have == 0:
                     others, _ = user_corpus(NEIGHBOUR_SIZE, seed=8)
-                    insert_memories(builder, ("user", NEIGHBOUR), others, random_unit_vectors(NEIGHBOUR_SIZE, np_rng), rng, now)
+                    insert_memories(
+                        builder,
+                        ("user", NEIGHBOUR),
+                        others,
+                        random_unit_vectors(NEIGHBOUR_SIZE, np_rng),
+                        rng,
+                        now,
+                    )
                 # The planted memories are spread over the largest corpus; a smaller size is its prefix.
-                insert_memories(builder, ("user", USER), corpus[have:size], random_unit_vectors(size - have, np_rng), rng, now)
+                insert_memories(
+                    builder,
+                    ("user", USER),
+                    corpus[have:size],
+                    random_unit_vectors(size - have, np_rng),
+                    rng,
+                    now,
+                )
                 checkpoint(builder)
             finally:
                 builder.engine.dispose()
-            build_notes.append(f"{size // 1000}k: +{size - have:,} in {time.perf_counter() - started:.1f} s")
+            build_notes.append(
+                f"{size // 1000}k: +{size - have:,} in {time.perf_counter() - started:.1f} s"
+            )
             have = size
             uow = open_uow(path)
             deadline = Deadline(uow.engine)
             try:
                 plan = _plan(cfg, size == largest)
-                results[size] = asyncio.run(_measure(uow, deadline, size, vectors, embedder, plan, size == largest))
+                results[size] = asyncio.run(
+                    _measure(uow, deadline, size, vectors, embedder, plan, size == largest)
+                )
                 if size == largest:
                     _breakdown(uow, deadline, vectors, plan, results[size])
             finally:
                 uow.engine.dispose()
-        db_mb = sum(Path(f"{path}{s}").stat().st_size for s in ("", "-wal") if Path(f"{path}{s}").exists()) / 2**20
+        db_mb = (
+            sum(
+                Path(f"{path}{s}").stat().st_size
+                for s in ("", "-wal")
+                if Path(f"{path}{s}").exists()
+            )
+            / 2**20
+        )
     return _rows(results, sizes, build_notes, db_mb, _plan(cfg, True))
 
 
@@ -586,7 +821,11 @@ def p50_text(series: Series | None) -> str:
     """The p50 of a series, or ">max" when a call was stopped at the time limit."""
     if series is None or not series.samples:
         return "-"
-    return ">" + fmt_ms(max(series.samples)) if series.stopped else fmt_ms(percentile(series.samples, 50))
+    return (
+        ">" + fmt_ms(max(series.samples))
+        if series.stopped
+        else fmt_ms(percentile(series.samples, 50))
+    )
 
 
 def _limit_text(limit_s: float) -> str:
@@ -601,7 +840,13 @@ def _stopped(count: int, limit_s: float) -> str:
     return f", {count} stopped at {_limit_text(limit_s)}" if count else ""
 
 
-def _rows(results: dict[int, SizeResult], sizes: list[int], build_notes: list[str], db_mb: float, plan: Plan) -> list[Row]:
+def _rows(
+    results: dict[int, SizeResult],
+    sizes: list[int],
+    build_notes: list[str],
+    db_mb: float,
+    plan: Plan,
+) -> list[Row]:
     largest = sizes[-1]
     top = results[largest]
     limit_s = plan.fixed.limit_s
@@ -610,10 +855,17 @@ def _rows(results: dict[int, SizeResult], sizes: list[int], build_notes: list[st
     fixed = Row(
         name="memory search (no embedding)",
         workload=f"{largest:,} chunks in one user's partition, hybrid, limit 10, {len(QUERIES)} queries",
-        p50_ms=p50, p99_ms=p99, target=f"p95<={TARGET_P95_MS} ms", figure=percentile(samples, 95),
-        target_value=TARGET_P95_MS, samples=len(samples),
+        p50_ms=p50,
+        p99_ms=p99,
+        target=f"p95<={TARGET_P95_MS} ms",
+        figure=percentile(samples, 95),
+        target_value=TARGET_P95_MS,
+        samples=len(samples),
     )
-    growth = " -> ".join(f"{n // 1000}k: {_p50_p95(results[n].all_fixed)}{_stopped(results[n].stopped, limit_s)}" for n in sizes)
+    growth = " -> ".join(
+        f"{n // 1000}k: {_p50_p95(results[n].all_fixed)}{_stopped(results[n].stopped, limit_s)}"
+        for n in sizes
+    )
     fixed.notes.append(f"figure = p95 over every query's samples; growth p50/p95 ms {growth}")
     per_query = ", ".join(
         f"{label} {_p50_p95(top.fixed[label].samples)} (n={len(top.fixed[label].samples)}, {top.hits.get(query, 0)} hits"
@@ -655,11 +907,16 @@ def _rows(results: dict[int, SizeResult], sizes: list[int], build_notes: list[st
     embedded = Row(
         name="memory search (+ query embedding)",
         workload=f"{largest:,} chunks, hybrid, limit 10, every query new (model + cache)",
-        p50_ms=e50, p99_ms=e99, target="-", figure=percentile(top.embedded.samples, 95), target_value=None,
+        p50_ms=e50,
+        p99_ms=e99,
+        target="-",
+        figure=percentile(top.embedded.samples, 95),
+        target_value=None,
         samples=len(top.embedded.samples),
     )
     growth = " -> ".join(
-        f"{n // 1000}k: {_p50_p95(results[n].embedded.samples)}{_stopped(results[n].embedded.stopped, limit_s)}" for n in sizes
+        f"{n // 1000}k: {_p50_p95(results[n].embedded.samples)}{_stopped(results[n].embedded.stopped, limit_s)}"
+        for n in sizes
     )
     embedded.notes.append(
         f"figure = p95 (quality.md sets no target for this row); growth p50/p95 ms {growth}; "

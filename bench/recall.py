@@ -94,13 +94,25 @@ def build_db(path: Path, embedder: LocalE5Embedder) -> tuple[float, float]:
     experiences = [synthetic_experience(t, rng) for t in exp_topics]
     embed_began = time.perf_counter()
     user_protos = _topic_vectors(embedder, [user_corpus_prototype(t) for t in range(USER_TOPICS)])
-    exp_protos = _topic_vectors(embedder, [synthetic_experience(t, random.Random(0)).content for t in range(EXPERIENCE_TOPICS)])
+    exp_protos = _topic_vectors(
+        embedder,
+        [synthetic_experience(t, random.Random(0)).content for t in range(EXPERIENCE_TOPICS)],
+    )
     embed_s = time.perf_counter() - embed_began
     uow = open_uow(path, build=True)
     try:
         now = utcnow()
-        insert_memories(uow, ("user", USER), memories, near_vectors(user_protos, topics, np_rng), rng, now)
-        insert_memories(uow, ("agent", AGENT), experiences, near_vectors(exp_protos, exp_topics, np_rng), rng, now)
+        insert_memories(
+            uow, ("user", USER), memories, near_vectors(user_protos, topics, np_rng), rng, now
+        )
+        insert_memories(
+            uow,
+            ("agent", AGENT),
+            experiences,
+            near_vectors(exp_protos, exp_topics, np_rng),
+            rng,
+            now,
+        )
         checkpoint(uow)
     finally:
         uow.engine.dispose()
@@ -119,24 +131,37 @@ def task_queries(count: int, seed: int) -> list[str]:
     out: dict[str, None] = {}
     while len(out) < count:
         svc, host, code = rng.choice(_SERVICES), _host(rng), _code(rng)
-        out[rng.choice([
-            f"Deploy the {svc} service to {host} and fix the failing migration",
-            f"Fix the {code} error in the {svc} service on {host}; the user wants a short answer",
-            f"Debug why the {svc} tests fail on {host} and patch the retry logic",
-            f"修复{rng.choice(_SERVICES_ZH)}在 {host} 上的部署失败问题，错误码 {code}",
-            f"Configure the {svc} service on {host} to retry on {code} and deploy it to {rng.choice(_HOST_PREFIXES)}",
-        ])] = None
+        out[
+            rng.choice(
+                [
+                    f"Deploy the {svc} service to {host} and fix the failing migration",
+                    f"Fix the {code} error in the {svc} service on {host}; the user wants a short answer",
+                    f"Debug why the {svc} tests fail on {host} and patch the retry logic",
+                    f"修复{rng.choice(_SERVICES_ZH)}在 {host} 上的部署失败问题，错误码 {code}",
+                    f"Configure the {svc} service on {host} to retry on {code} and deploy it to {rng.choice(_HOST_PREFIXES)}",
+                ]
+            )
+        ] = None
     return list(out)
 
 
 def _body(transcript: list[dict], query: str) -> bytes:
-    return encode({
-        "sessionId": "recall-bench", "userId": USER, "agentId": AGENT,
-        "messages": [*transcript, {"role": "user", "content": query, "timestamp": 1_760_000_999_000}],
-    })
+    return encode(
+        {
+            "sessionId": "recall-bench",
+            "userId": USER,
+            "agentId": AGENT,
+            "messages": [
+                *transcript,
+                {"role": "user", "content": query, "timestamp": 1_760_000_999_000},
+            ],
+        }
+    )
 
 
-def _requests(client: httpx.Client, bodies: list[bytes], limits: Limits, warmup: int) -> tuple[list[float], list[dict]]:
+def _requests(
+    client: httpx.Client, bodies: list[bytes], limits: Limits, warmup: int
+) -> tuple[list[float], list[dict]]:
     """Client latencies (ms) and response diagnostics; fewer requests once ``budget_s`` has passed.
 
     The warm-up stops at the first request slower than a second (it has nothing left to warm).
@@ -150,7 +175,9 @@ def _requests(client: httpx.Client, bodies: list[bytes], limits: Limits, warmup:
     diags: list[dict] = []
     began = time.perf_counter()
     for body in bodies[warmup:]:
-        if len(samples) >= limits.want or (len(samples) >= 3 and time.perf_counter() - began > limits.budget_s):
+        if len(samples) >= limits.want or (
+            len(samples) >= 3 and time.perf_counter() - began > limits.budget_s
+        ):
             break
         started = time.perf_counter()
         response = client.post("/assemble", content=body, headers=JSON_HEADERS)
@@ -179,32 +206,50 @@ def _describe(diags: list[dict]) -> str:
     )
 
 
-async def _breakdown(path: Path, embedder: LocalE5Embedder, queries: list[str], limits: Limits) -> dict[str, Series]:
+async def _breakdown(
+    path: Path, embedder: LocalE5Embedder, queries: list[str], limits: Limits
+) -> dict[str, Series]:
     """In process, on the same file: the parts of one recall, each timed alone (diagnostic)."""
     uow = open_uow(path)
     deadline = Deadline(uow.engine)
     try:
         cached = CachedEmbedder(uow, embedder)
         parts: dict[str, Series] = {}
-        parts["embed"] = await sample(deadline, lambda i: lambda: cached.embed_query(queries[i]), limits)
+        parts["embed"] = await sample(
+            deadline, lambda i: lambda: cached.embed_query(queries[i]), limits
+        )
         vectors = {q: await cached.embed_query(q) for q in queries[:4]}
         fixed = MemoryService(uow, FixedVectors(vectors))  # type: ignore[arg-type]
         caller = Caller(TENANT, USER, AGENT, can_read_sensitive=False)
         settings = RecallSettings(experience_enabled=True)
-        exp = SearchInput(query="", categories=["experiences"], owners=[("agent", AGENT)],
-                          limit=max(settings.experience_recall_limit * 4, 12), score_threshold=settings.experience_score_threshold)
-        long = SearchInput(query="", categories=LONG_TERM_CATEGORIES, owners=[("user", USER)], limit=max(settings.limit * 4, 20))
+        exp = SearchInput(
+            query="",
+            categories=["experiences"],
+            owners=[("agent", AGENT)],
+            limit=max(settings.experience_recall_limit * 4, 12),
+            score_threshold=settings.experience_score_threshold,
+        )
+        long = SearchInput(
+            query="",
+            categories=LONG_TERM_CATEGORIES,
+            owners=[("user", USER)],
+            limit=max(settings.limit * 4, 20),
+        )
 
         def search(req: SearchInput, i: int):  # type: ignore[no-untyped-def]
             query = queries[i % 4]
-            return lambda: search_memories(fixed, caller, SearchInput(**{**_fields(req), "query": query}))
+            return lambda: search_memories(
+                fixed, caller, SearchInput(**{**_fields(req), "query": query})
+            )
 
         parts["experience search"] = await sample(deadline, lambda i: search(exp, i), limits)
         parts["long-term search"] = await sample(deadline, lambda i: search(long, i), limits)
         recall = MemoryRecall(fixed, settings, embed_timeout_s=2.5)
 
         def whole(i: int):  # type: ignore[no-untyped-def]
-            return lambda: recall.recall(RecallRequest(TENANT, USER, AGENT, queries[i % 4], is_cron=False))
+            return lambda: recall.recall(
+                RecallRequest(TENANT, USER, AGENT, queries[i % 4], is_cron=False)
+            )
 
         parts["recall"] = await sample(deadline, whole, limits)
         return parts
@@ -230,18 +275,31 @@ def run(cfg: Config) -> list[Row]:
         queries = task_queries(uncached.want + 5, seed=1)
         env = {"CE_RECALL__EXPERIENCE_ENABLED": "true"}
         with Server(tmp, path, env) as server, server.client() as client:
-            fresh_ms, fresh = _requests(client, [_body(transcript, q) for q in queries], uncached, warmup=3)
+            fresh_ms, fresh = _requests(
+                client, [_body(transcript, q) for q in queries], uncached, warmup=3
+            )
             same = _body(transcript, queries[0])
             cached_ms, cached = _requests(client, [same] * (repeated.want + 2), repeated, warmup=2)
         body_kb = len(same) / 1024
-        parts = asyncio.run(_breakdown(path, embedder, task_queries(cfg.pick(20, 8) + 4, seed=2),
-                                   Limits(cfg.pick(20, 8), cfg.pick(4, 2), LIMIT_S)))
+        parts = asyncio.run(
+            _breakdown(
+                path,
+                embedder,
+                task_queries(cfg.pick(20, 8) + 4, seed=2),
+                Limits(cfg.pick(20, 8), cfg.pick(4, 2), LIMIT_S),
+            )
+        )
 
     p50, p99 = summary(fresh_ms)
     main = Row(
         name="assemble tool_loop recall",
         workload=f"{MEMORIES:,} memories + {EXPERIENCES} experiences; every query new (embedding included)",
-        p50_ms=p50, p99_ms=p99, target=f"p50<={TARGET_MS} ms", figure=p50, target_value=TARGET_MS, samples=len(fresh_ms),
+        p50_ms=p50,
+        p99_ms=p99,
+        target=f"p50<={TARGET_MS} ms",
+        figure=p50,
+        target_value=TARGET_MS,
+        samples=len(fresh_ms),
     )
     main.notes.append(_describe(fresh))
     main.notes.append(
@@ -260,7 +318,15 @@ def run(cfg: Config) -> list[Row]:
     repeat = Row(
         name="assemble tool_loop recall (cached query)",
         workload="the same request repeated: the query vector comes from the in-process cache",
-        p50_ms=c50, p99_ms=c99, target="-", figure=c50, target_value=None, samples=len(cached_ms),
+        p50_ms=c50,
+        p99_ms=c99,
+        target="-",
+        figure=c50,
+        target_value=None,
+        samples=len(cached_ms),
     )
-    repeat.notes.append(_describe(cached) + f"; {c50 / TARGET_MS:.2f}x the {TARGET_MS} ms target without any embedding")
+    repeat.notes.append(
+        _describe(cached)
+        + f"; {c50 / TARGET_MS:.2f}x the {TARGET_MS} ms target without any embedding"
+    )
     return [main, repeat]

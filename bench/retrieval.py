@@ -41,20 +41,30 @@ from bench.retrieval_report import SYSTEM_ORDER, Evaluation, write_results
 from bench.search import add_archived_session
 
 ARCHIVE_SYSTEMS = (
-    ("archive keyword", "keyword", "calibrated", False), ("archive regex", "regex", "calibrated", False),
+    ("archive keyword", "keyword", "calibrated", False),
+    ("archive regex", "regex", "calibrated", False),
     ("archive ranked, lexical only", "ranked", "calibrated", False),
     ("archive ranked, hybrid RRF", "ranked", "rrf", True),
     ("archive ranked, hybrid calibrated", "ranked", "calibrated", True),
 )
-MEMORY_MODES = (("memory search, bm25 mode", "bm25"), ("memory search, vector mode", "vector"), ("memory search", "hybrid"))
+MEMORY_MODES = (
+    ("memory search, bm25 mode", "bm25"),
+    ("memory search, vector mode", "vector"),
+    ("memory search", "hybrid"),
+)
 
 
 def _messages(conv: Conversation, session: int) -> list[dict]:
     return [
-        {"role": "user" if t.speaker == conv.speakers[0] else "assistant",
-         "content": t.text if t.speaker == conv.speakers[0] else [{"type": "text", "text": t.text}],
-         "timestamp": int(t.at.timestamp() * 1000)}
-        for t in conv.turns if t.session == session
+        {
+            "role": "user" if t.speaker == conv.speakers[0] else "assistant",
+            "content": t.text
+            if t.speaker == conv.speakers[0]
+            else [{"type": "text", "text": t.text}],
+            "timestamp": int(t.at.timestamp() * 1000),
+        }
+        for t in conv.turns
+        if t.session == session
     ]
 
 
@@ -85,14 +95,18 @@ def add_archived_session_by_sessions(uow: UnitOfWork, conv: Conversation) -> Non
         search_bench.ARCHIVE_SIZE = size
 
 
-async def _commit_memories(service: MemoryService, conversations: list[Conversation]) -> dict[str, int]:
+async def _commit_memories(
+    service: MemoryService, conversations: list[Conversation]
+) -> dict[str, int]:
     """Every turn as one memory of the conversation's user, observed when it was said."""
     memory_turn: dict[str, int] = {}
     for conv in conversations:
         caller = Caller("default", conv.id, "main")
         for t in conv.turns:
-            out = await service.commit_memory(caller, NewMemory(content=t.text, category="events", title=t.speaker,
-                                                                observed_at=t.at))
+            out = await service.commit_memory(
+                caller,
+                NewMemory(content=t.text, category="events", title=t.speaker, observed_at=t.at),
+            )
             memory = out.get("memory")
             if out["action"] == "ADD" and memory:
                 memory_turn[memory["id"]] = t.index
@@ -104,13 +118,18 @@ async def _evaluate(tmp: Path, quick: bool) -> tuple[Evaluation, dict[str, Any]]
     if quick:
         conversations = [c for c in conversations if c.id in ("en0", "en1", "zh0", "zh1")]
     path = migrated_db(tmp / "retrieval.db")
-    engine = create_db_engine(Settings(database_url=f"sqlite:///{path}", db={"sqlite_synchronous": "NORMAL"}))
+    engine = create_db_engine(
+        Settings(database_url=f"sqlite:///{path}", db={"sqlite_synchronous": "NORMAL"})
+    )
     uow = UnitOfWork(engine)
     model = LocalE5Embedder()
     await model.warm()
     embedder = CachedEmbedder(uow, model)
-    sizes: dict[str, Any] = {"conversations": len(conversations), "turns": sum(len(c.turns) for c in conversations),
-                             "questions": sum(len(c.questions) for c in conversations)}
+    sizes: dict[str, Any] = {
+        "conversations": len(conversations),
+        "turns": sum(len(c.turns) for c in conversations),
+        "questions": sum(len(c.questions) for c in conversations),
+    }
     for conv in conversations:
         add_archived_session_by_sessions(uow, conv)
     started = time.perf_counter()
@@ -127,50 +146,120 @@ async def _evaluate(tmp: Path, quick: bool) -> tuple[Evaluation, dict[str, Any]]
     return ev, sizes
 
 
-async def _ask_conversation(ev: Evaluation, uow: UnitOfWork, service: MemoryService, embedder: CachedEmbedder,
-                            conv: Conversation, memory_turn: dict[str, int]) -> None:
+async def _ask_conversation(
+    ev: Evaluation,
+    uow: UnitOfWork,
+    service: MemoryService,
+    embedder: CachedEmbedder,
+    conv: Conversation,
+    memory_turn: dict[str, int],
+) -> None:
     raw_vectors = await embedder.embed_passages([t.text for t in conv.turns])
     queries = {q.text: await embedder.embed_query(q.text) for q in conv.questions}
-    baselines = {"baseline: BM25": bm25_baseline(conv), "baseline: dense": dense_baseline(raw_vectors, queries)}
+    baselines = {
+        "baseline: BM25": bm25_baseline(conv),
+        "baseline: dense": dense_baseline(raw_vectors, queries),
+    }
     row_of = {t.index + 1: t.index for t in conv.turns}  # seq -> turn index
     for q in conv.questions:
         for name, rank in baselines.items():
             began = time.perf_counter()
             ranking = rank(q.text)
-            ev.add(name, conv.split, q.category, ranking, q.evidence, (time.perf_counter() - began) * 1000)
-        vectors = await embed_search_query(embedder, q.text, 30.0)  # cached: what the API would pass
+            ev.add(
+                name,
+                conv.split,
+                q.category,
+                ranking,
+                q.evidence,
+                (time.perf_counter() - began) * 1000,
+            )
+        vectors = await embed_search_query(
+            embedder, q.text, 30.0
+        )  # cached: what the API would pass
         for name, mode, fusion, hybrid in ARCHIVE_SYSTEMS:
             began = time.perf_counter()
             try:
-                result = await asyncio.to_thread(search_archives, uow, "default", SearchRequest(
-                    conv.id, q.text, mode=mode, limit=10, fusion=fusion), 1.0, vectors if hybrid else None)
+                result = await asyncio.to_thread(
+                    search_archives,
+                    uow,
+                    "default",
+                    SearchRequest(conv.id, q.text, mode=mode, limit=10, fusion=fusion),
+                    1.0,
+                    vectors if hybrid else None,
+                )
                 ranking = [row_of[h["seq"]] for h in result["results"]]
             except Exception:  # noqa: BLE001 - a natural question may be an invalid regex
                 ranking = []
-            ev.add(name, conv.split, q.category, ranking, q.evidence, (time.perf_counter() - began) * 1000)
+            ev.add(
+                name,
+                conv.split,
+                q.category,
+                ranking,
+                q.evidence,
+                (time.perf_counter() - began) * 1000,
+            )
         await _memory_systems(ev, service, conv, q, memory_turn)
 
 
-async def _memory_systems(ev: Evaluation, service: MemoryService, conv: Conversation, q: Question,
-                          memory_turn: dict[str, int]) -> None:
+async def _memory_systems(
+    ev: Evaluation,
+    service: MemoryService,
+    conv: Conversation,
+    q: Question,
+    memory_turn: dict[str, int],
+) -> None:
     caller = Caller("default", conv.id, "main")
     for name, mode in MEMORY_MODES:
         began = time.perf_counter()
         # Decay off: the conversations are dated years back, and every turn is an event of the same user.
-        found = await search_memories(service, caller, SearchInput(q.text, owners=[("user", conv.id)], limit=10,
-                                                                   mode=mode, half_life_days=0))
-        ev.add(name, conv.split, q.category, [memory_turn[r["id"]] for r in found["results"] if r["id"] in memory_turn],
-               q.evidence, (time.perf_counter() - began) * 1000)
+        found = await search_memories(
+            service,
+            caller,
+            SearchInput(q.text, owners=[("user", conv.id)], limit=10, mode=mode, half_life_days=0),
+        )
+        ev.add(
+            name,
+            conv.split,
+            q.category,
+            [memory_turn[r["id"]] for r in found["results"] if r["id"] in memory_turn],
+            q.evidence,
+            (time.perf_counter() - began) * 1000,
+        )
     began = time.perf_counter()
-    pool = await search_memories(service, caller, SearchInput(q.text, owners=[("user", conv.id)], limit=40, half_life_days=0,
-                                                              by_clause=False))  # as recall searches
-    items = [{k: r[k] for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")} for r in pool["results"]]
-    kinds = ["evidence" if memory_turn.get(i["id"]) in q.evidence else conv.turns[memory_turn[i["id"]]].kind
-             if i["id"] in memory_turn else "other" for i in items]
-    ev.add_threshold_sample(conv.split, [(kind, i["score"]) for kind, i in zip(kinds, items, strict=True)])
+    pool = await search_memories(
+        service,
+        caller,
+        SearchInput(
+            q.text, owners=[("user", conv.id)], limit=40, half_life_days=0, by_clause=False
+        ),
+    )  # as recall searches
+    items = [
+        {
+            k: r[k]
+            for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")
+        }
+        for r in pool["results"]
+    ]
+    kinds = [
+        "evidence"
+        if memory_turn.get(i["id"]) in q.evidence
+        else conv.turns[memory_turn[i["id"]]].kind
+        if i["id"] in memory_turn
+        else "other"
+        for i in items
+    ]
+    ev.add_threshold_sample(
+        conv.split, [(kind, i["score"]) for kind, i in zip(kinds, items, strict=True)]
+    )
     picked = pick_memories_for_injection(post_process_memories(items, 40, 0.0), 10, q.text, 0.0)
-    ev.add("recall (injection ranking)", conv.split, q.category, [memory_turn[i["id"]] for i in picked if i["id"] in memory_turn],
-           q.evidence, (time.perf_counter() - began) * 1000)
+    ev.add(
+        "recall (injection ranking)",
+        conv.split,
+        q.category,
+        [memory_turn[i["id"]] for i in picked if i["id"] in memory_turn],
+        q.evidence,
+        (time.perf_counter() - began) * 1000,
+    )
 
 
 def run(cfg: Config) -> list[Row]:
@@ -182,8 +271,17 @@ def run(cfg: Config) -> list[Row]:
     rows = []
     for system in SYSTEM_ORDER:
         p50, p99 = summary(ev.latency[system])
-        rows.append(Row(name=f"retrieval: {system}", workload="held-out questions, recall@10 overall",
-                        p50_ms=p50, p99_ms=p99, target="-", figure=ev.mean(system, "held-out", "overall", "r@10"),
-                        target_value=None, samples=len(ev.latency[system]), unit="%"))
+        rows.append(
+            Row(
+                name=f"retrieval: {system}",
+                workload="held-out questions, recall@10 overall",
+                p50_ms=p50,
+                p99_ms=p99,
+                target="-",
+                figure=ev.mean(system, "held-out", "overall", "r@10"),
+                target_value=None,
+                samples=len(ev.latency[system]),
+                unit="%",
+            )
+        )
     return rows + latency_rows
-

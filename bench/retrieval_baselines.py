@@ -30,7 +30,9 @@ def _tokens(text: str) -> list[str]:
                 if piece not in ENGLISH_STOPWORDS and len(piece) > 1:
                     out.append(piece)
             else:
-                out += [piece] if len(piece) < 2 else [piece[i:i + 2] for i in range(len(piece) - 1)]
+                out += (
+                    [piece] if len(piece) < 2 else [piece[i : i + 2] for i in range(len(piece) - 1)]
+                )
     return out
 
 
@@ -55,6 +57,7 @@ def bm25_baseline(conv: Conversation) -> Ranker:
             if s > 0:
                 scores.append((-s, i))
         return [i for _, i in sorted(scores)[:10]]
+
     return rank
 
 
@@ -63,4 +66,5 @@ def dense_baseline(vectors: list[list[float]], query_vectors: dict[str, list[flo
         q = query_vectors[question]
         sims = [(-sum(a * b for a, b in zip(q, v, strict=True)), i) for i, v in enumerate(vectors)]
         return [i for _, i in sorted(sims)[:10]]
+
     return rank

@@ -56,7 +56,10 @@ class Outcome:
 
     @property
     def first_hit(self) -> int | None:
-        return next((i + 1 for i, memory_id in enumerate(self.ranked) if memory_id in self.query.relevant), None)
+        return next(
+            (i + 1 for i, memory_id in enumerate(self.ranked) if memory_id in self.query.relevant),
+            None,
+        )
 
     @property
     def reciprocal_rank(self) -> float:
@@ -66,22 +69,44 @@ class Outcome:
 
 async def _load(service: MemoryService, now: datetime) -> None:
     for memory in MEMORIES:
-        observed = now - timedelta(days=(REFERENCE_DAY - memory.happened).days) if memory.happened else None
-        result = await service.commit_memory(CALLER, NewMemory(
-            content=memory.content, category=memory.category, title=memory.title, id=memory.id, observed_at=observed,
-        ))
+        observed = (
+            now - timedelta(days=(REFERENCE_DAY - memory.happened).days)
+            if memory.happened
+            else None
+        )
+        result = await service.commit_memory(
+            CALLER,
+            NewMemory(
+                content=memory.content,
+                category=memory.category,
+                title=memory.title,
+                id=memory.id,
+                observed_at=observed,
+            ),
+        )
         if result["action"] != "ADD":
-            raise RuntimeError(f"eval memory {memory.id} was not added: {result.get('reason') or result['action']}")
+            raise RuntimeError(
+                f"eval memory {memory.id} was not added: {result.get('reason') or result['action']}"
+            )
 
 
 async def _search_all(service: MemoryService, mode: str) -> list[Outcome]:
     outcomes = []
     for query in QUERIES:
         started = time.perf_counter()
-        result = await search_memories(service, CALLER, SearchInput(query=query.text, mode=mode, limit=LIMIT))
+        result = await search_memories(
+            service, CALLER, SearchInput(query=query.text, mode=mode, limit=LIMIT)
+        )
         ms = (time.perf_counter() - started) * 1000
-        outcomes.append(Outcome(query, [r["id"] for r in result["results"]], result["mode"], ms,
-                                [r["score"] for r in result["results"]]))
+        outcomes.append(
+            Outcome(
+                query,
+                [r["id"] for r in result["results"]],
+                result["mode"],
+                ms,
+                [r["score"] for r in result["results"]],
+            )
+        )
     return outcomes
 
 
@@ -103,7 +128,9 @@ ABLATIONS: list[tuple[str, str, dict[str, object]]] = [
 ]
 
 
-async def _evaluate(service: MemoryService) -> tuple[dict[str, list[Outcome]], dict[str, list[Outcome]]]:
+async def _evaluate(
+    service: MemoryService,
+) -> tuple[dict[str, list[Outcome]], dict[str, list[Outcome]]]:
     assert service.embedder is not None
     for query in QUERIES:  # query vectors into the cache, so the timings below are the search alone
         await service.embedder.embed_query(query.text)
@@ -117,7 +144,9 @@ async def _evaluate(service: MemoryService) -> tuple[dict[str, list[Outcome]], d
     return modes, ablations
 
 
-async def _run_async(path: Path) -> tuple[dict[str, list[Outcome]], dict[str, list[Outcome]], float]:
+async def _run_async(
+    path: Path,
+) -> tuple[dict[str, list[Outcome]], dict[str, list[Outcome]], float]:
     uow = open_uow(path)
     embedder = LocalE5Embedder()
     try:
@@ -137,47 +166,69 @@ def _mean(values: list[float]) -> float:
 
 def _threshold_note(outcomes: list[Outcome]) -> str:
     """How recall's thresholds split the results: relevant memories against the others."""
-    pairs = [(memory_id in o.query.relevant, score) for o in outcomes for memory_id, score in zip(o.ranked, o.scores, strict=True)]
+    pairs = [
+        (memory_id in o.query.relevant, score)
+        for o in outcomes
+        for memory_id, score in zip(o.ranked, o.scores, strict=True)
+    ]
     parts = []
     for threshold in (0.15, 0.35):
         for relevant, label in ((True, "relevant"), (False, "other")):
             scores = [s for r, s in pairs if r is relevant]
-            parts.append(f"{label} >= {threshold}: {100 * sum(1 for s in scores if s >= threshold) / max(len(scores), 1):.0f}%")
-    return "calibrated scores against recall's thresholds (share of the results in the top 10): " + ", ".join(parts)
+            parts.append(
+                f"{label} >= {threshold}: {100 * sum(1 for s in scores if s >= threshold) / max(len(scores), 1):.0f}%"
+            )
+    return (
+        "calibrated scores against recall's thresholds (share of the results in the top 10): "
+        + ", ".join(parts)
+    )
 
 
-def run(cfg: Config) -> list[Row]:  # noqa: ARG001 - the set is small: quick and full are the same
+def run(cfg: Config) -> list[Row]:
     with temp_dir("retrieval-eval") as tmp:
         path = migrated_db(tmp / "eval.db")
         results, ablations, load_s = asyncio.run(_run_async(path))
     rows = []
     for mode in MODES:
         outcomes = results[mode]
-        recall, mrr = _mean([o.recall for o in outcomes]), _mean([o.reciprocal_rank for o in outcomes])
+        recall, mrr = (
+            _mean([o.recall for o in outcomes]),
+            _mean([o.reciprocal_rank for o in outcomes]),
+        )
         p50, p99 = summary([o.ms for o in outcomes])
         row = Row(
             name=f"retrieval eval: {mode}",
             workload=f"{len(MEMORIES)} memories, {len(QUERIES)} queries (EN/ZH); recall@{K} {recall:.3f}, MRR {mrr:.3f}",
-            p50_ms=p50, p99_ms=p99, target="-", figure=recall * 100, target_value=None, samples=len(outcomes),
+            p50_ms=p50,
+            p99_ms=p99,
+            target="-",
+            figure=recall * 100,
+            target_value=None,
+            samples=len(outcomes),
             unit=f"% R@{K}",
         )
         by_kind = []
         for kind in KINDS:
             chosen = [o for o in outcomes if o.query.kind == kind]
-            by_kind.append(f"{kind} {_mean([o.recall for o in chosen]):.2f}/{_mean([o.reciprocal_rank for o in chosen]):.2f} (n={len(chosen)})")
+            by_kind.append(
+                f"{kind} {_mean([o.recall for o in chosen]):.2f}/{_mean([o.reciprocal_rank for o in chosen]):.2f} (n={len(chosen)})"
+            )
         row.notes.append(f"recall@{K}/MRR by query kind: " + ", ".join(by_kind))
         misses = [o for o in outcomes if o.recall < 1]
         if misses and mode == "hybrid":
             row.notes.append(
-                f"relevant memories outside the top {K} ({len(misses)} queries): " + "; ".join(
+                f"relevant memories outside the top {K} ({len(misses)} queries): "
+                + "; ".join(
                     f"{o.query.id} {o.query.text!r} -> first relevant at "
                     f"{o.first_hit if o.first_hit else f'>{LIMIT}'}, top: {', '.join(o.ranked[:3]) or 'none'}"
                     for o in misses
                 )
             )
         elif misses:
-            row.notes.append(f"{len(misses)} queries have a relevant memory outside the top {K}: "
-                             + ", ".join(o.query.id for o in misses))
+            row.notes.append(
+                f"{len(misses)} queries have a relevant memory outside the top {K}: "
+                + ", ".join(o.query.id for o in misses)
+            )
         if mode == "hybrid":
             row.notes.append(_threshold_note(outcomes))
         degraded = sum(1 for o in outcomes if o.mode_used != mode)
@@ -185,7 +236,8 @@ def run(cfg: Config) -> list[Row]:  # noqa: ARG001 - the set is small: quick and
             row.notes.append(f"UNEXPECTED: {degraded} searches ran in another mode than {mode!r}")
         rows.append(row)
     rows[-1].notes.append(
-        "diagnostic, a ranking step of search.py switched off inside the benchmark (recall@5/MRR): " + "; ".join(
+        "diagnostic, a ranking step of search.py switched off inside the benchmark (recall@5/MRR): "
+        + "; ".join(
             f"{label} {_mean([o.recall for o in outcomes]):.3f}/{_mean([o.reciprocal_rank for o in outcomes]):.3f}"
             for label, outcomes in ablations.items()
         )

@@ -24,8 +24,12 @@ from bench.common import Config, Row, summary, temp_dir
 from bench.search import build_db
 from bench.workload import CHINESE_TERM, COMMON_TERM, SELECTIVE_TERM
 
-QUERIES = [("selective", SELECTIVE_TERM), ("common", COMMON_TERM), ("chinese", CHINESE_TERM),
-           ("question", "why did the deploy of the billing service fail yesterday?")]
+QUERIES = [
+    ("selective", SELECTIVE_TERM),
+    ("common", COMMON_TERM),
+    ("chinese", CHINESE_TERM),
+    ("question", "why did the deploy of the billing service fail yesterday?"),
+]
 TARGET_MS = 50
 
 
@@ -42,11 +46,20 @@ def _add_vectors(uow: UnitOfWork) -> None:
         archive_pks = [pk for (pk,) in db.execute(text("SELECT id FROM archives ORDER BY id"))]
     for pk in archive_pks:
         with uow.read() as db:
-            facts = facts_of(list(db.execute(text(
-                "SELECT id, tenant_id, session_pk, search_text, body, created_at FROM messages WHERE archive_pk = :a"
-            ), {"a": pk})))
+            facts = facts_of(
+                list(
+                    db.execute(
+                        text(
+                            "SELECT id, tenant_id, session_pk, search_text, body, created_at FROM messages WHERE archive_pk = :a"
+                        ),
+                        {"a": pk},
+                    )
+                )
+            )
         with uow.write() as db:
-            write_search_index(db, uow.dialect, facts, {f.message_id: _unit(rng) for f in facts}, "random")
+            write_search_index(
+                db, uow.dialect, facts, {f.message_id: _unit(rng) for f in facts}, "random"
+            )
 
 
 def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
@@ -61,18 +74,30 @@ def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
         vectors_s = time.perf_counter() - started
         rng = random.Random(5)
         rows: list[Row] = []
-        lines = [f"## Latency at {size:,} archived messages with vectors", "",
-                 f"One session, built in {build_s:.0f} s, vectors and search facts added in {vectors_s:.0f} s "
-                 "(random unit vectors; see `bench/retrieval_latency.py`). p50 / p95 in ms over 15 calls per query, "
-                 "in process (no HTTP).", "", "| mode | query | p50 ms | p95 ms | hits |", "|---|---|---|---|---|"]
-        for mode, vector_of in (("keyword", None), ("ranked lexical", None), ("ranked hybrid", _unit)):
+        lines = [
+            f"## Latency at {size:,} archived messages with vectors",
+            "",
+            f"One session, built in {build_s:.0f} s, vectors and search facts added in {vectors_s:.0f} s "
+            "(random unit vectors; see `bench/retrieval_latency.py`). p50 / p95 in ms over 15 calls per query, "
+            "in process (no HTTP).",
+            "",
+            "| mode | query | p50 ms | p95 ms | hits |",
+            "|---|---|---|---|---|",
+        ]
+        for mode, vector_of in (
+            ("keyword", None),
+            ("ranked lexical", None),
+            ("ranked hybrid", _unit),
+        ):
             samples_all: list[float] = []
             for label, query in QUERIES:
                 samples = []
                 hits = 0
                 for _ in range(15):
                     vector = QueryVectors(vector_of(rng)) if vector_of else None
-                    request = SearchRequest("big", query, mode="keyword" if mode == "keyword" else "ranked", limit=20)
+                    request = SearchRequest(
+                        "big", query, mode="keyword" if mode == "keyword" else "ranked", limit=20
+                    )
                     began = time.perf_counter()
                     result = search_archives(uow, "default", request, 1.0, vector)
                     samples.append((time.perf_counter() - began) * 1000)
@@ -82,9 +107,17 @@ def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
                 lines.append(f"| {mode} | {label} | {p50:.1f} | {p95:.1f} | {hits} |")
                 samples_all += samples
             p50, p99 = summary(samples_all)
-            rows.append(Row(name=f"archive search {mode} + vectors", workload=f"{size:,} archived messages, 4 queries",
-                            p50_ms=p50, p99_ms=p99, target="p50 <= 50 ms" if mode == "keyword" else "-",
-                            figure=p50, target_value=TARGET_MS if mode == "keyword" else None,
-                            samples=len(samples_all)))
+            rows.append(
+                Row(
+                    name=f"archive search {mode} + vectors",
+                    workload=f"{size:,} archived messages, 4 queries",
+                    p50_ms=p50,
+                    p99_ms=p99,
+                    target="p50 <= 50 ms" if mode == "keyword" else "-",
+                    figure=p50,
+                    target_value=TARGET_MS if mode == "keyword" else None,
+                    samples=len(samples_all),
+                )
+            )
         engine.dispose()
     return rows, lines

@@ -13,13 +13,22 @@ CATEGORIES = ("single-hop", "multi-hop", "temporal", "paraphrase", "adversarial"
 SPLITS = ("held-out", "tune", "all")
 RESULTS = Path(__file__).with_name("RESULTS.md")
 SYSTEM_ORDER = (
-    "baseline: BM25", "baseline: dense", "archive keyword", "archive regex", "archive ranked, lexical only",
-    "archive ranked, hybrid RRF", "archive ranked, hybrid calibrated", "memory search, bm25 mode",
-    "memory search, vector mode", "memory search", "recall (injection ranking)",
+    "baseline: BM25",
+    "baseline: dense",
+    "archive keyword",
+    "archive regex",
+    "archive ranked, lexical only",
+    "archive ranked, hybrid RRF",
+    "archive ranked, hybrid calibrated",
+    "memory search, bm25 mode",
+    "memory search, vector mode",
+    "memory search",
+    "recall (injection ranking)",
 )
 # (system, its own lexical-only and vector-only modes, compared as well as the shared baselines)
 MARGINS = (
-    ("archive ranked, hybrid calibrated", None), ("archive ranked, hybrid RRF", None),
+    ("archive ranked, hybrid calibrated", None),
+    ("archive ranked, hybrid RRF", None),
     ("memory search", ("memory search, bm25 mode", "memory search, vector mode")),
     ("recall (injection ranking)", ("memory search, bm25 mode", "memory search, vector mode")),
 )
@@ -35,7 +44,8 @@ class Evaluation:
     def __init__(self) -> None:
         # system -> split -> category -> per-question scores
         self.scores: dict[str, dict[str, dict[str, list[dict[str, float]]]]] = defaultdict(
-            lambda: defaultdict(lambda: defaultdict(list)))
+            lambda: defaultdict(lambda: defaultdict(list))
+        )
         self.latency: dict[str, list[float]] = defaultdict(list)
         # split -> per question, the (kind of turn, score) of each memory recall's search returned
         self.threshold_samples: dict[str, list[list[tuple[str, float]]]] = defaultdict(list)
@@ -44,8 +54,15 @@ class Evaluation:
         for part in (split, "all"):
             self.threshold_samples[part].append(found)
 
-    def add(self, system: str, split: str, category: str, ranking: list[int], evidence: tuple[int, ...],
-            ms: float) -> None:
+    def add(
+        self,
+        system: str,
+        split: str,
+        category: str,
+        ranking: list[int],
+        evidence: tuple[int, ...],
+        ms: float,
+    ) -> None:
         result = score(ranking, evidence)
         for part in (split, "all"):
             self.scores[system][part][category].append(result)
@@ -61,21 +78,34 @@ class Evaluation:
 
 
 def _table(ev: Evaluation, split: str) -> list[str]:
-    lines = ["| system | category | n | recall@1 | recall@5 | recall@10 | hit@10 |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| system | category | n | recall@1 | recall@5 | recall@10 | hit@10 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for system in SYSTEM_ORDER:
         for category in ("overall", *CATEGORIES):
-            cells = " | ".join(f"{ev.mean(system, split, category, m):.1f}" for m in ("r@1", "r@5", "r@10", "hit@10"))
-            lines.append(f"| {system} | {category} | {ev.count(system, split, category)} | {cells} |")
+            cells = " | ".join(
+                f"{ev.mean(system, split, category, m):.1f}"
+                for m in ("r@1", "r@5", "r@10", "hit@10")
+            )
+            lines.append(
+                f"| {system} | {category} | {ev.count(system, split, category)} | {cells} |"
+            )
     return lines
 
 
 def _margins(ev: Evaluation, split: str) -> list[str]:
-    lines = ["| system | category | recall@10 | vs BM25 | vs dense | vs own lexical mode | vs own vector mode |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| system | category | recall@10 | vs BM25 | vs dense | vs own lexical mode | vs own vector mode |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for system, own in MARGINS:
         for category in ("overall", *CATEGORIES):
             ours = ev.mean(system, split, category, "r@10")
-            cells = [ours - ev.mean(b, split, category, "r@10") for b in ("baseline: BM25", "baseline: dense", *(own or ()))]
+            cells = [
+                ours - ev.mean(b, split, category, "r@10")
+                for b in ("baseline: BM25", "baseline: dense", *(own or ()))
+            ]
             shown = " | ".join(f"{c:+.1f}" for c in cells) + ("" if own else " | - | -")
             lines.append(f"| {system} | {category} | {ours:.1f} | {shown} |")
     return lines
@@ -94,15 +124,24 @@ THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35)
 
 
 def _thresholds(ev: Evaluation) -> list[str]:
-    lines = ["| split | threshold | evidence memory (% of questions) | other memories on the topic (%) | small talk among the candidates (%) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| split | threshold | evidence memory (% of questions) | other memories on the topic (%) | small talk among the candidates (%) |",
+        "|---|---|---|---|---|",
+    ]
     for split in ("tune", "held-out"):
         samples = ev.threshold_samples[split]
-        evidence = [max(s for k, s in found if k == "evidence") for found in samples if any(k == "evidence" for k, _ in found)]
+        evidence = [
+            max(s for k, s in found if k == "evidence")
+            for found in samples
+            if any(k == "evidence" for k, _ in found)
+        ]
         negatives = [s for found in samples for k, s in found if k == "negative"]
         small_talk = [s for found in samples for k, s in found if k == "filler"]
         for t in THRESHOLDS:
-            shares = [100 * sum(1 for x in xs if x >= t) / max(len(xs), 1) for xs in (evidence, negatives, small_talk)]
+            shares = [
+                100 * sum(1 for x in xs if x >= t) / max(len(xs), 1)
+                for xs in (evidence, negatives, small_talk)
+            ]
             lines.append(f"| {split} | {t:.2f} | " + " | ".join(f"{x:.1f}" for x in shares) + " |")
     return lines
 
@@ -110,23 +149,42 @@ def _thresholds(ev: Evaluation) -> list[str]:
 def write_results(ev: Evaluation, sizes: dict[str, Any], latency_lines: list[str]) -> None:
     p50 = {s: summary(v)[0] for s, v in ev.latency.items() if v}
     text = [
-        "# Retrieval evaluation", "",
+        "# Retrieval evaluation",
+        "",
         "Written by `python -m bench retrieval` (`bench/retrieval.py`; dataset `bench/conversations.py` and "
-        "`bench/conversation_topics.py`; the prose sections come from `bench/retrieval_report.py`).", "",
-        *DATASET_TEXT.format(**sizes).split("\n"), "",
-        "## Results on the held-out conversations (recall@k and hit@10 in %)", "",
-        *_table(ev, "held-out"), "",
-        "## recall@10 against the baselines, held-out conversations (points)", "",
-        "Memory search and recall are also compared with memory search's own `bm25` and `vector` modes.", "",
-        *_margins(ev, "held-out"), "",
-        "## recall@10 per split", "",
+        "`bench/conversation_topics.py`; the prose sections come from `bench/retrieval_report.py`).",
+        "",
+        *DATASET_TEXT.format(**sizes).split("\n"),
+        "",
+        "## Results on the held-out conversations (recall@k and hit@10 in %)",
+        "",
+        *_table(ev, "held-out"),
+        "",
+        "## recall@10 against the baselines, held-out conversations (points)",
+        "",
+        "Memory search and recall are also compared with memory search's own `bm25` and `vector` modes.",
+        "",
+        *_margins(ev, "held-out"),
+        "",
+        "## recall@10 per split",
+        "",
         "Tuning and held-out halves side by side (and all conversations): a constant fitted to the tuning half "
-        "would show as a gap here.", "",
-        *_splits(ev), "",
-        *THRESHOLD_TEXT.split("\n"), "", *_thresholds(ev), "",
-        "## Latency on this dataset (p50 per query, ms, in process, 300-turn sessions)", "",
-        "| system | p50 ms |", "|---|---|", *[f"| {s} | {p50[s]:.1f} |" for s in SYSTEM_ORDER if s in p50], "",
-        *latency_lines, "",
+        "would show as a gap here.",
+        "",
+        *_splits(ev),
+        "",
+        *THRESHOLD_TEXT.split("\n"),
+        "",
+        *_thresholds(ev),
+        "",
+        "## Latency on this dataset (p50 per query, ms, in process, 300-turn sessions)",
+        "",
+        "| system | p50 ms |",
+        "|---|---|",
+        *[f"| {s} | {p50[s]:.1f} |" for s in SYSTEM_ORDER if s in p50],
+        "",
+        *latency_lines,
+        "",
         *BEFORE_TEXT.split("\n"),
     ]
     RESULTS.write_text("\n".join(text) + "\n")

@@ -18,15 +18,15 @@ import pysqlite3.dbapi2 as sqlite_dbapi
 
 from app.core.canonical_json import compact_json
 from app.core.clock import utcnow
+from app.core.fingerprint import message_fingerprint
 from app.core.messages import message_text, message_tokens, role_of
+from app.core.sanitize import sanitize_message_for_capture
 from app.db.dialects.sqlite import MESSAGE_FTS, fts_query
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
 from app.sessions.commit import commit_phase1
-from app.sessions.fingerprint import message_fingerprint
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import sanitize_message_for_capture
 from app.settings import Settings
 from bench.common import (
     JSON_HEADERS,
@@ -112,7 +112,9 @@ def build_db(path: Path, sessions: dict[str, int]) -> tuple[float, dict[str, dic
     """
     started = time.perf_counter()
     migrated_db(path)
-    engine = create_db_engine(Settings(database_url=f"sqlite:///{path}", db={"sqlite_synchronous": "NORMAL"}))
+    engine = create_db_engine(
+        Settings(database_url=f"sqlite:///{path}", db={"sqlite_synchronous": "NORMAL"})
+    )
     counts: dict[str, dict[str, int]] = {}
     try:
         uow = UnitOfWork(engine)
@@ -127,7 +129,9 @@ def build_db(path: Path, sessions: dict[str, int]) -> tuple[float, dict[str, dic
     return time.perf_counter() - started, counts
 
 
-def _sample(client: httpx.Client, session_id: str, query: str, iterations: int, budget_s: float) -> tuple[list[float], dict]:
+def _sample(
+    client: httpx.Client, session_id: str, query: str, iterations: int, budget_s: float
+) -> tuple[list[float], dict]:
     """Latencies (ms) of one query.
 
     ``iterations`` runs, or fewer once ``budget_s`` has passed (at least ``MIN_SAMPLES``). A query
@@ -144,7 +148,9 @@ def _sample(client: httpx.Client, session_id: str, query: str, iterations: int, 
     wanted = 1 if warm_ms > 1000 * budget_s else MIN_SAMPLES
     samples: list[float] = []
     began = time.perf_counter()
-    while len(samples) < iterations and (len(samples) < wanted or time.perf_counter() - began < budget_s):
+    while len(samples) < iterations and (
+        len(samples) < wanted or time.perf_counter() - began < budget_s
+    ):
         started = time.perf_counter()
         response = client.post("/archives/search", content=body, headers=JSON_HEADERS)
         samples.append((time.perf_counter() - started) * 1000)
@@ -169,7 +175,9 @@ class SizeResult:
     fts_only: dict[str, float] = field(default_factory=dict)
 
 
-def measure_size(tmp: Path, size: int, cfg: Config, neighbour_labels: tuple[str, ...]) -> SizeResult:
+def measure_size(
+    tmp: Path, size: int, cfg: Config, neighbour_labels: tuple[str, ...]
+) -> SizeResult:
     """Build the ``size`` database (plus a 1k neighbour session when asked) and time the queries."""
     main_sid, near_sid = f"search-{size}", "search-neighbour-1k"
     sessions = {main_sid: size}
@@ -177,17 +185,24 @@ def measure_size(tmp: Path, size: int, cfg: Config, neighbour_labels: tuple[str,
         sessions[near_sid] = 1000
     path = tmp / f"search-{size}.db"
     build_s, counts = build_db(path, sessions)
-    out = SizeResult(size, {}, counts[main_sid], {}, [f"{size:,}-message database built in {build_s:.1f} s"])
+    out = SizeResult(
+        size, {}, counts[main_sid], {}, [f"{size:,}-message database built in {build_s:.1f} s"]
+    )
     iterations = cfg.pick(30, 10)
     budget_s = 3.0 if cfg.quick else 8.0
-    with Server(tmp, path, {"CE_WORKER__ENABLED": "false"}) as server, server.client(timeout=600) as client:
+    with (
+        Server(tmp, path, {"CE_WORKER__ENABLED": "false"}) as server,
+        server.client(timeout=600) as client,
+    ):
         for label, query in QUERIES:
             out.samples[label], result = _sample(client, main_sid, query, iterations, budget_s)
             problem = _check_result(label, result, counts[main_sid][label])
             if problem:
                 out.notes.append(f"UNEXPECTED at {size:,}: {problem}")
             if label in neighbour_labels:
-                out.neighbour[label], result = _sample(client, near_sid, query, iterations, budget_s)
+                out.neighbour[label], result = _sample(
+                    client, near_sid, query, iterations, budget_s
+                )
                 problem = _check_result(label, result, counts[near_sid][label])
                 if problem:
                     out.notes.append(f"UNEXPECTED in the 1k neighbour: {problem}")
@@ -206,10 +221,15 @@ def _fts_only_ms(path: Path, labels: tuple[str, ...]) -> dict[str, float]:
         for label, query in QUERIES:
             if label in labels:
                 phrase = fts_query([query], any_term=False)
-                out[label] = summary(time_calls(
-                    lambda p=phrase: conn.execute(f"SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?", (p,)).fetchall(),
-                    10, warmup=1,
-                ))[0]
+                out[label] = summary(
+                    time_calls(
+                        lambda p=phrase: conn.execute(
+                            f"SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?", (p,)
+                        ).fetchall(),
+                        10,
+                        warmup=1,
+                    )
+                )[0]
         return out
     finally:
         conn.close()
@@ -238,7 +258,9 @@ def run(cfg: Config) -> list[Row]:
             target_value=TARGET_MS,
             samples=len(samples),
         )
-        growth = " -> ".join(f"{n // 1000}k: {fmt_ms(summary(results[n].samples[label])[0])}" for n in sizes)
+        growth = " -> ".join(
+            f"{n // 1000}k: {fmt_ms(summary(results[n].samples[label])[0])}" for n in sizes
+        )
         row.notes.append(f"growth p50 ms {growth}")
         if label in top.neighbour:
             row.notes.append(

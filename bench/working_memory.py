@@ -50,8 +50,11 @@ def run(cfg: Config) -> list[Row]:
         growth = {size: p50}
         for n in (100, 2000):
             msgs = Conversation(seed=315 + n).messages(n)
-            growth[n] = summary(time_calls(lambda m=msgs: update_working_memory_extractive(prior, m), 5, warmup=1))[0]
+            growth[n] = summary(
+                time_calls(lambda m=msgs: update_working_memory_extractive(prior, m), 5, warmup=1)
+            )[0]
         row.notes.append(
-            "growth (p50 by archive size): " + " -> ".join(f"{n}: {fmt_ms(growth[n])} ms" for n in sorted(growth))
+            "growth (p50 by archive size): "
+            + " -> ".join(f"{n}: {fmt_ms(growth[n])} ms" for n in sorted(growth))
         )
     return [row]

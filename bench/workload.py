@@ -21,12 +21,41 @@ SHORT_RARE_TERM = "Q7"
 CHINESE_TERM = "部署失败"
 
 _MODULES = ["api", "core", "db", "jobs", "auth", "billing", "search", "render", "cache", "worker"]
-_FILES = ["service", "handlers", "models", "repository", "utils", "config", "schema", "client", "tasks"]
+_FILES = [
+    "service",
+    "handlers",
+    "models",
+    "repository",
+    "utils",
+    "config",
+    "schema",
+    "client",
+    "tasks",
+]
 _EXTS = [".py", ".ts", ".go", ".rs", ".yaml", ".json", ".md", ".sql"]
-_VERBS = ["refactor", "fix", "add", "remove", "rename", "document", "test", "profile", "migrate", "review"]
+_VERBS = [
+    "refactor",
+    "fix",
+    "add",
+    "remove",
+    "rename",
+    "document",
+    "test",
+    "profile",
+    "migrate",
+    "review",
+]
 _NOUNS = [
-    "the retry logic", "the cache layer", "the login flow", "the invoice export", "the rate limiter",
-    "the search index", "the job queue", "the config loader", "the websocket handler", "the CLI",
+    "the retry logic",
+    "the cache layer",
+    "the login flow",
+    "the invoice export",
+    "the rate limiter",
+    "the search index",
+    "the job queue",
+    "the config loader",
+    "the websocket handler",
+    "the CLI",
 ]
 _ERRORS = [
     "TypeError: cannot unpack non-iterable NoneType object",
@@ -100,10 +129,17 @@ def _tool_output(rng: random.Random, tool: str) -> tuple[str, bool]:
         return f"Traceback (most recent call last):\n{trace}\n{err}\nexit code 1", True
     if tool == "exec":
         passed = rng.randint(10, 400)
-        lines = [f"{_path(rng)}::test_{rng.choice(_VERBS)}_{i} PASSED" for i in range(rng.randint(3, 15))]
-        return "\n".join(lines) + f"\n===== {passed} passed in {rng.randint(1, 90)}.{rng.randint(0, 99)}s =====", False
+        lines = [
+            f"{_path(rng)}::test_{rng.choice(_VERBS)}_{i} PASSED" for i in range(rng.randint(3, 15))
+        ]
+        return "\n".join(
+            lines
+        ) + f"\n===== {passed} passed in {rng.randint(1, 90)}.{rng.randint(0, 99)}s =====", False
     if tool == "grep":
-        return "\n".join(f"{_path(rng)}:{rng.randint(1, 900)}: {rng.choice(_PROSE)}" for _ in range(rng.randint(2, 12))), False
+        return "\n".join(
+            f"{_path(rng)}:{rng.randint(1, 900)}: {rng.choice(_PROSE)}"
+            for _ in range(rng.randint(2, 12))
+        ), False
     if tool == "read":
         body = "\n".join(
             f"def {rng.choice(_VERBS)}_{rng.choice(_FILES)}(value: int) -> int:\n    return value * {rng.randint(2, 99)}"
@@ -204,7 +240,9 @@ def search_corpus(count: int, seed: int = 7) -> list[Message]:
     messages = conv.messages(count)
     rng = random.Random(seed + 1)
     for index in rng.sample(range(count), min(5, count)):
-        _append_text(messages[index], f" Build failed with {SELECTIVE_TERM} in stage {rng.randint(1, 9)}.")
+        _append_text(
+            messages[index], f" Build failed with {SELECTIVE_TERM} in stage {rng.randint(1, 9)}."
+        )
     for k in range(min(10, count)):
         index = (k * count) // 10 + count // 20
         _append_text(messages[min(index, count - 1)], f" Ticket {SHORT_RARE_TERM} is still open.")

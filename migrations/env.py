@@ -20,9 +20,7 @@ FTS_PREFIXES = ("message_fts", "archive_fts", "memory_fts", "memory_vec", "messa
 
 
 def include_name(name: str | None, type_: str, _parent: object) -> bool:
-    if type_ == "table" and name and name.startswith(FTS_PREFIXES):
-        return False
-    return True
+    return not (type_ == "table" and name and name.startswith(FTS_PREFIXES))
 
 
 def run_migrations(connection: object) -> None:

@@ -59,7 +59,9 @@ def rebuild_message_vector_index(name: str, dimensions: int, *, with_time: bool)
     message without search facts gets time 0 (Phase 2 writes both together, so there is none)."""
     if _dialect() != "sqlite":
         raise NotImplementedError(f"vector index for {_dialect()}")
-    op.execute(f"CREATE TEMP TABLE _{name}_copy AS SELECT message_id, session_pk, embedding FROM {name}")
+    op.execute(
+        f"CREATE TEMP TABLE _{name}_copy AS SELECT message_id, session_pk, embedding FROM {name}"
+    )
     op.execute(f"DROP TABLE {name}")
     time_column = "said_at_ms integer, " if with_time else ""
     op.execute(
@@ -72,7 +74,9 @@ def rebuild_message_vector_index(name: str, dimensions: int, *, with_time: bool)
             f"coalesce(x.said_at_ms, 0), c.embedding FROM _{name}_copy c LEFT JOIN message_search x ON x.message_id = c.message_id"
         )
     else:
-        op.execute(f"INSERT INTO {name}(message_id, session_pk, embedding) SELECT message_id, session_pk, embedding FROM _{name}_copy")
+        op.execute(
+            f"INSERT INTO {name}(message_id, session_pk, embedding) SELECT message_id, session_pk, embedding FROM _{name}_copy"
+        )
     op.execute(f"DROP TABLE _{name}_copy")
 
 

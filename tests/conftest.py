@@ -74,7 +74,7 @@ async def client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-class app_client:  # noqa: N801 - used like a function in `async with`
+class app_client:
     """An httpx client bound to a fresh app (lifespan run) for the given settings."""
 
     def __init__(self, settings: Settings) -> None:

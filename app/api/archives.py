@@ -33,38 +33,67 @@ MAX_OFFSET = 2**31 - 1
 EMBED_TIMEOUT_S = 2.0
 
 
-@router.get("/{archiveId}", response_model=ArchiveView, responses=TEXT_RESPONSE, operation_id="expandArchive")
+@router.get(
+    "/{archiveId}",
+    response_model=ArchiveView,
+    responses=TEXT_RESPONSE,
+    operation_id="expandArchive",
+)
 async def expand_archive_endpoint(
     services: ServicesDep,
     tenant: TenantDep,
-    archive_id: Annotated[str, Path(alias="archiveId", pattern=ARCHIVE_ID_PATTERN,
-                                    description="archive_NNN; any other shape is a 400.")],
+    archive_id: Annotated[
+        str,
+        Path(
+            alias="archiveId",
+            pattern=ARCHIVE_ID_PATTERN,
+            description="archive_NNN; any other shape is a 400.",
+        ),
+    ],
     session_id: Annotated[str, Query(alias="sessionId", min_length=1, max_length=512)],
     format: Annotated[Literal["json", "text"], Query()] = "json",
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
 ) -> object:
     """One archive with its original messages, as JSON or as a text tool result."""
-    view = await run_in_threadpool(expand_archive, services.uow, tenant, session_id, archive_id, offset, limit)
+    view = await run_in_threadpool(
+        expand_archive, services.uow, tenant, session_id, archive_id, offset, limit
+    )
     if format == "text":
         return PlainTextResponse(expand_archive_text(view))
     return view
 
 
-@router.post("/search", response_model=ArchiveSearchResponse, responses={**TEXT_RESPONSE, **RATE_LIMITED},
-             operation_id="searchArchives", dependencies=SEARCH_LIMIT)
-async def search_archives_endpoint(body: ArchiveSearchRequest, services: ServicesDep, tenant: TenantDep) -> object:
+@router.post(
+    "/search",
+    response_model=ArchiveSearchResponse,
+    responses={**TEXT_RESPONSE, **RATE_LIMITED},
+    operation_id="searchArchives",
+    dependencies=SEARCH_LIMIT,
+)
+async def search_archives_endpoint(
+    body: ArchiveSearchRequest, services: ServicesDep, tenant: TenantDep
+) -> object:
     """Search a session's archived messages and overviews: keyword, regex or ranked."""
     request = SearchRequest(
-        session_id=body.session_id, query=body.query, mode=body.mode, archive_id=body.archive_id,
-        case_sensitive=body.case_sensitive, limit=body.limit, since=body.since, until=body.until,
-        context=body.context, fusion=body.fusion,
+        session_id=body.session_id,
+        query=body.query,
+        mode=body.mode,
+        archive_id=body.archive_id,
+        case_sensitive=body.case_sensitive,
+        limit=body.limit,
+        since=body.since,
+        until=body.until,
+        context=body.context,
+        fusion=body.fusion,
     )
     timeout_s = services.settings.archives.regex_timeout_ms / 1000
     vector = None
     if body.mode == "ranked":
         vector = await embed_search_query(services.memory.embedder, body.query, EMBED_TIMEOUT_S)
-    result = await run_in_threadpool(search_archives, services.uow, tenant, request, timeout_s, vector)
+    result = await run_in_threadpool(
+        search_archives, services.uow, tenant, request, timeout_s, vector
+    )
     if body.format == "text":
         return PlainTextResponse(search_text(result))
     return result

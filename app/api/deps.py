@@ -8,13 +8,13 @@ from typing import Annotated, Any
 from fastapi import Depends, Header, Request
 
 from app.assembly.recall import RecallSource
+from app.core.bypass import resolve_agent_id
 from app.core.token_bucket import TokenBuckets
 from app.db.uow import UnitOfWork
 from app.errors import Unauthenticated
 from app.jobs.worker import Phase2Worker
 from app.memory.service import Caller, MemoryService
 from app.metrics import Metrics
-from app.sessions.bypass import resolve_agent_id
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
 
@@ -73,8 +73,13 @@ def get_caller(
     else:
         token = (authorization or "").partition(" ")[2].strip()
         can_read_sensitive = READ_SENSITIVE_SCOPE in scopes.get(token, frozenset())
-    return Caller(tenant_id=tenant, user_id=user_id or "default", agent_id="main",
-                  can_read_sensitive=can_read_sensitive, user_from_header=user_id is not None)
+    return Caller(
+        tenant_id=tenant,
+        user_id=user_id or "default",
+        agent_id="main",
+        can_read_sensitive=can_read_sensitive,
+        user_from_header=user_id is not None,
+    )
 
 
 CallerDep = Annotated[Caller, Depends(get_caller)]

@@ -19,22 +19,34 @@ from app.errors import AppError, StorageUnavailable, Unavailable
 log = structlog.get_logger("app.api")
 
 HTTP_CODES = {
-    400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT",
-    408: "REQUEST_TIMEOUT", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 429: "RATE_LIMITED",
-    503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    404: "NOT_FOUND",
+    405: "INVALID_ARGUMENT",
+    408: "REQUEST_TIMEOUT",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    429: "RATE_LIMITED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
 }
 BUSY_RETRY_AFTER_S = 1
 HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
-def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None,
-                   headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
     body = {"error": {"code": code, "message": message, "details": details or {}}}
     return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _loc(loc: tuple[Any, ...]) -> list[Any]:
-    return [part for part in loc]
+    return list(loc)
 
 
 async def _app_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -48,27 +60,44 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     if reason is None:
         return await _unexpected(request, exc)
     if reason == "busy":
-        error: AppError = Unavailable("the database is busy; retry shortly", {"reason": reason}, BUSY_RETRY_AFTER_S)
+        error: AppError = Unavailable(
+            "the database is busy; retry shortly", {"reason": reason}, BUSY_RETRY_AFTER_S
+        )
     else:
         retry_after = request.app.state.services.settings.db.storage_retry_after_s
-        log.error("storage_unavailable", reason=reason, error=str(exc.orig if isinstance(exc, DBAPIError) else exc))
-        error = StorageUnavailable(f"storage unavailable: {DESCRIPTIONS[reason]}; nothing was stored",
-                                   {"reason": reason}, retry_after)
+        log.error(
+            "storage_unavailable",
+            reason=reason,
+            error=str(exc.orig if isinstance(exc, DBAPIError) else exc),
+        )
+        error = StorageUnavailable(
+            f"storage unavailable: {DESCRIPTIONS[reason]}; nothing was stored",
+            {"reason": reason},
+            retry_after,
+        )
     return await _app_error(request, error)
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = [{"loc": _loc(e.get("loc", ())), "message": e.get("msg", "invalid")} for e in exc.errors()]
+    errors = [
+        {"loc": _loc(e.get("loc", ())), "message": e.get("msg", "invalid")} for e in exc.errors()
+    ]
     first = errors[0] if errors else {"loc": [], "message": "invalid request"}
     where = ".".join(str(p) for p in first["loc"])
-    message = f"Invalid request: {where}: {first['message']}" if where else f"Invalid request: {first['message']}"
+    message = (
+        f"Invalid request: {where}: {first['message']}"
+        if where
+        else f"Invalid request: {first['message']}"
+    )
     return error_response(400, "INVALID_ARGUMENT", message, {"errors": errors})
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = HTTP_CODES.get(exc.status_code, "INTERNAL" if exc.status_code >= 500 else "INVALID_ARGUMENT")
+    code = HTTP_CODES.get(
+        exc.status_code, "INTERNAL" if exc.status_code >= 500 else "INVALID_ARGUMENT"
+    )
     message = exc.detail if isinstance(exc.detail, str) else "request failed"
     headers = dict(exc.headers or {})
     if exc.status_code in (408, 413):
@@ -87,13 +116,21 @@ def _allowed_methods(request: Request) -> list[str]:
     path = request.scope["path"].removeprefix(request.scope.get("root_path", "")) or "/"
     matching = [template for template in paths if _template_regex(template).fullmatch(path)]
     concrete = [template for template in matching if "{" not in template]
-    return sorted({method.upper() for template in concrete or matching
-                   for method in paths[template] if method in HTTP_METHODS})
+    return sorted(
+        {
+            method.upper()
+            for template in concrete or matching
+            for method in paths[template]
+            if method in HTTP_METHODS
+        }
+    )
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
     parts = re.split(r"(\{[^/}]+\})", template)
-    return re.compile("".join("[^/]+" if part.startswith("{") else re.escape(part) for part in parts))
+    return re.compile(
+        "".join("[^/]+" if part.startswith("{") else re.escape(part) for part in parts)
+    )
 
 
 async def _method_not_allowed(_request: Request) -> None:
@@ -109,11 +146,22 @@ def add_method_guards(app: FastAPI) -> None:
     guards = []
     for path in (p for p in paths if "{" not in p):
         declared = {method for method in paths[path] if method in HTTP_METHODS}
-        shadowing = {method for template in templates if _template_regex(template).fullmatch(path)
-                     for method in paths[template] if method in HTTP_METHODS} - declared
+        shadowing = {
+            method
+            for template in templates
+            if _template_regex(template).fullmatch(path)
+            for method in paths[template]
+            if method in HTTP_METHODS
+        } - declared
         if shadowing:
-            guards.append(Route(path, _method_not_allowed, methods=sorted(m.upper() for m in shadowing),
-                                include_in_schema=False))
+            guards.append(
+                Route(
+                    path,
+                    _method_not_allowed,
+                    methods=sorted(m.upper() for m in shadowing),
+                    include_in_schema=False,
+                )
+            )
     app.router.routes[:0] = guards
 
 

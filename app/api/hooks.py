@@ -25,13 +25,22 @@ from app.sessions.compact import CompactInput, compact_session
 router = APIRouter(tags=["hooks"])
 
 
-@router.post("/assemble", response_model=AssembleResponse, response_model_exclude_none=True,
-             operation_id="assemble")
-async def assemble_endpoint(body: AssembleRequest, services: ServicesDep, tenant: TenantDep,
-                            user_id: UserIdHeader = None) -> dict[str, object]:
+@router.post(
+    "/assemble",
+    response_model=AssembleResponse,
+    response_model_exclude_none=True,
+    operation_id="assemble",
+)
+async def assemble_endpoint(
+    body: AssembleRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
+) -> dict[str, object]:
     """Rebuild the prompt history (pre_prompt) or inject recalled context (tool_loop)."""
     fields = body.model_fields_set
-    pre_prompt = bool({"prompt", "available_tools", "citations_mode"} & fields) if body.phase is None else body.phase == "pre_prompt"
+    pre_prompt = (
+        bool({"prompt", "available_tools", "citations_mode"} & fields)
+        if body.phase is None
+        else body.phase == "pre_prompt"
+    )
     request = AssembleInput(
         identity=hook_identity(tenant, body, user_id),
         messages=body.messages,
@@ -46,11 +55,16 @@ async def assemble_endpoint(body: AssembleRequest, services: ServicesDep, tenant
 
 
 @router.post("/after-turn", response_model=AfterTurnResponse, operation_id="afterTurn")
-async def after_turn_endpoint(body: AfterTurnRequest, services: ServicesDep, tenant: TenantDep,
-                              user_id: UserIdHeader = None) -> AfterTurnResponse:
+async def after_turn_endpoint(
+    body: AfterTurnRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
+) -> AfterTurnResponse:
     """Store the turn's new messages (idempotent) and commit when the window passes the threshold."""
     started = time.perf_counter()
-    messages = body.messages if body.messages is not None else ([body.message] if body.message is not None else [])
+    messages = (
+        body.messages
+        if body.messages is not None
+        else ([body.message] if body.message is not None else [])
+    )
     turn = TurnInput(
         identity=hook_identity(tenant, body, user_id),
         messages=messages,
@@ -65,8 +79,9 @@ async def after_turn_endpoint(body: AfterTurnRequest, services: ServicesDep, ten
 
 
 @router.post("/commit-turn", response_model=CommitTurnResponse, operation_id="commitTurn")
-async def commit_turn_endpoint(body: CommitTurnRequest, services: ServicesDep, tenant: TenantDep,
-                               user_id: UserIdHeader = None) -> CommitTurnResponse:
+async def commit_turn_endpoint(
+    body: CommitTurnRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
+) -> CommitTurnResponse:
     """Store one host turn atomically, once per advancement key; auto-commit as /after-turn does."""
     started = time.perf_counter()
     turn = TurnInput(
@@ -99,10 +114,15 @@ def _capture_fields(result: CaptureResult, started: float) -> dict[str, object]:
     }
 
 
-@router.post("/compact", response_model=CompactResponse, response_model_exclude_none=True,
-             operation_id="compact")
-async def compact_endpoint(body: CompactRequest, services: ServicesDep, tenant: TenantDep,
-                           user_id: UserIdHeader = None) -> dict[str, object]:
+@router.post(
+    "/compact",
+    response_model=CompactResponse,
+    response_model_exclude_none=True,
+    operation_id="compact",
+)
+async def compact_endpoint(
+    body: CompactRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
+) -> dict[str, object]:
     """Archive everything now and (by default) wait for the Working Memory."""
     request = CompactInput(
         identity=hook_identity(tenant, body, user_id),
@@ -119,7 +139,11 @@ async def compact_endpoint(body: CompactRequest, services: ServicesDep, tenant: 
 def _budget(token_budget: float | None, runtime_context: dict[str, object] | None) -> int | None:
     """tokenBudget from the request, else runtimeContext.tokenBudget (lifecycle.md, Capture 5)."""
     for candidate in (token_budget, (runtime_context or {}).get("tokenBudget")):
-        if isinstance(candidate, int | float) and not isinstance(candidate, bool) and candidate >= 1:
+        if (
+            isinstance(candidate, int | float)
+            and not isinstance(candidate, bool)
+            and candidate >= 1
+        ):
             return int(candidate)
     return None
 

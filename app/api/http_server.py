@@ -56,7 +56,11 @@ class TimedHttpProtocol(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         """The parser's own 400 (malformed request line, ``Content-Length: -5``) as an envelope."""
-        self.transport.write(envelope_response(400, "Bad Request", "INVALID_ARGUMENT", f"malformed HTTP request: {msg}"))
+        self.transport.write(
+            envelope_response(
+                400, "Bad Request", "INVALID_ARGUMENT", f"malformed HTTP request: {msg}"
+            )
+        )
         self.transport.close()
 
     def _arm_head_timer(self) -> None:
@@ -71,7 +75,9 @@ class TimedHttpProtocol(HttpToolsProtocol):
     def _head_timed_out(self) -> None:
         self._head_timer = None
         # A request whose head arrived has its own cycle; only a missing or trickling head is cut.
-        if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+        if self.transport.is_closing() or (
+            self.cycle is not None and not self.cycle.response_complete
+        ):
             return
         message = f"the request head did not arrive within {self.header_timeout_s:g} s"
         self.transport.write(envelope_response(408, "Request Timeout", "REQUEST_TIMEOUT", message))
@@ -80,8 +86,17 @@ class TimedHttpProtocol(HttpToolsProtocol):
 
 def server_config(settings: Settings, app: Any) -> uvicorn.Config:
     """The uvicorn configuration of ``serve``."""
-    protocol = type("TimedHttpProtocol", (TimedHttpProtocol,), {"header_timeout_s": settings.http.header_timeout_s})
+    protocol = type(
+        "TimedHttpProtocol",
+        (TimedHttpProtocol,),
+        {"header_timeout_s": settings.http.header_timeout_s},
+    )
     return uvicorn.Config(
-        app, host=settings.host, port=settings.port, http=protocol, log_config=None, access_log=False,
+        app,
+        host=settings.host,
+        port=settings.port,
+        http=protocol,
+        log_config=None,
+        access_log=False,
         timeout_graceful_shutdown=10,
     )

@@ -36,30 +36,58 @@ MemoryIdPath = Annotated[str, Path(alias="memoryId", min_length=1, max_length=64
 # The memory's version, bare, quoted or weak: 3, "3", W/"3".
 IF_MATCH_PATTERN = r'^(W/)?"?[0-9]+"?$'
 # JSON Lines: the records of the array, one JSON object per line (as /memories/export writes them).
-IMPORT_BODY = {"requestBody": {"content": {"application/x-ndjson": {"schema": {
-    "type": "array",
-    "description": "JSON Lines: one ImportRecord per line, as /memories/export writes them (at most "
-                   "CE_MEMORY__IMPORT_MAX_RECORDS lines).",
-    "items": ImportRecord.model_json_schema(by_alias=True),
-}}}}}
+IMPORT_BODY = {
+    "requestBody": {
+        "content": {
+            "application/x-ndjson": {
+                "schema": {
+                    "type": "array",
+                    "description": "JSON Lines: one ImportRecord per line, as /memories/export writes them (at most "
+                    "CE_MEMORY__IMPORT_MAX_RECORDS lines).",
+                    "items": ImportRecord.model_json_schema(by_alias=True),
+                }
+            }
+        }
+    }
+}
 JSONL = {200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}
 
 
-def _owners(caller: Caller, user_id: str | None, agent_id: str | None) -> tuple[Caller, list[tuple[str, str]]]:
+def _owners(
+    caller: Caller, user_id: str | None, agent_id: str | None
+) -> tuple[Caller, list[tuple[str, str]]]:
     # api.md, Identity: the X-User-Id header wins over a userId in the body or query.
     user = caller.user_id if caller.user_from_header else (user_id or caller.user_id)
-    scoped = Caller(caller.tenant_id, user, agent_id or caller.agent_id, caller.can_read_sensitive, caller.user_from_header)
+    scoped = Caller(
+        caller.tenant_id,
+        user,
+        agent_id or caller.agent_id,
+        caller.can_read_sensitive,
+        caller.user_from_header,
+    )
     return scoped, [("user", scoped.user_id), ("agent", scoped.agent_id)]
 
 
 # exclude_unset, not exclude_none: a NONE answer has no memory, but a memory keeps its null fields.
-@router.post("", response_model=CommitMemoryResponse, response_model_exclude_unset=True, operation_id="commitMemory")
-async def commit_memory_endpoint(body: CommitMemoryRequest, services: ServicesDep, caller: CallerDep) -> object:
+@router.post(
+    "",
+    response_model=CommitMemoryResponse,
+    response_model_exclude_unset=True,
+    operation_id="commitMemory",
+)
+async def commit_memory_endpoint(
+    body: CommitMemoryRequest, services: ServicesDep, caller: CallerDep
+) -> object:
     """Remember something explicitly (deduplicated: ADD, UPDATE of the profile, or NONE)."""
     scoped, _ = _owners(caller, body.user_id, body.agent_id)
     new = NewMemory(
-        content=body.content, category=body.category, title=body.title, priority=body.priority,
-        confidence=body.confidence, sensitivity=body.sensitivity, ttl_days=body.ttl_days,
+        content=body.content,
+        category=body.category,
+        title=body.title,
+        priority=body.priority,
+        confidence=body.confidence,
+        sensitivity=body.sensitivity,
+        ttl_days=body.ttl_days,
         source=body.source or {"kind": "api"},
     )
     return await services.memory.commit_memory(scoped, new)
@@ -67,13 +95,18 @@ async def commit_memory_endpoint(body: CommitMemoryRequest, services: ServicesDe
 
 @router.get("", response_model=MemoryList, operation_id="listMemories")
 async def list_memories_endpoint(
-    services: ServicesDep, caller: CallerDep,
+    services: ServicesDep,
+    caller: CallerDep,
     category: Annotated[str | None, Query(max_length=32)] = None,
     user_id: Annotated[str | None, Query(alias="userId", max_length=256)] = None,
     agent_id: Annotated[str | None, Query(alias="agentId", max_length=256)] = None,
     q: Annotated[str | None, Query(max_length=500)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str, Query(pattern=CURSOR_PATTERN, description="nextCursor of the previous page.")] = None,  # type: ignore[assignment]
+    # Declared `str` (not `str | None`) so the OpenAPI document keeps one plain string schema.
+    cursor: Annotated[
+        str,  # noqa: RUF013
+        Query(pattern=CURSOR_PATTERN, description="nextCursor of the previous page."),
+    ] = None,  # type: ignore[assignment]
 ) -> object:
     """The current memories of a user and an agent, newest first."""
     scoped, owners = _owners(caller, user_id, agent_id)
@@ -83,7 +116,8 @@ async def list_memories_endpoint(
 # A bare Response class: the errors of this route are JSON envelopes, only its 200 is JSON Lines.
 @router.get("/export", responses=JSONL, response_class=Response, operation_id="exportMemories")
 async def export_memories_endpoint(
-    services: ServicesDep, caller: CallerDep,
+    services: ServicesDep,
+    caller: CallerDep,
     user_id: Annotated[str | None, Query(alias="userId", max_length=256)] = None,
     agent_id: Annotated[str | None, Query(alias="agentId", max_length=256)] = None,
 ) -> Response:
@@ -96,12 +130,26 @@ async def export_memories_endpoint(
 
 
 def _json_lines(records: list[dict[str, object]]) -> str:
-    return "".join(MemoryObject.model_validate(r).model_dump_json(by_alias=True) + "\n" for r in records)
+    return "".join(
+        MemoryObject.model_validate(r).model_dump_json(by_alias=True) + "\n" for r in records
+    )
 
 
-@router.post("/import", response_model=ImportResponse, operation_id="importMemories", openapi_extra=IMPORT_BODY,
-             responses={413: {"model": ErrorEnvelope, "description": "Body over the size limit or more records than CE_MEMORY__IMPORT_MAX_RECORDS"}})
-async def import_memories_endpoint(request: Request, services: ServicesDep, caller: CallerDep) -> object:
+@router.post(
+    "/import",
+    response_model=ImportResponse,
+    operation_id="importMemories",
+    openapi_extra=IMPORT_BODY,
+    responses={
+        413: {
+            "model": ErrorEnvelope,
+            "description": "Body over the size limit or more records than CE_MEMORY__IMPORT_MAX_RECORDS",
+        }
+    },
+)
+async def import_memories_endpoint(
+    request: Request, services: ServicesDep, caller: CallerDep
+) -> object:
     """Load memories exported by /memories/export (JSON Lines in the body)."""
     raw = await request.body()
     try:
@@ -114,37 +162,66 @@ async def import_memories_endpoint(request: Request, services: ServicesDep, call
     return await import_memories(services.memory, caller, records)
 
 
-@router.post("/search", response_model=SearchMemoriesResponse, response_model_exclude_unset=True,
-             operation_id="searchMemories", dependencies=SEARCH_LIMIT, responses=RATE_LIMITED)
-async def search_memories_endpoint(body: SearchMemoriesRequest, services: ServicesDep, caller: CallerDep) -> object:
+@router.post(
+    "/search",
+    response_model=SearchMemoriesResponse,
+    response_model_exclude_unset=True,
+    operation_id="searchMemories",
+    dependencies=SEARCH_LIMIT,
+    responses=RATE_LIMITED,
+)
+async def search_memories_endpoint(
+    body: SearchMemoriesRequest, services: ServicesDep, caller: CallerDep
+) -> object:
     """Hybrid search (BM25 + vectors, decay, MMR) over a user's memories and an agent's experiences."""
     scoped, _ = _owners(caller, body.user_id, body.agent_id)
     request = SearchInput(
-        query=body.query, categories=list(body.categories) if body.categories else None, target_uri=body.target_uri,
-        limit=body.limit, score_threshold=body.score_threshold, mode=body.mode, explain=body.explain,
+        query=body.query,
+        categories=list(body.categories) if body.categories else None,
+        target_uri=body.target_uri,
+        limit=body.limit,
+        score_threshold=body.score_threshold,
+        mode=body.mode,
+        explain=body.explain,
     )
     return await search_memories(services.memory, scoped, request)
 
 
 @router.post("/forget", response_model=ForgetResponse, operation_id="forgetMemories")
-async def forget_memories_endpoint(body: ForgetRequest, services: ServicesDep, caller: CallerDep) -> object:
+async def forget_memories_endpoint(
+    body: ForgetRequest, services: ServicesDep, caller: CallerDep
+) -> object:
     """Delete the memories of the last N days and/or about a subject (dryRun lists them only)."""
     scoped, owners = _owners(caller, body.user_id, body.agent_id)
-    return await run_in_threadpool(services.memory.forget, scoped, owners, body.days, body.subject, body.dry_run)
+    return await run_in_threadpool(
+        services.memory.forget, scoped, owners, body.days, body.subject, body.dry_run
+    )
 
 
 @router.get("/{memoryId}", response_model=MemoryObject, operation_id="getMemory")
-async def get_memory_endpoint(memory_id: MemoryIdPath, services: ServicesDep, caller: CallerDep) -> object:
+async def get_memory_endpoint(
+    memory_id: MemoryIdPath, services: ServicesDep, caller: CallerDep
+) -> object:
     """One memory (masked content without the read-sensitive scope)."""
     return await run_in_threadpool(services.memory.get, caller, memory_id)
 
 
-@router.patch("/{memoryId}", response_model=MemoryObject, operation_id="patchMemory",
-              responses={409: {"model": ErrorEnvelope, "description": "Stale version"}})
+@router.patch(
+    "/{memoryId}",
+    response_model=MemoryObject,
+    operation_id="patchMemory",
+    responses={409: {"model": ErrorEnvelope, "description": "Stale version"}},
+)
 async def patch_memory_endpoint(
-    memory_id: MemoryIdPath, body: PatchMemoryRequest, services: ServicesDep, caller: CallerDep,
+    memory_id: MemoryIdPath,
+    body: PatchMemoryRequest,
+    services: ServicesDep,
+    caller: CallerDep,
     # Typed str with a None default: the document shows a string header, not a nullable one.
-    if_match: Annotated[str, Header(alias="If-Match", max_length=32, pattern=IF_MATCH_PATTERN)] = None,  # type: ignore[assignment]
+    if_match: Annotated[
+        str,  # noqa: RUF013
+        Header(alias="If-Match", max_length=32, pattern=IF_MATCH_PATTERN),
+    ] = None,  # type: ignore[assignment]
 ) -> object:
     """Edit a memory; its version must match (If-Match or body.version), else 409."""
     version = body.version
@@ -152,14 +229,17 @@ async def patch_memory_endpoint(
         try:
             version = int(if_match.strip().strip('"').removeprefix("W/").strip('"'))
         except ValueError as exc:
-            raise InvalidArgument("If-Match must be the memory's version number", {"header": "If-Match"}) from exc
+            raise InvalidArgument(
+                "If-Match must be the memory's version number", {"header": "If-Match"}
+            ) from exc
     changes = body.model_dump(by_alias=True, exclude_unset=True, exclude={"version"})
     changes = {("ttlDays" if k == "ttlDays" else k): v for k, v in changes.items()}
     return await services.memory.patch(caller, memory_id, changes, version)
 
 
 @router.delete("/{memoryId}", response_model=DeleteMemoryResponse, operation_id="deleteMemory")
-async def delete_memory_endpoint(memory_id: MemoryIdPath, services: ServicesDep, caller: CallerDep) -> object:
+async def delete_memory_endpoint(
+    memory_id: MemoryIdPath, services: ServicesDep, caller: CallerDep
+) -> object:
     """Delete a memory with its chunks, vectors and index rows."""
     return await run_in_threadpool(services.memory.delete, caller, memory_id)
-

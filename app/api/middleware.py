@@ -41,7 +41,9 @@ def _envelope(code: str, message: str) -> bytes:
 class RequestContextMiddleware:
     """Request id in and out, body limit and read timeout, one access-log line and metrics per request."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int, metrics: Metrics, body_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, app: ASGIApp, max_body_bytes: int, metrics: Metrics, body_timeout_s: float = 60.0
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.metrics = metrics
@@ -62,13 +64,21 @@ class RequestContextMiddleware:
                 state["status"] = message["status"]
                 state["started"] = True
                 message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (REQUEST_ID_HEADER, request_id.encode("latin-1"))]
+                message["headers"] = [
+                    *message["headers"],
+                    (REQUEST_ID_HEADER, request_id.encode("latin-1")),
+                ]
             await send(message)
 
         try:
             declared = headers.get(b"content-length")
             if declared is not None and not declared.strip().isdigit():
-                await self._reject(send_with_id, 400, "INVALID_ARGUMENT", "Content-Length must be a non-negative integer")
+                await self._reject(
+                    send_with_id,
+                    400,
+                    "INVALID_ARGUMENT",
+                    "Content-Length must be a non-negative integer",
+                )
             elif self._declared_too_large(headers):
                 await self._reject_too_large(send_with_id)
             else:
@@ -112,14 +122,24 @@ class RequestContextMiddleware:
         return wrapped
 
     async def _reject_too_large(self, send: Send) -> None:
-        await self._reject(send, 413, "PAYLOAD_TOO_LARGE", f"request body exceeds {self.max_body_bytes} bytes")
+        await self._reject(
+            send, 413, "PAYLOAD_TOO_LARGE", f"request body exceeds {self.max_body_bytes} bytes"
+        )
 
     async def _reject(self, send: Send, status: int, code: str, message: str) -> None:
         """The error envelope; the connection closes (the rest of the body is never read)."""
         body = _envelope(code, message)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     def _record(self, scope: Scope, status: int, seconds: float) -> None:
@@ -127,4 +147,10 @@ class RequestContextMiddleware:
         method = scope.get("method", "")
         self.metrics.requests.labels(route, method, str(status)).inc()
         self.metrics.latency.labels(route).observe(seconds)
-        log.info("request", method=method, route=route, status=status, duration_ms=round(seconds * 1000, 2))
+        log.info(
+            "request",
+            method=method,
+            route=route,
+            status=status,
+            duration_ms=round(seconds * 1000, 2),
+        )

@@ -26,13 +26,21 @@ async def readyz(services: ServicesDep) -> JSONResponse:
     retry_after = services.settings.db.storage_retry_after_s
     problem = await run_in_threadpool(readiness_problem, services.uow, retry_after)
     if problem is not None:
-        return error_response(503, "UNAVAILABLE", problem, {"reason": problem}, {"Retry-After": str(retry_after)})
+        return error_response(
+            503, "UNAVAILABLE", problem, {"reason": problem}, {"Retry-After": str(retry_after)}
+        )
     return JSONResponse({"status": "ready"})
 
 
-@router.get("/metrics", operation_id="metrics", response_class=Response,
-            responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
+@router.get(
+    "/metrics",
+    operation_id="metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
 async def metrics(services: ServicesDep, _tenant: TenantDep) -> Response:
     """Prometheus text exposition (behind the API key when keys are set)."""
     services.metrics.queue_depth.set(await run_in_threadpool(queue_depth, services.uow))
-    return Response(services.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+    return Response(
+        services.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
+    )

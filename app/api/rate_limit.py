@@ -13,7 +13,10 @@ from app.api.schemas.base import ErrorEnvelope
 from app.errors import RateLimited
 
 RATE_LIMITED: dict[int | str, dict[str, object]] = {
-    429: {"model": ErrorEnvelope, "description": "Per-tenant rate limit exceeded (RATE_LIMITED); Retry-After"},
+    429: {
+        "model": ErrorEnvelope,
+        "description": "Per-tenant rate limit exceeded (RATE_LIMITED); Retry-After",
+    },
 }
 
 
@@ -23,14 +26,20 @@ def rate_limit(kind: str):  # type: ignore[no-untyped-def]
     # Async: it runs on the event loop, so the buckets are never touched by two threads at once.
     async def limit(services: ServicesDep, tenant: TenantDep) -> None:
         settings = services.settings.rate_limit
-        rate, burst = (settings.hooks_per_s, settings.hooks_burst) if kind == "hooks" else (
-            settings.search_per_s, settings.search_burst)
+        rate, burst = (
+            (settings.hooks_per_s, settings.hooks_burst)
+            if kind == "hooks"
+            else (settings.search_per_s, settings.search_burst)
+        )
         if rate <= 0:
             return
         wait = services.rate_limits.take((tenant, kind), rate, burst)
         if wait > 0:
-            raise RateLimited(f"too many {kind} requests for this tenant; retry in {wait:.1f} s",
-                              wait, {"limit": kind, "perSecond": rate, "burst": burst})
+            raise RateLimited(
+                f"too many {kind} requests for this tenant; retry in {wait:.1f} s",
+                wait,
+                {"limit": kind, "perSecond": rate, "burst": burst},
+            )
 
     return limit
 

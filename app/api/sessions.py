@@ -16,19 +16,27 @@ SessionIdPath = Annotated[str, Path(alias="sessionId", min_length=1, max_length=
 
 
 @router.get("/{sessionId}", response_model=SessionView, operation_id="getSession")
-async def get_session_endpoint(session_id: SessionIdPath, services: ServicesDep, tenant: TenantDep) -> object:
+async def get_session_endpoint(
+    session_id: SessionIdPath, services: ServicesDep, tenant: TenantDep
+) -> object:
     """The session's counters, window and archives."""
     return await run_in_threadpool(get_session_view, services.uow, tenant, session_id)
 
 
 @router.delete("/{sessionId}", response_model=DeleteResponse, operation_id="deleteSession")
-async def delete_session_endpoint(session_id: SessionIdPath, services: ServicesDep, tenant: TenantDep) -> object:
+async def delete_session_endpoint(
+    session_id: SessionIdPath, services: ServicesDep, tenant: TenantDep
+) -> object:
     """Delete the session with its messages, archives and search index entries."""
     return await run_in_threadpool(delete_session, services.uow, tenant, session_id)
 
 
-@router.post("/{sessionId}/commit", response_model=CommitResponse, response_model_exclude_unset=True,
-             operation_id="commitSession")
+@router.post(
+    "/{sessionId}/commit",
+    response_model=CommitResponse,
+    response_model_exclude_unset=True,
+    operation_id="commitSession",
+)
 async def commit_session_endpoint(
     session_id: SessionIdPath,
     services: ServicesDep,
@@ -38,12 +46,21 @@ async def commit_session_endpoint(
     """Archive all but the most recent ``keepRecentCount`` messages; optionally wait for Phase 2."""
     body = body or CommitRequest()
     outcome = await run_in_threadpool(
-        commit_session, services.uow, tenant, session_id, body.keep_recent_count, body.custom_instructions
+        commit_session,
+        services.uow,
+        tenant,
+        session_id,
+        body.keep_recent_count,
+        body.custom_instructions,
     )
     if not outcome.archived or outcome.archive_pk is None:
-        return CommitResponse(session_id=session_id, status="skipped", archive_id=None, reason=outcome.reason)
+        return CommitResponse(
+            session_id=session_id, status="skipped", archive_id=None, reason=outcome.reason
+        )
     services.notify_worker()
-    response = CommitResponse(session_id=session_id, status="accepted", archive_id=outcome.archive_id)
+    response = CommitResponse(
+        session_id=session_id, status="accepted", archive_id=outcome.archive_id
+    )
     if body.wait:
         state = await wait_for_archive(services.uow, outcome.archive_pk, body.timeout_ms / 1000)
         response.archive = state.summary if state is not None else None

@@ -28,7 +28,9 @@ class TimeWindow:
             return True
         if moment is None:
             return False  # a filtered search cannot vouch for a message of unknown time
-        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
+        return (self.since is None or moment >= self.since) and (
+            self.until is None or moment <= self.until
+        )
 
 
 def host_time(value: object) -> datetime | None:
@@ -59,8 +61,13 @@ def time_of_body(body: str, fallback: datetime | None) -> datetime | None:
     return stamp or fallback
 
 
-def message_hit(archive: Archive, row: Any, span: tuple[int, int] | None, score: float | None,
-                moment: datetime | None) -> dict[str, Any]:
+def message_hit(
+    archive: Archive,
+    row: Any,
+    span: tuple[int, int] | None,
+    score: float | None,
+    moment: datetime | None,
+) -> dict[str, Any]:
     return {
         "archiveId": archive.archive_id,
         "seq": row.seq,
@@ -72,7 +79,9 @@ def message_hit(archive: Archive, row: Any, span: tuple[int, int] | None, score:
     }
 
 
-def overview_hit(archive: Archive, span: tuple[int, int] | None, score: float | None) -> dict[str, Any]:
+def overview_hit(
+    archive: Archive, span: tuple[int, int] | None, score: float | None
+) -> dict[str, Any]:
     return {
         "archiveId": archive.archive_id,
         "seq": None,
@@ -101,7 +110,9 @@ def add_context(db: Session, session: AgentSession, hits: list[dict[str, Any]], 
     for hit in hits:
         seq = hit["seq"]
         hit["context"] = [
-            _neighbour(around[s]) for s in range(seq - turns, seq + turns + 1) if s != seq and s in around
+            _neighbour(around[s])
+            for s in range(seq - turns, seq + turns + 1)
+            if s != seq and s in around
         ]
 
 

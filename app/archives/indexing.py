@@ -59,14 +59,25 @@ def facts_of(rows: Sequence[Any]) -> list[SearchFact]:
         text = row.search_text or ""
         content = strip_speaker(text)
         days = " ".join(mentioned_dates(content, moment.date() if moment else None))
-        facts.append(SearchFact(
-            row.id, row.tenant_id, row.session_pk, int(moment.timestamp() * 1000) if moment else None,
-            days, text[:MAX_EMBED_CHARS], len(document_tokens(content)), message_terms(text, days), len(text),
-        ))
+        facts.append(
+            SearchFact(
+                row.id,
+                row.tenant_id,
+                row.session_pk,
+                int(moment.timestamp() * 1000) if moment else None,
+                days,
+                text[:MAX_EMBED_CHARS],
+                len(document_tokens(content)),
+                message_terms(text, days),
+                len(text),
+            )
+        )
     return facts
 
 
-async def embed_facts(embed: PassageEmbedder, facts: Sequence[SearchFact]) -> dict[int, list[float]]:
+async def embed_facts(
+    embed: PassageEmbedder, facts: Sequence[SearchFact]
+) -> dict[int, list[float]]:
     """Vectors of the facts' texts by message id, in batches; blank texts get none."""
     wanted = [f for f in facts if f.text.strip()]
     vectors: dict[int, list[float]] = {}
@@ -77,11 +88,18 @@ async def embed_facts(embed: PassageEmbedder, facts: Sequence[SearchFact]) -> di
     return vectors
 
 
-def fact_rows(facts: Sequence[SearchFact], vectors: dict[int, list[float]], model: str | None) -> list[MessageSearch]:
+def fact_rows(
+    facts: Sequence[SearchFact], vectors: dict[int, list[float]], model: str | None
+) -> list[MessageSearch]:
     return [
         MessageSearch(
-            message_id=f.message_id, tenant_id=f.tenant_id, session_pk=f.session_pk, said_at_ms=f.said_at_ms,
-            dates=f.dates, embedding_model=model if f.message_id in vectors else None, token_count=f.token_count,
+            message_id=f.message_id,
+            tenant_id=f.tenant_id,
+            session_pk=f.session_pk,
+            said_at_ms=f.said_at_ms,
+            dates=f.dates,
+            embedding_model=model if f.message_id in vectors else None,
+            token_count=f.token_count,
         )
         for f in facts
     ]
@@ -97,8 +115,13 @@ def term_counts(documents: Iterable[tuple[frozenset[str], int]]) -> tuple[int, i
     return count, chars, dict(terms)
 
 
-def write_search_index(db: Session, dialect: Dialect, facts: Sequence[SearchFact], vectors: dict[int, list[float]],
-                       model: str | None) -> None:
+def write_search_index(
+    db: Session,
+    dialect: Dialect,
+    facts: Sequence[SearchFact],
+    vectors: dict[int, list[float]],
+    model: str | None,
+) -> None:
     """Facts, vectors and the session's statistics of archived messages, in the caller's
     transaction. A re-run for the same messages replaces facts and vectors and counts nothing
     twice; a session whose statistics are missing (facts written before they existed) has them
@@ -106,13 +129,20 @@ def write_search_index(db: Session, dialect: Dialect, facts: Sequence[SearchFact
     seen = repo.with_search_facts(db, [f.message_id for f in facts])
     repo.add_search_facts(db, fact_rows(facts, vectors, model))
     dialect.store_message_vectors(
-        db, ((f.message_id, f.session_pk, f.said_at_ms or 0, vectors[f.message_id]) for f in facts if f.message_id in vectors)
+        db,
+        (
+            (f.message_id, f.session_pk, f.said_at_ms or 0, vectors[f.message_id])
+            for f in facts
+            if f.message_id in vectors
+        ),
     )
     for session_pk in sorted({f.session_pk for f in facts}):
         mine = [f for f in facts if f.session_pk == session_pk]
         if repo.search_stats(db, session_pk) is None:
             rows = repo.faceted_texts(db, session_pk)
-            documents = ((message_terms(text or "", dates or ""), len(text or "")) for text, dates in rows)
+            documents = (
+                (message_terms(text or "", dates or ""), len(text or "")) for text, dates in rows
+            )
         else:
             documents = ((f.terms, f.chars) for f in mine if f.message_id not in seen)
         count, chars, terms = term_counts(documents)

@@ -71,7 +71,10 @@ def expanded_size(pattern: str) -> int:
 def _skip_escape(pattern: str, position: int) -> int:
     """The position after an escape; ``\\p{L}`` and ``\\x{41}`` carry braces of their own."""
     end = position + 2
-    if pattern[position + 1 : position + 2] in ("p", "P", "N", "x", "u", "U") and pattern[end : end + 1] == "{":
+    if (
+        pattern[position + 1 : position + 2] in ("p", "P", "N", "x", "u", "U")
+        and pattern[end : end + 1] == "{"
+    ):
         close = pattern.find("}", end)
         end = close + 1 if close >= 0 else len(pattern)
     return end
@@ -100,7 +103,8 @@ def compile_regex(pattern: str, case_sensitive: bool) -> regex.Pattern[str]:
     if expanded_size(pattern) > MAX_EXPANDED_SIZE:
         raise InvalidArgument(
             f"the regular expression repeats too much (more than {MAX_EXPANDED_SIZE} atoms once its counted "
-            "repeats are expanded); use smaller repeat counts", {"field": "query", "reason": "regex_too_large"},
+            "repeats are expanded); use smaller repeat counts",
+            {"field": "query", "reason": "regex_too_large"},
         )
     flags = regex.VERSION1 if case_sensitive else regex.VERSION1 | regex.IGNORECASE
     try:
@@ -109,7 +113,10 @@ def compile_regex(pattern: str, case_sensitive: bool) -> regex.Pattern[str]:
         raise InvalidArgument(f"invalid regular expression: {exc}", {"field": "query"}) from exc
     except RecursionError as exc:
         # 500 nested groups or 1,000 "[" exhaust the compiler's recursion (was a 500).
-        raise InvalidArgument("the regular expression is nested too deeply", {"field": "query", "reason": "regex_too_deep"}) from exc
+        raise InvalidArgument(
+            "the regular expression is nested too deeply",
+            {"field": "query", "reason": "regex_too_deep"},
+        ) from exc
 
 
 def find_regex(compiled: regex.Pattern[str], text: str, timeout_s: float) -> tuple[int, int] | None:

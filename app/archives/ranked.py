@@ -63,10 +63,20 @@ _scan_cache: OrderedDict[tuple[Any, ...], ranking.SessionStats] = OrderedDict()
 
 def session_stats(db: Session, scope: Scope, terms: Sequence[str]) -> ranking.SessionStats:
     """The session's stored statistics with the frequencies of ``terms``; else counted once."""
-    if scope.only is None and (stored := repo.search_stats(db, scope.session.id)) and stored.documents:
+    if (
+        scope.only is None
+        and (stored := repo.search_stats(db, scope.session.id))
+        and stored.documents
+    ):
         frequencies = repo.term_frequencies(db, scope.session.id, list(terms))
-        return ranking.SessionStats(stored.documents, stored.total_chars / stored.documents, frequencies)
-    key = (scope.session.id, scope.only, tuple(sorted((a.id, a.message_count) for a in scope.archives.values())))
+        return ranking.SessionStats(
+            stored.documents, stored.total_chars / stored.documents, frequencies
+        )
+    key = (
+        scope.session.id,
+        scope.only,
+        tuple(sorted((a.id, a.message_count) for a in scope.archives.values())),
+    )
     cached = _scan_cache.get(key)
     if cached is None:
         count, average = repo.session_text_stats(db, scope.session, scope.only)
@@ -89,20 +99,39 @@ def _candidates(db: Session, uow: UnitOfWork, scope: Scope, queries: Sequence[Qu
     dates = list(dict.fromkeys(t.literal for q in queries for t in q.terms if t.kind == "date"))
     stats = session_stats(db, scope, [*literals, *dates])
     frequencies = stats.frequencies
-    budget = None if frequencies is None else CANDIDATE_BUDGET  # counted frequencies need every candidate
+    budget = (
+        None if frequencies is None else CANDIDATE_BUDGET
+    )  # counted frequencies need every candidate
     if frequencies is not None:
         # A Chinese word of three characters or more comes first: the index answers it, and it is
         # rarer than any of its character pairs (which, below the index, cost a scan each).
-        words = [w for q in queries for w in q.cjk_words if len(w) >= uow.dialect.min_indexed_term_chars()]
+        words = [
+            w
+            for q in queries
+            for w in q.cjk_words
+            if len(w) >= uow.dialect.min_indexed_term_chars()
+        ]
         literals = [*dict.fromkeys(words), *sorted(literals, key=lambda t: frequencies.get(t, 0))]
     # Counted frequencies are the whole session's: then the window is applied to the hits instead.
     window = scope.window_ms() if budget else (None, None)
-    rows = uow.dialect.message_candidates(db, scope.session.id, literals, dates, scope.only, window, budget)
-    return _Lexical(stats, [ranking.Doc(r.row_id, r.text, r.dates) for r in rows], {r.row_id: r for r in rows})
+    rows = uow.dialect.message_candidates(
+        db, scope.session.id, literals, dates, scope.only, window, budget
+    )
+    return _Lexical(
+        stats, [ranking.Doc(r.row_id, r.text, r.dates) for r in rows], {r.row_id: r for r in rows}
+    )
 
 
-def _clause_scores(db: Session, uow: UnitOfWork, scope: Scope, query: Query, lexical: _Lexical,
-                   vector: list[float] | None, fusion: str, pool: int) -> dict[int, float]:
+def _clause_scores(
+    db: Session,
+    uow: UnitOfWork,
+    scope: Scope,
+    query: Query,
+    lexical: _Lexical,
+    vector: list[float] | None,
+    fusion: str,
+    pool: int,
+) -> dict[int, float]:
     scores = ranking.bm25(query, lexical.docs, lexical.stats)
     if vector is None:
         return scores
@@ -119,8 +148,15 @@ def _clause_scores(db: Session, uow: UnitOfWork, scope: Scope, query: Query, lex
     return ranking.calibrated_fusion(scores, similarity, ideal, weight)
 
 
-def search_ranked(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: int,
-                  vectors: QueryVectors | None, fusion: str) -> list[dict[str, Any]]:
+def search_ranked(
+    db: Session,
+    uow: UnitOfWork,
+    scope: Scope,
+    raw: str,
+    limit: int,
+    vectors: QueryVectors | None,
+    fusion: str,
+) -> list[dict[str, Any]]:
     parts = clauses(raw)
     queries = [parse_query(p) for p in parts]
     lexical = _candidates(db, uow, scope, queries)
@@ -129,14 +165,23 @@ def search_ranked(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: i
     if vectors is not None:
         own = len(vectors.clauses) == len(parts) and len(parts) > 1
         clause_vectors = list(vectors.clauses) if own else [vectors.whole] * len(parts)
-    scored = [_clause_scores(db, uow, scope, q, lexical, v, fusion, pool) for q, v in zip(queries, clause_vectors, strict=True)]
+    scored = [
+        _clause_scores(db, uow, scope, q, lexical, v, fusion, pool)
+        for q, v in zip(queries, clause_vectors, strict=True)
+    ]
     fused = scored[0] if len(scored) == 1 else ranking.merge_clauses(scored)
     literals = list(dict.fromkeys(x for q in queries for x in [*q.literals, *q.phrases]))
     return _hits(db, scope, fused, lexical.rows, literals, limit)
 
 
-def _hits(db: Session, scope: Scope, fused: Mapping[int, float], candidates: Mapping[int, CandidateRow],
-          literals: list[str], limit: int) -> list[dict[str, Any]]:
+def _hits(
+    db: Session,
+    scope: Scope,
+    fused: Mapping[int, float],
+    candidates: Mapping[int, CandidateRow],
+    literals: list[str],
+    limit: int,
+) -> list[dict[str, Any]]:
     """Up to ``limit + 1`` hits in fused order (one more tells the caller the list was cut)."""
     hits: list[dict[str, Any]] = []
     order = ranking.ranked(fused)
@@ -146,15 +191,30 @@ def _hits(db: Session, scope: Scope, fused: Mapping[int, float], candidates: Map
         rows = repo.messages_by_ids(db, [i for i in batch if i not in candidates])
         for row_id in batch:
             row: Any = rows.get(row_id) or candidates.get(row_id)
-            if row is None or row.archive_pk is None or (scope.only is not None and row.archive_pk != scope.only):
+            if (
+                row is None
+                or row.archive_pk is None
+                or (scope.only is not None and row.archive_pk != scope.only)
+            ):
                 continue
-            moment = time_of_body(row.body, row.created_at) if hasattr(row, "body") else host_time(row.host_time)
+            moment = (
+                time_of_body(row.body, row.created_at)
+                if hasattr(row, "body")
+                else host_time(row.host_time)
+            )
             if not scope.window.admits(moment):
                 continue
             text = row.search_text if hasattr(row, "search_text") else row.text
             view = _RowView(row.seq, row.role, text)
-            hits.append(message_hit(scope.archives[row.archive_pk], view, first_span(text, literals),
-                                    round(fused[row_id], 6), moment))
+            hits.append(
+                message_hit(
+                    scope.archives[row.archive_pk],
+                    view,
+                    first_span(text, literals),
+                    round(fused[row_id], 6),
+                    moment,
+                )
+            )
             if len(hits) > limit:
                 return hits
     return hits

@@ -159,8 +159,9 @@ def dense_weight(coverage: float, date_led: bool) -> float:
     return min(MAX_DENSE_WEIGHT, max(MIN_DENSE_WEIGHT, 1 - coverage / COVERAGE_FOR_TEXT_LEAD))
 
 
-def calibrated_fusion(lexical: Mapping[int, float], similarity: Mapping[int, float], ideal: float,
-                      weight: float) -> dict[int, float]:
+def calibrated_fusion(
+    lexical: Mapping[int, float], similarity: Mapping[int, float], ideal: float, weight: float
+) -> dict[int, float]:
     """Both sides on [0, 1] before a weighted sum (``weight`` on the vector side): BM25 divided by
     ``ideal_score`` (a message that matches one word of a four-word question scores about a quarter,
     not 1 as the best of a poor lot would), cosine similarity min-max scaled over the nearest
@@ -172,7 +173,11 @@ def calibrated_fusion(lexical: Mapping[int, float], similarity: Mapping[int, flo
     fused: dict[int, float] = {}
     for row_id in set(lexical) | set(similarity):
         text = lexical.get(row_id, 0.0) / best if best > 0 else 0.0
-        dense = ((similarity[row_id] - low) / spread if spread > 0 else 1.0) if row_id in similarity else 0.0
+        dense = (
+            ((similarity[row_id] - low) / spread if spread > 0 else 1.0)
+            if row_id in similarity
+            else 0.0
+        )
         fused[row_id] = (1 - weight) * text + weight * dense
     return fused
 

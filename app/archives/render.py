@@ -19,7 +19,7 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
 
 
-def _render_block(block: Any, message: Message) -> str | None:
+def _render_block(block: Any) -> str | None:
     if isinstance(block, str):
         return block
     if not isinstance(block, dict):
@@ -29,7 +29,9 @@ def _render_block(block: Any, message: Message) -> str | None:
         text = block.get("text")
         return text if isinstance(text, str) and text else None
     if isinstance(kind, str) and kind in TOOL_CALL_BLOCK_TYPES:  # the host may send any JSON value
-        args = next((block[k] for k in ("arguments", "input", "toolInput", "args") if k in block), None)
+        args = next(
+            (block[k] for k in ("arguments", "input", "toolInput", "args") if k in block), None
+        )
         return f"[Tool: {block.get('name') or 'unknown'}]\nInput: {_pretty(args if args is not None else {})}"
     if kind in ("thinking", "redacted_thinking"):
         return None
@@ -41,7 +43,7 @@ def _render_block(block: Any, message: Message) -> str | None:
 def render_message(message: Message) -> str:
     """``[<role>]:`` then the message's text; tool calls and tool results spelled out."""
     role = role_of(message) or "unknown"
-    parts = [p for p in (_render_block(b, message) for b in content_blocks(message)) if p]
+    parts = [p for p in (_render_block(b) for b in content_blocks(message)) if p]
     body = "\n".join(parts)
     if role == "toolResult":
         name = message.get("toolName") or "unknown"
@@ -59,8 +61,12 @@ def render_archive_text(archive_id: str, abstract: str, messages: list[Message])
     return "\n".join(header) + "\n\n" + "\n\n".join(render_message(m) for m in messages) + "\n"
 
 
-def render_search_text(query: str, results: list[dict[str, Any]], truncated: bool,
-                       overviews: list[dict[str, Any]] | None = None) -> str:
+def render_search_text(
+    query: str,
+    results: list[dict[str, Any]],
+    truncated: bool,
+    overviews: list[dict[str, Any]] | None = None,
+) -> str:
     """The search tool's text: a count line, one block per message match (with the time it was
     said and any neighbours asked for), then the matching overviews."""
     overviews = overviews or []

@@ -76,7 +76,10 @@ def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
         return []
     stmt = (
         # The redacted copy when there is one (see StoredMessage).
-        select(func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"), StoredMessage.tokens)
+        select(
+            func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"),
+            StoredMessage.tokens,
+        )
         .where(StoredMessage.archive_pk.in_(list(archive_pks)))
         .order_by(StoredMessage.seq)
     )
@@ -96,8 +99,13 @@ def iter_archived_texts(
     """Archived messages' search fields (plain rows, not ORM objects: scans touch every row) in
     sequence order."""
     stmt = select(
-        StoredMessage.id, StoredMessage.archive_pk, StoredMessage.seq, StoredMessage.role,
-        StoredMessage.search_text, StoredMessage.created_at, StoredMessage.body,
+        StoredMessage.id,
+        StoredMessage.archive_pk,
+        StoredMessage.seq,
+        StoredMessage.role,
+        StoredMessage.search_text,
+        StoredMessage.created_at,
+        StoredMessage.body,
     ).where(StoredMessage.session_pk == session.id)
     if archive_pk is None:
         stmt = stmt.where(StoredMessage.archive_pk.is_not(None))
@@ -106,23 +114,33 @@ def iter_archived_texts(
     yield from db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch))
 
 
-def session_text_stats(db: Session, session: AgentSession, archive_pk: int | None) -> tuple[int, float]:
+def session_text_stats(
+    db: Session, session: AgentSession, archive_pk: int | None
+) -> tuple[int, float]:
     """(archived message count, average search-text length in characters) of one session."""
     stmt = select(func.count(), func.avg(func.length(StoredMessage.search_text))).where(
         StoredMessage.session_pk == session.id
     )
-    stmt = stmt.where(StoredMessage.archive_pk.is_not(None) if archive_pk is None else StoredMessage.archive_pk == archive_pk)
+    stmt = stmt.where(
+        StoredMessage.archive_pk.is_not(None)
+        if archive_pk is None
+        else StoredMessage.archive_pk == archive_pk
+    )
     count, average = db.execute(stmt).one()
     return int(count or 0), float(average or 0.0)
 
 
-def messages_around(db: Session, session: AgentSession, seqs: Sequence[int], before_after: int) -> dict[int, StoredMessage]:
+def messages_around(
+    db: Session, session: AgentSession, seqs: Sequence[int], before_after: int
+) -> dict[int, StoredMessage]:
     """Archived messages of a session within ``before_after`` positions of any given sequence number."""
     wanted = {s + d for s in seqs for d in range(-before_after, before_after + 1)}
     if not wanted:
         return {}
     stmt = select(StoredMessage).where(
-        StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_not(None), StoredMessage.seq.in_(sorted(wanted))
+        StoredMessage.session_pk == session.id,
+        StoredMessage.archive_pk.is_not(None),
+        StoredMessage.seq.in_(sorted(wanted)),
     )
     return {row.seq: row for row in db.execute(stmt).scalars()}
 
@@ -131,7 +149,9 @@ def add_search_facts(db: Session, rows: Sequence[MessageSearch]) -> None:
     """Insert or replace what Phase 2 learned about archived messages (a re-run replaces)."""
     if not rows:
         return
-    db.execute(delete(MessageSearch).where(MessageSearch.message_id.in_([r.message_id for r in rows])))
+    db.execute(
+        delete(MessageSearch).where(MessageSearch.message_id.in_([r.message_id for r in rows]))
+    )
     db.add_all(rows)
     db.flush()
 
@@ -141,7 +161,11 @@ def with_search_facts(db: Session, message_ids: Sequence[int]) -> set[int]:
     found: set[int] = set()
     for start in range(0, len(message_ids), 500):
         chunk = list(message_ids[start : start + 500])
-        found.update(db.execute(select(MessageSearch.message_id).where(MessageSearch.message_id.in_(chunk))).scalars())
+        found.update(
+            db.execute(
+                select(MessageSearch.message_id).where(MessageSearch.message_id.in_(chunk))
+            ).scalars()
+        )
     return found
 
 
@@ -159,19 +183,25 @@ def faceted_texts(db: Session, session_pk: int) -> Iterator[Any]:
     yield from db.execute(stmt.execution_options(yield_per=2000))
 
 
-def add_search_stats(db: Session, tenant_id: str, session_pk: int, documents: int, chars: int,
-                     terms: dict[str, int]) -> None:
+def add_search_stats(
+    db: Session, tenant_id: str, session_pk: int, documents: int, chars: int, terms: dict[str, int]
+) -> None:
     """Add messages to a session's stored statistics (created on first use)."""
     stats = db.get(SessionSearchStats, session_pk)
     if stats is None:
-        stats = SessionSearchStats(session_pk=session_pk, tenant_id=tenant_id, documents=0, total_chars=0)
+        stats = SessionSearchStats(
+            session_pk=session_pk, tenant_id=tenant_id, documents=0, total_chars=0
+        )
         db.add(stats)
     stats.documents += documents
     stats.total_chars += chars
     known = term_frequencies(db, session_pk, list(terms))
     old = [{"t": term, "n": known[term] + count} for term, count in terms.items() if term in known]
-    new = [{"session_pk": session_pk, "term": term, "tenant_id": tenant_id, "documents": count}
-           for term, count in terms.items() if term not in known]
+    new = [
+        {"session_pk": session_pk, "term": term, "tenant_id": tenant_id, "documents": count}
+        for term, count in terms.items()
+        if term not in known
+    ]
     table = SessionTerm.__table__  # Core statements: plain executemany, no ORM bulk semantics
     if old:
         stmt = update(table).where(table.c.session_pk == session_pk, table.c.term == bindparam("t"))

@@ -27,10 +27,20 @@ from app.db.models import Archive
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument
 
-__all__ = ["FUSIONS", "QueryVectors", "Scope", "match_overviews", "search_keyword", "search_ranked", "search_regex"]
+__all__ = [
+    "FUSIONS",
+    "QueryVectors",
+    "Scope",
+    "match_overviews",
+    "search_keyword",
+    "search_ranked",
+    "search_regex",
+]
 
 
-def search_keyword(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: int, case_sensitive: bool) -> list[dict[str, Any]]:
+def search_keyword(
+    db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: int, case_sensitive: bool
+) -> list[dict[str, Any]]:
     query = parse_query(raw)
     literals = query.whole_literals
     if case_sensitive or not literals:
@@ -40,7 +50,12 @@ def search_keyword(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: 
         span = matching.find_keywords(row.search_text, literals, case_sensitive)
         moment = time_of_body(row.body, row.created_at)
         if span is not None and row.archive_pk is not None and scope.window.admits(moment):
-            hits.append({**message_hit(scope.archives[row.archive_pk], row, span, None, moment), "match": "all"})
+            hits.append(
+                {
+                    **message_hit(scope.archives[row.archive_pk], row, span, None, moment),
+                    "match": "all",
+                }
+            )
             if len(hits) > limit:
                 return hits
     if case_sensitive or len(query.literals) < 2 or not query.terms or query.phrases:
@@ -55,12 +70,17 @@ def search_keyword(db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: 
     return hits
 
 
-def _all_terms_rows(db: Session, uow: UnitOfWork, scope: Scope, terms: list[str], case_sensitive: bool):  # type: ignore[no-untyped-def]
+def _all_terms_rows(
+    db: Session, uow: UnitOfWork, scope: Scope, terms: list[str], case_sensitive: bool
+):  # type: ignore[no-untyped-def]
     """Rows that may hold every term, in order: from the index when a term is long enough, else a scan."""
     session, only = scope.session, scope.only
     indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
     if indexed:
-        ids = (hit.row_id for hit in uow.dialect.match_messages(db, session.id, indexed, only, ranked=False))
+        ids = (
+            hit.row_id
+            for hit in uow.dialect.match_messages(db, session.id, indexed, only, ranked=False)
+        )
     elif all(t.isascii() for t in terms):
         ids = iter(uow.dialect.scan_message_ids(db, session.id, terms, only, case_sensitive))
     else:
@@ -80,7 +100,9 @@ def _rows_in_order(db: Session, ids: list[int]) -> list[Any]:
     return [rows[i] for i in ids if i in rows]
 
 
-def search_regex(db: Session, scope: Scope, pattern: str, limit: int, case_sensitive: bool, timeout_s: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def search_regex(
+    db: Session, scope: Scope, pattern: str, limit: int, case_sensitive: bool, timeout_s: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     compiled = matching.compile_regex(pattern, case_sensitive)
     deadline = time.monotonic() + timeout_s
     hits: list[dict[str, Any]] = []
@@ -106,10 +128,16 @@ def search_regex(db: Session, scope: Scope, pattern: str, limit: int, case_sensi
 
 
 def _overviews(scope: Scope) -> list[Archive]:
-    return [a for a in scope.archives.values() if a.overview and (scope.only is None or a.id == scope.only)]
+    return [
+        a
+        for a in scope.archives.values()
+        if a.overview and (scope.only is None or a.id == scope.only)
+    ]
 
 
-def match_overviews(scope: Scope, raw: str, mode: str, case_sensitive: bool) -> list[dict[str, Any]]:
+def match_overviews(
+    scope: Scope, raw: str, mode: str, case_sensitive: bool
+) -> list[dict[str, Any]]:
     """Overviews for keyword and ranked search: every term (keyword) or BM25 among the overviews."""
     query = parse_query(raw)
     literals = list(dict.fromkeys([*query.literals, *query.phrases])) or matching.keyword_terms(raw)
@@ -117,11 +145,17 @@ def match_overviews(scope: Scope, raw: str, mode: str, case_sensitive: bool) -> 
         literals = query.whole_literals
         if case_sensitive or not literals:
             literals = matching.keyword_terms(raw)
-        found = [(a, matching.find_keywords(a.overview, literals, case_sensitive)) for a in _overviews(scope)]
+        found = [
+            (a, matching.find_keywords(a.overview, literals, case_sensitive))
+            for a in _overviews(scope)
+        ]
         return [overview_hit(a, span, None) for a, span in found if span is not None]
     archives = _overviews(scope)
     docs = [ranking.Doc(a.id, a.overview) for a in archives]
     average = sum(len(a.overview) for a in archives) / max(len(archives), 1)
     scores = ranking.bm25(query, docs, ranking.SessionStats(len(archives), average))
     by_id = {a.id: a for a in archives}
-    return [overview_hit(by_id[i], first_span(by_id[i].overview, literals), round(scores[i], 6)) for i in ranking.ranked(scores)]
+    return [
+        overview_hit(by_id[i], first_span(by_id[i].overview, literals), round(scores[i], 6))
+        for i in ranking.ranked(scores)
+    ]

@@ -72,7 +72,12 @@ def archive_summary(archive: Archive) -> dict[str, Any]:
 
 
 def expand_archive(
-    uow: UnitOfWork, tenant_id: str, session_id: str, archive_id: str, offset: int, limit: int | None
+    uow: UnitOfWork,
+    tenant_id: str,
+    session_id: str,
+    archive_id: str,
+    offset: int,
+    limit: int | None,
 ) -> dict[str, Any]:
     """The archive with its stored messages in order."""
     with uow.read() as db:
@@ -103,11 +108,16 @@ def expand_archive(
 
 
 def expand_archive_text(view: dict[str, Any]) -> str:
-    return render_archive_text(view["archiveId"], view["abstract"], [m["message"] for m in view["messages"]])
+    return render_archive_text(
+        view["archiveId"], view["abstract"], [m["message"] for m in view["messages"]]
+    )
 
 
 def search_archives(
-    uow: UnitOfWork, tenant_id: str, req: SearchRequest, regex_timeout_s: float,
+    uow: UnitOfWork,
+    tenant_id: str,
+    req: SearchRequest,
+    regex_timeout_s: float,
     query_vectors: search.QueryVectors | None = None,
 ) -> dict[str, Any]:
     """Search a session's archived messages and, in their own list, its archive overviews."""
@@ -117,16 +127,22 @@ def search_archives(
     if not req.query.strip():
         raise InvalidArgument("query must not be empty", {"field": "query"})
     if req.fusion not in search.FUSIONS:
-        raise InvalidArgument(f"fusion must be one of {', '.join(search.FUSIONS)}", {"field": "fusion"})
+        raise InvalidArgument(
+            f"fusion must be one of {', '.join(search.FUSIONS)}", {"field": "fusion"}
+        )
     with uow.read() as db:
         session = session_or_404(db, tenant_id, req.session_id)
         archives = {a.id: a for a in repo.list_archives(db, session)}
         only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
         scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
         if req.mode == "regex":
-            hits, overviews = search.search_regex(db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s)
+            hits, overviews = search.search_regex(
+                db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s
+            )
         elif req.mode == "ranked":
-            hits = search.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
+            hits = search.search_ranked(
+                db, uow, scope, req.query, req.limit, query_vectors, req.fusion
+            )
             overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
         else:
             hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
@@ -137,14 +153,22 @@ def search_archives(
     # quality.md, Security: snippets and the echoed query pass through the redaction boundary.
     for hit in [*results, *overviews]:
         hit["snippet"] = redact_text(hit["snippet"])
-    out: dict[str, Any] = {"query": redact_text(req.query), "mode": req.mode, "count": len(results), "truncated": truncated,
-                           "results": results, "overviews": overviews[: req.limit]}
+    out: dict[str, Any] = {
+        "query": redact_text(req.query),
+        "mode": req.mode,
+        "count": len(results),
+        "truncated": truncated,
+        "results": results,
+        "overviews": overviews[: req.limit],
+    }
     if req.mode == "ranked":
         out["retrieval"] = "hybrid" if query_vectors is not None else "lexical"
     return out
 
 
-async def embed_search_query(embedder: Any, query: str, timeout_s: float) -> search.QueryVectors | None:
+async def embed_search_query(
+    embedder: Any, query: str, timeout_s: float
+) -> search.QueryVectors | None:
     """The query vectors for ranked search (the query's, and each clause's when it asks several
     things), or None (no embedder, or it failed: lexical only)."""
     if embedder is None:
@@ -152,11 +176,15 @@ async def embed_search_query(embedder: Any, query: str, timeout_s: float) -> sea
     parts = clauses(query)
     texts = [query, *parts] if len(parts) > 1 else [query]
     try:
-        vectors = await asyncio.wait_for(asyncio.gather(*(embedder.embed_query(t) for t in texts)), timeout_s)
+        vectors = await asyncio.wait_for(
+            asyncio.gather(*(embedder.embed_query(t) for t in texts)), timeout_s
+        )
     except (ProviderError, TimeoutError):
         return None
     return search.QueryVectors(list(vectors[0]), tuple(list(v) for v in vectors[1:]))
 
 
 def search_text(result: dict[str, Any]) -> str:
-    return render_search_text(result["query"], result["results"], result["truncated"], result.get("overviews"))
+    return render_search_text(
+        result["query"], result["results"], result["truncated"], result.get("overviews")
+    )

@@ -34,5 +34,7 @@ def archive_index_line(archives: list[tuple[str, int]]) -> str:
         listed = ", ".join(f"{archive_id} ({count} messages)" for archive_id, count in archives)
     else:
         total = sum(count for _, count in archives)
-        listed = f"{archives[0][0]} to {archives[-1][0]} ({len(archives)} archives, {total} messages)"
+        listed = (
+            f"{archives[0][0]} to {archives[-1][0]} ({len(archives)} archives, {total} messages)"
+        )
     return f"\n\nArchived originals (read them with the archive expand tool): {listed}"

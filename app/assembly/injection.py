@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from app.core.messages import Message, role_of
 from app.core.redaction import redact_text
-from app.sessions.sanitize import sanitize_text
+from app.core.sanitize import sanitize_text
 
 MAX_QUERY_CHARS = 4000
 _SEPARATOR = "\n\n"
@@ -53,7 +53,9 @@ def append_envelope_message(messages: Sequence[Message], block: str) -> list[Mes
     out = list(messages)
     last_time = out[-1].get("timestamp") if out and isinstance(out[-1], dict) else None
     timestamp = last_time if isinstance(last_time, int | float) else int(time.time() * 1000)
-    out.append({"role": "user", "content": [{"type": "text", "text": block}], "timestamp": timestamp})
+    out.append(
+        {"role": "user", "content": [{"type": "text", "text": block}], "timestamp": timestamp}
+    )
     return out
 
 
@@ -62,7 +64,9 @@ def append_to_last_message(messages: Sequence[Message], block: str) -> list[Mess
     out = list(messages)
     last = out[-1]
     content = last.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    blocks = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    )
     out[-1] = {**last, "content": [*blocks, {"type": "text", "text": block}]}
     return out
 

@@ -18,13 +18,13 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
+from app.core.fingerprint import message_fingerprint
 from app.core.messages import Message, role_of
+from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
 from app.sessions.capture import TurnInput, capture_turn
-from app.sessions.fingerprint import message_fingerprint
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.settings import Settings
 
 # Reconciliation stops after this many consecutive host messages that the store already holds.
@@ -32,7 +32,9 @@ KNOWN_RUN_TO_STOP = 16
 SCAN_BATCH = 64
 
 
-def capture_unstored_tail(uow: UnitOfWork, settings: Settings, ident: SessionIdentity, messages: list[Any]) -> int:
+def capture_unstored_tail(
+    uow: UnitOfWork, settings: Settings, ident: SessionIdentity, messages: list[Any]
+) -> int:
     """Store the host messages the session lacks; returns how many were stored."""
     if not messages:
         return 0
@@ -41,13 +43,17 @@ def capture_unstored_tail(uow: UnitOfWork, settings: Settings, ident: SessionIde
         if session is None:
             return 0
         session_pk, tenant_id = session.id, session.tenant_id
-    unstored = _without_heartbeat_turns(_unstored_host_messages(uow, tenant_id, session_pk, messages))
+    unstored = _without_heartbeat_turns(
+        _unstored_host_messages(uow, tenant_id, session_pk, messages)
+    )
     if not unstored:
         return 0
     return capture_turn(uow, settings, TurnInput(identity=ident, messages=unstored)).ingested
 
 
-def _unstored_host_messages(uow: UnitOfWork, tenant_id: str, session_pk: int, messages: list[Any]) -> list[Message]:
+def _unstored_host_messages(
+    uow: UnitOfWork, tenant_id: str, session_pk: int, messages: list[Any]
+) -> list[Message]:
     """Host messages not stored yet, in the host's order (lifecycle.md, pre_prompt step 3)."""
     newest_first = _host_fingerprints(reversed(messages))
     counts: dict[str, int] = {}
@@ -56,7 +62,11 @@ def _unstored_host_messages(uow: UnitOfWork, tenant_id: str, session_pk: int, me
     known_run = 0
     while batch := list(islice(newest_first, SCAN_BATCH)):
         with uow.read() as db:
-            counts.update(sessions_repo.fingerprint_counts_of(db, tenant_id, session_pk, [fp for _, fp in batch]))
+            counts.update(
+                sessions_repo.fingerprint_counts_of(
+                    db, tenant_id, session_pk, [fp for _, fp in batch]
+                )
+            )
         for clean, fingerprint in batch:
             seen[fingerprint] = seen.get(fingerprint, 0) + 1
             if seen[fingerprint] > counts.get(fingerprint, 0):
@@ -81,7 +91,11 @@ def _host_fingerprints(messages: Iterable[Any]) -> Iterator[tuple[Message, str]]
 
 def is_heartbeat_prompt(message: Message) -> bool:
     provenance = message.get("provenance")
-    return role_of(message) == "user" and isinstance(provenance, dict) and provenance.get("sourceTool") == "heartbeat"
+    return (
+        role_of(message) == "user"
+        and isinstance(provenance, dict)
+        and provenance.get("sourceTool") == "heartbeat"
+    )
 
 
 def _without_heartbeat_turns(messages: list[Message]) -> list[Message]:

@@ -27,15 +27,15 @@ from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
 from app.assembly.reconcile import capture_unstored_tail
 from app.assembly.steps import fit_steps_to_budget
 from app.assembly.timestamps import summary_timestamp, with_timestamps
+from app.core.bypass import is_bypassed, is_cron_session
 from app.core.messages import Message, message_tokens, role_of
 from app.core.redaction import redact_text
+from app.core.sanitize import contains_injected_context, is_conversation_message
 from app.core.tokens import estimate_text_tokens
 from app.db.models import AgentSession, ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
-from app.sessions.bypass import is_bypassed, is_cron_session
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import contains_injected_context, is_conversation_message
 from app.settings import Settings
 
 SUMMARY_PREFIX = "[Session History Summary]\n"
@@ -71,10 +71,16 @@ def passthrough(req: AssembleInput, reason: str, started: float, **extra: Any) -
     messages = list(req.messages)
     diagnostics = {"phase": req.phase, "mode": "passthrough", "reason": reason, **extra}
     diagnostics["durationMs"] = _elapsed_ms(started)
-    return {"messages": messages, "estimatedTokens": _estimate(messages), "diagnostics": diagnostics}
+    return {
+        "messages": messages,
+        "estimatedTokens": _estimate(messages),
+        "diagnostics": diagnostics,
+    }
 
 
-async def assemble(uow: UnitOfWork, settings: Settings, recall: RecallSource, req: AssembleInput) -> dict[str, Any]:
+async def assemble(
+    uow: UnitOfWork, settings: Settings, recall: RecallSource, req: AssembleInput
+) -> dict[str, Any]:
     """Dispatch on the phase; never raises for recall problems."""
     started = time.perf_counter()
     ident = req.identity
@@ -86,14 +92,18 @@ async def assemble(uow: UnitOfWork, settings: Settings, recall: RecallSource, re
     return await assemble_tool_loop(settings, recall, req, started)
 
 
-async def _with_memories(settings: Settings, recall: RecallSource, req: AssembleInput, result: dict[str, Any]) -> dict[str, Any]:
+async def _with_memories(
+    settings: Settings, recall: RecallSource, req: AssembleInput, result: dict[str, Any]
+) -> dict[str, Any]:
     """pre_prompt extras: tool usage memories in the system prompt, recall for the prompt as
     ``prependContext`` (lifecycle.md, pre_prompt step 7)."""
     ident = req.identity
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     if req.available_tools:
         try:
-            block = await asyncio.wait_for(recall.tool_memory(ident.tenant_id, ident.agent_id, req.available_tools), timeout_s)
+            block = await asyncio.wait_for(
+                recall.tool_memory(ident.tenant_id, ident.agent_id, req.available_tools), timeout_s
+            )
         except Exception:  # noqa: BLE001 - a memory lookup never fails the hook
             block = ""
         if block:
@@ -101,10 +111,18 @@ async def _with_memories(settings: Settings, recall: RecallSource, req: Assemble
             result["systemPromptAddition"] = f"{existing}\n\n{block}" if existing else block
             result["estimatedTokens"] += estimate_text_tokens(block)
     query = await asyncio.to_thread(recall_query, req.prompt or "")
-    if len(query) >= MIN_QUERY_CHARS and not contains_injected_context(req.prompt or "") and req.options.get("autoRecall", settings.assemble.auto_recall):
+    if (
+        len(query) >= MIN_QUERY_CHARS
+        and not contains_injected_context(req.prompt or "")
+        and req.options.get("autoRecall", settings.assemble.auto_recall)
+    ):
         request = RecallRequest(
-            tenant_id=ident.tenant_id, user_id=ident.user_id, agent_id=ident.agent_id, query=query,
-            is_cron=is_cron_session(ident.session_key, req.runtime_context), options=req.options,
+            tenant_id=ident.tenant_id,
+            user_id=ident.user_id,
+            agent_id=ident.agent_id,
+            query=query,
+            is_cron=is_cron_session(ident.session_key, req.runtime_context),
+            options=req.options,
         )
         try:
             block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
@@ -112,11 +130,17 @@ async def _with_memories(settings: Settings, recall: RecallSource, req: Assemble
             block = None
         if block is not None and block.text:
             result["prependContext"] = block.text
-            result["diagnostics"]["recall"] = {"query": query, **block.diagnostics, "injectedChars": len(block.text)}
+            result["diagnostics"]["recall"] = {
+                "query": query,
+                **block.diagnostics,
+                "injectedChars": len(block.text),
+            }
     return result
 
 
-def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float) -> dict[str, Any]:
+def assemble_pre_prompt(
+    uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float
+) -> dict[str, Any]:
     """History rebuild: summary first, then unsummarised and live messages, within the budget."""
     reconciled = capture_unstored_tail(uow, settings, req.identity, req.messages)
     stored = _load_stored(uow, req.identity)
@@ -129,16 +153,21 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
     summary = _summary_message(overview, candidates, stored.summarised)
     overview_tokens = message_tokens(summary) if summary else 0
     guide_tokens = estimate_text_tokens(guide)
-    overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(budget)
+    overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(
+        budget
+    )
     if overview_dropped:
         summary, guide, overview_tokens, guide_tokens = None, "", 0, 0
     costs = stored.tokens
-    kept, dropped = fit_steps_to_budget(candidates, costs, message_budget(budget, guide_tokens, overview_tokens))
+    kept, dropped = fit_steps_to_budget(
+        candidates, costs, message_budget(budget, guide_tokens, overview_tokens)
+    )
     assembled = ([summary] if summary else []) + [candidates[i] for i in kept]
     output = with_timestamps(make_provider_valid(assembled))
     result: dict[str, Any] = {
         "messages": output,
-        "estimatedTokens": _estimate(output, dict(zip(map(id, candidates), costs, strict=True))) + guide_tokens,
+        "estimatedTokens": _estimate(output, dict(zip(map(id, candidates), costs, strict=True)))
+        + guide_tokens,
         "diagnostics": {
             "phase": "pre_prompt",
             "mode": "assembled",
@@ -160,7 +189,9 @@ def assemble_pre_prompt(uow: UnitOfWork, settings: Settings, req: AssembleInput,
     return result
 
 
-async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: AssembleInput, started: float) -> dict[str, Any]:
+async def assemble_tool_loop(
+    settings: Settings, recall: RecallSource, req: AssembleInput, started: float
+) -> dict[str, Any]:
     """Recall injection (lifecycle.md, tool_loop phase).
 
     Older hosts end ``messages`` with the current user message: the envelope is prepended to it.
@@ -169,22 +200,37 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     user message of its own at the end of the history, the one field of the answer that host reads.
     """
     messages = req.messages
-    tail_is_user = bool(messages) and isinstance(messages[-1], dict) and role_of(messages[-1]) == "user"
+    tail_is_user = (
+        bool(messages) and isinstance(messages[-1], dict) and role_of(messages[-1]) == "user"
+    )
     prompt = req.prompt or ""
     if not tail_is_user and not prompt.strip():
         return await _skill_memory_or_passthrough(recall, req, started)
     if not req.options.get("autoRecall", settings.assemble.auto_recall):
         return passthrough(req, "recall_disabled", started)
     if contains_injected_context(latest_user_text(messages) if tail_is_user else prompt):
-        return passthrough(req, "already_injected", started, recall={"experience": _gate("already_injected")})
+        return passthrough(
+            req, "already_injected", started, recall={"experience": _gate("already_injected")}
+        )
     # CPU work on a long message runs in a thread.
-    query = await asyncio.to_thread(latest_user_query, messages if tail_is_user else [{"role": "user", "content": prompt}])
+    query = await asyncio.to_thread(
+        latest_user_query, messages if tail_is_user else [{"role": "user", "content": prompt}]
+    )
     if len(query) < MIN_QUERY_CHARS:
-        return passthrough(req, "query_too_short", started, recall={"query": query, "experience": _gate("query_too_short")})
+        return passthrough(
+            req,
+            "query_too_short",
+            started,
+            recall={"query": query, "experience": _gate("query_too_short")},
+        )
     ident = req.identity
     request = RecallRequest(
-        tenant_id=ident.tenant_id, user_id=ident.user_id, agent_id=ident.agent_id, query=query,
-        is_cron=is_cron_session(ident.session_key, req.runtime_context), options=req.options,
+        tenant_id=ident.tenant_id,
+        user_id=ident.user_id,
+        agent_id=ident.agent_id,
+        query=query,
+        is_cron=is_cron_session(ident.session_key, req.runtime_context),
+        options=req.options,
     )
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     try:
@@ -192,16 +238,31 @@ async def assemble_tool_loop(settings: Settings, recall: RecallSource, req: Asse
     except RecallUnavailable:
         return passthrough(req, "recall_unavailable", started, recall={"query": query})
     except TimeoutError:
-        return passthrough(req, "recall_timeout", started, recall={"query": query, "timedOut": True})
+        return passthrough(
+            req, "recall_timeout", started, recall={"query": query, "timedOut": True}
+        )
     except Exception:  # noqa: BLE001 - recall must never fail the hook (quality.md, Degradation)
         return passthrough(req, "recall_failed", started, recall={"query": query})
     if block is None or not block.text:
         # The experience gate's verdict is reported with or without hits (api.md, diagnostics.recall).
-        return passthrough(req, "no_recall_hits", started, recall={"query": query, **(block.diagnostics if block else {})})
-    output = prepend_to_latest_user(messages, block.text) if tail_is_user else append_envelope_message(messages, block.text)
-    diagnostics = {"phase": "tool_loop", "mode": "assembled", "reason": "ok",
-                   "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
-                   "durationMs": _elapsed_ms(started)}
+        return passthrough(
+            req,
+            "no_recall_hits",
+            started,
+            recall={"query": query, **(block.diagnostics if block else {})},
+        )
+    output = (
+        prepend_to_latest_user(messages, block.text)
+        if tail_is_user
+        else append_envelope_message(messages, block.text)
+    )
+    diagnostics = {
+        "phase": "tool_loop",
+        "mode": "assembled",
+        "reason": "ok",
+        "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
+        "durationMs": _elapsed_ms(started),
+    }
     return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
 
 
@@ -210,17 +271,26 @@ def _gate(reason: str) -> dict[str, Any]:
     return {"gate": reason, "score": 0, "hits": 0}
 
 
-async def _skill_memory_or_passthrough(recall: RecallSource, req: AssembleInput, started: float) -> dict[str, Any]:
+async def _skill_memory_or_passthrough(
+    recall: RecallSource, req: AssembleInput, started: float
+) -> dict[str, Any]:
     """recall.md, Skill memory: a SKILL.md read gets the skill's history appended to its result."""
     ident = req.identity
     try:
-        block = await asyncio.wait_for(recall.skill_memory(ident.tenant_id, ident.agent_id, req.messages), timeout=5)
+        block = await asyncio.wait_for(
+            recall.skill_memory(ident.tenant_id, ident.agent_id, req.messages), timeout=5
+        )
     except Exception:  # noqa: BLE001 - never fail the hook over a memory lookup
         block = ""
     if not block:
         return passthrough(req, "non_user_tail", started)
     output = append_to_last_message(req.messages, block)
-    diagnostics = {"phase": "tool_loop", "mode": "assembled", "reason": "skill_memory", "durationMs": _elapsed_ms(started)}
+    diagnostics = {
+        "phase": "tool_loop",
+        "mode": "assembled",
+        "reason": "skill_memory",
+        "durationMs": _elapsed_ms(started),
+    }
     return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
 
 
@@ -234,11 +304,21 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
         latest = completed[-1] if completed else None
         floor = latest.archive_index if latest else 0
-        unsummarised = [a.id for a in archives if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED]
-        rows = archives_repo.bodies_of_archives(db, unsummarised) + sessions_repo.live_bodies(db, session)
+        unsummarised = [
+            a.id
+            for a in archives
+            if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED
+        ]
+        rows = archives_repo.bodies_of_archives(db, unsummarised) + sessions_repo.live_bodies(
+            db, session
+        )
     statuses = [a.status for a in archives]
     # Host bookkeeping stored by earlier releases is never shown to the model.
-    loaded = [(message, row.tokens) for row in rows if is_conversation_message(message := json.loads(row.body))]
+    loaded = [
+        (message, row.tokens)
+        for row in rows
+        if is_conversation_message(message := json.loads(row.body))
+    ]
     return _Stored(
         overview=redact_text(latest.overview) if latest else "",
         messages=[message for message, _ in loaded],  # redacted bodies (see StoredMessage)
@@ -247,7 +327,8 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         archives={
             "total": len(archives),
             "completed": statuses.count(ArchiveStatus.COMPLETED),
-            "pending": statuses.count(ArchiveStatus.PENDING) + statuses.count(ArchiveStatus.RUNNING),
+            "pending": statuses.count(ArchiveStatus.PENDING)
+            + statuses.count(ArchiveStatus.RUNNING),
             "failed": statuses.count(ArchiveStatus.FAILED),
         },
         known=True,
@@ -255,7 +336,9 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
     )
 
 
-def _summary_message(overview: str, after: list[Message], archives: list[tuple[str, int]]) -> Message | None:
+def _summary_message(
+    overview: str, after: list[Message], archives: list[tuple[str, int]]
+) -> Message | None:
     """The Working Memory as the first user message, dated with the messages it precedes, with
     the ids of the archives behind it: the model needs them to read originals back."""
     if not overview:
@@ -267,7 +350,11 @@ def _summary_message(overview: str, after: list[Message], archives: list[tuple[s
 def _estimate(messages: list[Any], known: dict[int, int] | None = None) -> int:
     """Estimated tokens, reusing the costs already known for these very message objects."""
     known = known or {}
-    return sum(known[id(m)] if id(m) in known else message_tokens(m) for m in messages if isinstance(m, dict))
+    return sum(
+        known[id(m)] if id(m) in known else message_tokens(m)
+        for m in messages
+        if isinstance(m, dict)
+    )
 
 
 def _elapsed_ms(started: float) -> int:

@@ -40,7 +40,7 @@ def with_timestamps(messages: list[Message]) -> list[Message]:
             continue
         value = _dated(message)
         if value is None:
-            value = previous if previous is not None else summary_timestamp(messages[index + 1:])
+            value = previous if previous is not None else summary_timestamp(messages[index + 1 :])
             message = {**message, "timestamp": value}
         previous = value
         out.append(message)

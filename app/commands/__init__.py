@@ -50,5 +50,7 @@ def _log_to_stderr(command: str) -> None:
         return  # already set up by whoever runs us
     default = "INFO" if command == "worker" else "WARNING"
     level = os.environ.get("CE_LOG_LEVEL", default).upper()
-    configure_logging(os.environ.get("CE_LOG_FORMAT", "console"),
-                      level if level in logging.getLevelNamesMapping() else default)
+    configure_logging(
+        os.environ.get("CE_LOG_FORMAT", "console"),
+        level if level in logging.getLevelNamesMapping() else default,
+    )

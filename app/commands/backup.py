@@ -13,11 +13,12 @@ from app.settings import Settings
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "backup", help="copy the SQLite database consistently, while the service keeps running",
+        "backup",
+        help="copy the SQLite database consistently, while the service keeps running",
         description="Copy the database of CE_DATABASE_URL to DESTINATION with SQLite's online backup API "
-                    "(one consistent snapshot; writers are not stopped), check the copy with "
-                    "PRAGMA integrity_check, then move it into place. Restore: stop the service, put the "
-                    "copy where CE_DATABASE_URL points (removing any -wal and -shm files there), start it.",
+        "(one consistent snapshot; writers are not stopped), check the copy with "
+        "PRAGMA integrity_check, then move it into place. Restore: stop the service, put the "
+        "copy where CE_DATABASE_URL points (removing any -wal and -shm files there), start it.",
     )
     parser.add_argument("destination", help="the file to write (a new file, unless --force)")
     parser.add_argument("--force", action="store_true", help="replace DESTINATION if it exists")
@@ -33,9 +34,13 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"the folder {destination.parent} does not exist")
     sys.stderr.write(f"backup: copying {settings.database_url} …\n")
     try:
-        result = backup_database(settings.database_url, destination, settings.db.busy_timeout_ms / 1000)
+        result = backup_database(
+            settings.database_url, destination, settings.db.busy_timeout_ms / 1000
+        )
     except BackupError as exc:
         raise CommandError(str(exc)) from exc
-    sys.stdout.write(f"backup written to {result.destination}: {result.pages} pages, {result.bytes} bytes, "
-                     f"integrity ok, {result.seconds:.1f}s\n")
+    sys.stdout.write(
+        f"backup written to {result.destination}: {result.pages} pages, {result.bytes} bytes, "
+        f"integrity ok, {result.seconds:.1f}s\n"
+    )
     return EXIT_OK

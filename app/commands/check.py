@@ -35,22 +35,27 @@ class Outcome:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "check", help="check configuration, database, migrations, extensions, model and LLM",
+        "check",
+        help="check configuration, database, migrations, extensions, model and LLM",
         description="Print one line per part (ok or FAIL with the reason) and exit with status 1 when "
-                    "any part has a problem. Changes nothing.",
+        "any part has a problem. Changes nothing.",
     )
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:  # noqa: ARG001 (every command takes its parsed arguments)
     try:
         settings = Settings()
     except ValidationError as exc:
         _report("config", Outcome(False, _settings_error(exc)))
         return EXIT_PROBLEM
     checks: list[tuple[str, Callable[[Settings], Outcome]]] = [
-        ("config", check_config), ("database", check_database), ("migrations", check_migrations),
-        ("extensions", check_extensions), ("model", check_model), ("llm", check_llm),
+        ("config", check_config),
+        ("database", check_database),
+        ("migrations", check_migrations),
+        ("extensions", check_extensions),
+        ("model", check_model),
+        ("llm", check_llm),
     ]
     healthy = True
     for name, check in checks:
@@ -88,7 +93,9 @@ def check_config(settings: Settings) -> Outcome:
         return Outcome(False, str(exc))
     if settings.wm.mode == "llm" and not settings.llm.configured:
         return Outcome(False, "CE_WM__MODE=llm needs CE_LLM__BASE_URL and CE_LLM__MODEL")
-    keys = f"{len(settings.api_keys)} API keys" if settings.api_keys else "no API keys (loopback only)"
+    keys = (
+        f"{len(settings.api_keys)} API keys" if settings.api_keys else "no API keys (loopback only)"
+    )
     return Outcome(True, f"listening on {settings.host}:{settings.port}, {keys}")
 
 
@@ -114,8 +121,11 @@ def check_migrations(settings: Settings) -> Outcome:
     finally:
         engine.dispose()
     if current != head:
-        return Outcome(False, f"the database is at {current or 'no migration'}, the code at {head}: "
-                              "run `context-engine migrate` (the service also migrates at start-up)")
+        return Outcome(
+            False,
+            f"the database is at {current or 'no migration'}, the code at {head}: "
+            "run `context-engine migrate` (the service also migrates at start-up)",
+        )
     return Outcome(True, f"at {head}")
 
 
@@ -125,11 +135,13 @@ def _existing_database(settings: Settings):  # type: ignore[no-untyped-def]
     except BackupError as exc:
         return Outcome(False, str(exc))
     if not path.exists():
-        return Outcome(False, f"{path} does not exist: run `context-engine migrate` or start the service")
+        return Outcome(
+            False, f"{path} does not exist: run `context-engine migrate` or start the service"
+        )
     return path
 
 
-def check_extensions(settings: Settings) -> Outcome:
+def check_extensions(settings: Settings) -> Outcome:  # noqa: ARG001 (one signature for every check)
     """sqlite-vec loads, and this SQLite has FTS5 with the trigram tokenizer."""
     try:
         return Outcome(True, extension_versions())
@@ -152,23 +164,36 @@ async def _embed_once(settings: Settings) -> Outcome:
         try:
             vector = (await embedder.embed_queries(["context-engine check"]))[0]
         except Exception as exc:  # noqa: BLE001 - any failure of the provider is the finding
-            return Outcome(False, f"{embedder.provider} {embedder.model_id}: {exc.__class__.__name__}: {exc}")
+            return Outcome(
+                False, f"{embedder.provider} {embedder.model_id}: {exc.__class__.__name__}: {exc}"
+            )
     if len(vector) != settings.embedding.dimensions:
-        return Outcome(False, f"{embedder.model_id} returned {len(vector)} dimensions, the index holds "
-                              f"{settings.embedding.dimensions}")
-    return Outcome(True, f"{embedder.provider} {embedder.model_id}, {len(vector)} dimensions, "
-                         f"{time.monotonic() - started:.1f}s for one sentence")
+        return Outcome(
+            False,
+            f"{embedder.model_id} returned {len(vector)} dimensions, the index holds "
+            f"{settings.embedding.dimensions}",
+        )
+    return Outcome(
+        True,
+        f"{embedder.provider} {embedder.model_id}, {len(vector)} dimensions, "
+        f"{time.monotonic() - started:.1f}s for one sentence",
+    )
 
 
 def check_llm(settings: Settings) -> Outcome:
     """The LLM endpoint answers (GET /models) and accepts the key; no tokens are spent."""
     if not settings.llm.configured:
-        return Outcome(True, "none configured: Working Memories are built by the extractive builder")
+        return Outcome(
+            True, "none configured: Working Memories are built by the extractive builder"
+        )
     if not settings.uses_llm:
         return Outcome(True, "configured but unused (CE_WM__MODE=extractive)")
     llm = settings.llm
     url = f"{(llm.base_url or '').rstrip('/')}/models"
-    headers = {**llm.extra_headers, **({"Authorization": f"Bearer {llm.api_key}"} if llm.api_key else {})}
+    headers = {
+        **llm.extra_headers,
+        **({"Authorization": f"Bearer {llm.api_key}"} if llm.api_key else {}),
+    }
     try:
         response = httpx.get(url, headers=headers, timeout=min(llm.timeout_s, LLM_CHECK_TIMEOUT_S))
     except httpx.HTTPError as exc:
@@ -177,4 +202,6 @@ def check_llm(settings: Settings) -> Outcome:
         return Outcome(False, f"{llm.base_url} refused the API key (HTTP {response.status_code})")
     if response.status_code >= 500:
         return Outcome(False, f"{llm.base_url} answered HTTP {response.status_code}")
-    return Outcome(True, f"{llm.base_url} reachable (HTTP {response.status_code}), model {llm.model}")
+    return Outcome(
+        True, f"{llm.base_url} reachable (HTTP {response.status_code}), model {llm.model}"
+    )

@@ -25,10 +25,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     actions = parser.add_subparsers(dest="action", required=True)
     new = actions.add_parser("new", help="print a new random key and its CE_API_KEYS entry")
     new.add_argument("--tenant", required=True, help="the tenant the key belongs to")
-    new.add_argument("--scope", action="append", choices=SCOPES, default=[],
-                     help="an extra permission (repeatable)")
+    new.add_argument(
+        "--scope",
+        action="append",
+        choices=SCOPES,
+        default=[],
+        help="an extra permission (repeatable)",
+    )
     new.set_defaults(run=run_new)
-    listing = actions.add_parser("list", help="tenants, scopes and fingerprints of CE_API_KEYS (never the keys)")
+    listing = actions.add_parser(
+        "list", help="tenants, scopes and fingerprints of CE_API_KEYS (never the keys)"
+    )
     listing.set_defaults(run=run_list)
 
 
@@ -38,19 +45,28 @@ def run_new(args: argparse.Namespace) -> int:
     key = "ce_" + secrets.token_urlsafe(32)
     entry = f"{key}:{args.tenant}" + (f":{'+'.join(sorted(set(args.scope)))}" if args.scope else "")
     sys.stdout.write(f"{entry}\n")
-    sys.stderr.write("Add this entry to CE_API_KEYS (comma-separated) and restart the service. "
-                     "The key is shown once; keep it secret.\n")
+    sys.stderr.write(
+        "Add this entry to CE_API_KEYS (comma-separated) and restart the service. "
+        "The key is shown once; keep it secret.\n"
+    )
     return EXIT_OK
 
 
-def run_list(args: argparse.Namespace) -> int:
+def run_list(args: argparse.Namespace) -> int:  # noqa: ARG001 (every command takes its parsed arguments)
     settings = Settings()
     if not settings.api_keys:
-        sys.stdout.write("no API keys configured: the service accepts loopback callers as tenant default\n")
+        sys.stdout.write(
+            "no API keys configured: the service accepts loopback callers as tenant default\n"
+        )
         return EXIT_OK
     scopes = settings.api_key_scopes
-    rows = [{"tenant": tenant, "scopes": "+".join(sorted(scopes.get(key, ()))) or "-",
-             "fingerprint": hashlib.sha256(key.encode()).hexdigest()[:12]}
-            for key, tenant in settings.api_key_tenants.items()]
+    rows = [
+        {
+            "tenant": tenant,
+            "scopes": "+".join(sorted(scopes.get(key, ()))) or "-",
+            "fingerprint": hashlib.sha256(key.encode()).hexdigest()[:12],
+        }
+        for key, tenant in settings.api_key_tenants.items()
+    ]
     print_table(rows, [("tenant", "TENANT"), ("scopes", "SCOPES"), ("fingerprint", "KEY SHA-256")])
     return EXIT_OK

@@ -35,19 +35,30 @@ DEFAULT_BATCH = 256
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser("memories", help="export or import memories as JSON Lines")
     actions = parser.add_subparsers(dest="action", required=True)
-    export = actions.add_parser("export", help="every memory of a tenant, one JSON object per line",
-                                description="The same records as GET /memories/export, for every user and "
-                                            "agent of the tenant, superseded and expired ones included.")
+    export = actions.add_parser(
+        "export",
+        help="every memory of a tenant, one JSON object per line",
+        description="The same records as GET /memories/export, for every user and "
+        "agent of the tenant, superseded and expired ones included.",
+    )
     export.add_argument("--tenant", default="default", help="whose memories (default: default)")
     export.add_argument("--output", "-o", help="write to this file instead of stdout")
     export.set_defaults(run=run_export)
-    load = actions.add_parser("import", help="load an export (resumable: run it again after an interruption)",
-                              description="Store the records of an export in batches: one embedding call and "
-                                          "one transaction per batch. Records already stored at the same "
-                                          "version are skipped, so running it again resumes.")
+    load = actions.add_parser(
+        "import",
+        help="load an export (resumable: run it again after an interruption)",
+        description="Store the records of an export in batches: one embedding call and "
+        "one transaction per batch. Records already stored at the same "
+        "version are skipped, so running it again resumes.",
+    )
     load.add_argument("file", help="the JSON Lines file, or - for stdin")
     load.add_argument("--tenant", default="default", help="into whose memories (default: default)")
-    load.add_argument("--batch", type=int, default=DEFAULT_BATCH, help=f"records per batch (default {DEFAULT_BATCH})")
+    load.add_argument(
+        "--batch",
+        type=int,
+        default=DEFAULT_BATCH,
+        help=f"records per batch (default {DEFAULT_BATCH})",
+    )
     load.set_defaults(run=run_import)
 
 
@@ -75,15 +86,22 @@ def run_import(args: argparse.Namespace) -> int:
         try:
             asyncio.run(_import(settings, uow, args, bar, counts))
         except KeyboardInterrupt:
-            bar.close(f"interrupted: {counts['imported']} imported, {counts['skipped']} already there; "
-                      "run the same command again to resume")
+            bar.close(
+                f"interrupted: {counts['imported']} imported, {counts['skipped']} already there; "
+                "run the same command again to resume"
+            )
             return EXIT_INTERRUPTED
     bar.close(f"done: {counts['imported']} imported, {counts['skipped']} already there")
     return EXIT_OK
 
 
-async def _import(settings: Settings, uow: UnitOfWork, args: argparse.Namespace, bar: ProgressBar,
-                  counts: dict[str, int]) -> None:
+async def _import(
+    settings: Settings,
+    uow: UnitOfWork,
+    args: argparse.Namespace,
+    bar: ProgressBar,
+    counts: dict[str, int],
+) -> None:
     async with memory_service(settings, uow) as service:
         with _open_input(args.file) as lines:
             for batch in _batches(lines, max(1, args.batch)):
@@ -123,7 +141,7 @@ def _open_input(path: str) -> IO[str]:
     if path == "-":
         return _Unclosed(sys.stdin)  # type: ignore[return-value]
     try:
-        return open(path, encoding="utf-8")  # noqa: SIM115
+        return open(path, encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
 

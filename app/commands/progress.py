@@ -30,7 +30,9 @@ class ProgressBar:
         if total is not None:
             self.total = total
         now = time.monotonic()
-        if self._finished or now - self._last_line < (REDRAW_EVERY_S if self._tty else LINE_EVERY_S):
+        if self._finished or now - self._last_line < (
+            REDRAW_EVERY_S if self._tty else LINE_EVERY_S
+        ):
             return  # the last state is drawn by close()
         self._last_line = now
         self._stream.write("\r" + self._render(now) if self._tty else self._render(now) + "\n")

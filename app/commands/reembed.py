@@ -25,11 +25,14 @@ from app.settings import Settings
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "reembed", help="re-embed memories whose vectors came from another embedding model",
+        "reembed",
+        help="re-embed memories whose vectors came from another embedding model",
         description="Run after changing CE_EMBEDDING__*: every memory not embedded by the configured model "
-                    "gets new chunks and vectors. Resumable: interrupt it and run it again.",
+        "gets new chunks and vectors. Resumable: interrupt it and run it again.",
     )
-    parser.add_argument("--batch", type=int, default=BATCH, help=f"memories per embedding call (default {BATCH})")
+    parser.add_argument(
+        "--batch", type=int, default=BATCH, help=f"memories per embedding call (default {BATCH})"
+    )
     parser.set_defaults(run=run)
 
 
@@ -43,9 +46,15 @@ def run(args: argparse.Namespace) -> int:
             bar.close("interrupted; run the same command again to resume")
             return EXIT_INTERRUPTED
     if remaining is None:
-        sys.stdout.write("no embedding provider is configured (CE_EMBEDDING__PROVIDER=none): nothing to do\n")
+        sys.stdout.write(
+            "no embedding provider is configured (CE_EMBEDDING__PROVIDER=none): nothing to do\n"
+        )
         return EXIT_OK
-    bar.close("done" if not remaining else f"stopped: {remaining} memories still stale (the embedder failed)")
+    bar.close(
+        "done"
+        if not remaining
+        else f"stopped: {remaining} memories still stale (the embedder failed)"
+    )
     sys.stdout.write(f"re-embedded {bar.done} memories\n")
     return EXIT_PROBLEM if remaining else EXIT_OK
 

@@ -37,8 +37,10 @@ def open_database(settings: Settings, *, require_current: bool = True) -> Iterat
         if require_current:
             current, head = current_and_head(engine)
             if current != head:
-                raise CommandError(f"the database is at migration {current or 'none'}, the code at {head}: "
-                                   "run `context-engine migrate` first")
+                raise CommandError(
+                    f"the database is at migration {current or 'none'}, the code at {head}: "
+                    "run `context-engine migrate` first"
+                )
         yield UnitOfWork(engine)
     finally:
         engine.dispose()
@@ -49,8 +51,11 @@ async def memory_service(settings: Settings, uow: UnitOfWork) -> AsyncIterator[M
     """The memory service with the configured embedder (through the vector cache)."""
     async with httpx.AsyncClient(timeout=settings.embedding.timeout_s) as http:
         embedder = build_embedder(settings, http)
-        yield MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None,
-                            settings.embedding.max_chunks_per_memory)
+        yield MemoryService(
+            uow,
+            CachedEmbedder(uow, embedder) if embedder is not None else None,
+            settings.embedding.max_chunks_per_memory,
+        )
 
 
 def print_json_line(record: dict[str, Any]) -> None:
@@ -60,7 +65,12 @@ def print_json_line(record: dict[str, Any]) -> None:
 def print_table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> None:
     """A plain aligned table on stdout: (key, header) per column."""
     cells = [[header for _, header in columns]]
-    cells += [["" if row.get(key) is None else str(row.get(key)) for key, _ in columns] for row in rows]
+    cells += [
+        ["" if row.get(key) is None else str(row.get(key)) for key, _ in columns] for row in rows
+    ]
     widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     for line in cells:
-        sys.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() + "\n")
+        sys.stdout.write(
+            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+            + "\n"
+        )

@@ -10,11 +10,24 @@ from app.commands.runtime import EXIT_OK, open_database, print_json_line, print_
 from app.sessions.admin import export_session, list_sessions, session_timeline
 from app.settings import Settings
 
-LIST_COLUMNS = [("tenantId", "TENANT"), ("sessionId", "SESSION"), ("agentId", "AGENT"), ("userId", "USER"),
-                ("messageCount", "LIVE"), ("totalMessageCount", "TOTAL"), ("archiveCount", "ARCHIVES"),
-                ("updatedAt", "LAST ACTIVITY")]
-ARCHIVE_COLUMNS = [("archiveId", "ARCHIVE"), ("status", "STATUS"), ("messageCount", "MESSAGES"),
-                   ("workingMemoryPath", "BUILT BY"), ("completedAt", "FINISHED"), ("error", "ERROR")]
+LIST_COLUMNS = [
+    ("tenantId", "TENANT"),
+    ("sessionId", "SESSION"),
+    ("agentId", "AGENT"),
+    ("userId", "USER"),
+    ("messageCount", "LIVE"),
+    ("totalMessageCount", "TOTAL"),
+    ("archiveCount", "ARCHIVES"),
+    ("updatedAt", "LAST ACTIVITY"),
+]
+ARCHIVE_COLUMNS = [
+    ("archiveId", "ARCHIVE"),
+    ("status", "STATUS"),
+    ("messageCount", "MESSAGES"),
+    ("workingMemoryPath", "BUILT BY"),
+    ("completedAt", "FINISHED"),
+    ("error", "ERROR"),
+]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,18 +35,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     actions = parser.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="sessions, most recently active first")
     listing.add_argument("--tenant", help="only this tenant's sessions (default: every tenant)")
-    listing.add_argument("--search", help="only sessions whose id, key, agent or user contains this text")
+    listing.add_argument(
+        "--search", help="only sessions whose id, key, agent or user contains this text"
+    )
     listing.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
-    listing.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
+    listing.add_argument(
+        "--json", action="store_true", help="one JSON object per line instead of a table"
+    )
     listing.set_defaults(run=run_list)
-    show = actions.add_parser("show", help="a session's counters, archives and newest live messages")
+    show = actions.add_parser(
+        "show", help="a session's counters, archives and newest live messages"
+    )
     show.add_argument("session_id")
     show.add_argument("--tenant", default="default", help="the session's tenant (default: default)")
     show.add_argument("--json", action="store_true", help="the whole timeline as one JSON document")
     show.set_defaults(run=run_show)
-    export = actions.add_parser("export", help="a session as JSON Lines: the session, its archives, every message")
+    export = actions.add_parser(
+        "export", help="a session as JSON Lines: the session, its archives, every message"
+    )
     export.add_argument("session_id")
-    export.add_argument("--tenant", default="default", help="the session's tenant (default: default)")
+    export.add_argument(
+        "--tenant", default="default", help="the session's tenant (default: default)"
+    )
     export.add_argument("--output", "-o", help="write to this file instead of stdout")
     export.set_defaults(run=run_export)
 
@@ -57,8 +80,18 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(timeline, ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
-    for key in ("sessionId", "sessionKey", "agentId", "userId", "messageCount", "totalMessageCount",
-                "pendingTokens", "commitCount", "createdAt", "updatedAt"):
+    for key in (
+        "sessionId",
+        "sessionKey",
+        "agentId",
+        "userId",
+        "messageCount",
+        "totalMessageCount",
+        "pendingTokens",
+        "commitCount",
+        "createdAt",
+        "updatedAt",
+    ):
         sys.stdout.write(f"{key}: {timeline[key]}\n")
     sys.stdout.write("\n")
     if timeline["archives"]:

@@ -26,13 +26,17 @@ IDLE_CHECK_S = 0.5
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "worker", help="run a Phase 2 worker (Working Memories, memory learning) until stopped",
+        "worker",
+        help="run a Phase 2 worker (Working Memories, memory learning) until stopped",
         description="Claim Phase 2 jobs from the database with a lease and run them, like the worker inside "
-                    "the service (set CE_WORKER__ENABLED=false there to leave the work to these processes). "
-                    "Stops on Ctrl-C or SIGTERM; a job it was running is claimed again when its lease expires.",
+        "the service (set CE_WORKER__ENABLED=false there to leave the work to these processes). "
+        "Stops on Ctrl-C or SIGTERM; a job it was running is claimed again when its lease expires.",
     )
-    parser.add_argument("--until-idle", action="store_true",
-                        help="exit once no job is queued or running (for a one-off catch-up)")
+    parser.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="exit once no job is queued or running (for a one-off catch-up)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -51,11 +55,13 @@ async def _work(settings: Settings, uow: UnitOfWork, until_idle: bool) -> None:
     async with httpx.AsyncClient(timeout=settings.llm.timeout_s) as http:
         worker = _build_worker(settings, uow, http)
         await worker.start(reclaim_own=False)
-        sys.stderr.write(f"worker {worker.worker_id} started ({'LLM' if settings.uses_llm else 'extractive'} "
-                         "Working Memory)\n")
+        sys.stderr.write(
+            f"worker {worker.worker_id} started ({'LLM' if settings.uses_llm else 'extractive'} "
+            "Working Memory)\n"
+        )
         try:
             if until_idle:
-                while not stop.is_set() and await asyncio.to_thread(queue_depth, uow) > 0:
+                while not stop.is_set() and await asyncio.to_thread(queue_depth, uow) > 0:  # noqa: ASYNC110 (polls the database)
                     await asyncio.sleep(IDLE_CHECK_S)
             else:
                 await stop.wait()
@@ -72,7 +78,10 @@ def _build_worker(settings: Settings, uow: UnitOfWork, http: httpx.AsyncClient) 
     learner = None
     if model is not None and settings.memory.extraction:
         embedder = build_embedder(settings, http)
-        memory = MemoryService(uow, CachedEmbedder(uow, embedder) if embedder is not None else None,
-                               settings.embedding.max_chunks_per_memory)
+        memory = MemoryService(
+            uow,
+            CachedEmbedder(uow, embedder) if embedder is not None else None,
+            settings.embedding.max_chunks_per_memory,
+        )
         learner = make_learner(memory, model)
     return Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, learn=learner)

@@ -24,12 +24,28 @@ _ZH_RELATIVE = re.compile(
     r"|(?:上|这|本|下)个?(?:周|星期|礼拜)[一二三四五六日天]|(?:上|下)(?:周|星期|个星期|礼拜)"
     rf"|{_ZH_NUM}\s*个?(?:天|周|星期|礼拜|月|年)(?:之前|以前|前|之后|以后|后)"
 )
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december")
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\.?,?(?:\s+(\d{{4}}))?\b", re.I)
-_MONTH_DAY = re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I)
+_DAY_MONTH = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\.?,?(?:\s+(\d{{4}}))?\b", re.I
+)
+_MONTH_DAY = re.compile(
+    rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I
+)
 _ZH_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]")
 
 
@@ -49,10 +65,20 @@ def _day(year: int | None, month: int, day: int, anchor: date | None) -> str | N
 
 def absolute_dates(text: str, anchor: date | None = None) -> list[str]:
     """ISO days written out in the text; a day without a year takes the anchor's year."""
-    found: list[str | None] = [_day(int(y), int(m), int(d), anchor) for y, m, d in _ISO.findall(text)]
-    found += [_day(int(y) if y else None, _month(m), int(d), anchor) for d, m, y in _DAY_MONTH.findall(text)]
-    found += [_day(int(y) if y else None, _month(m), int(d), anchor) for m, d, y in _MONTH_DAY.findall(text)]
-    found += [_day(int(y) if y else None, int(m), int(d), anchor) for y, m, d in _ZH_DATE.findall(text)]
+    found: list[str | None] = [
+        _day(int(y), int(m), int(d), anchor) for y, m, d in _ISO.findall(text)
+    ]
+    found += [
+        _day(int(y) if y else None, _month(m), int(d), anchor)
+        for d, m, y in _DAY_MONTH.findall(text)
+    ]
+    found += [
+        _day(int(y) if y else None, _month(m), int(d), anchor)
+        for m, d, y in _MONTH_DAY.findall(text)
+    ]
+    found += [
+        _day(int(y) if y else None, int(m), int(d), anchor) for y, m, d in _ZH_DATE.findall(text)
+    ]
     return list(dict.fromkeys(d for d in found if d))
 
 

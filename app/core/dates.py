@@ -7,28 +7,93 @@ import calendar
 import re
 from datetime import date, datetime, timedelta
 
-_WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-                 "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_WORD_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_ZH_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _DAY_OFFSETS = {
-    **dict.fromkeys(("today", "tonight", "now", "this morning", "this afternoon", "this evening",
-                     "今天", "今日", "今晚", "今早", "今儿"), 0),
+    **dict.fromkeys(
+        (
+            "today",
+            "tonight",
+            "now",
+            "this morning",
+            "this afternoon",
+            "this evening",
+            "今天",
+            "今日",
+            "今晚",
+            "今早",
+            "今儿",
+        ),
+        0,
+    ),
     **dict.fromkeys(("yesterday", "last night", "昨天", "昨日", "昨晚", "昨儿"), -1),
     **dict.fromkeys(("day before yesterday", "前天", "前日"), -2),
     **dict.fromkeys(("tomorrow", "明天", "明日", "明早", "明晚"), 1),
     **dict.fromkeys(("day after tomorrow", "后天"), 2),
-    "大前天": -3, "大后天": 3,
+    "大前天": -3,
+    "大后天": 3,
     **dict.fromkeys(("last week", "上周", "上星期", "上个星期", "上礼拜"), -7),
     **dict.fromkeys(("next week", "下周", "下星期", "下个星期", "下礼拜"), 7),
 }
-_MONTH_OFFSETS = {"last month": -1, "上个月": -1, "上月": -1, "next month": 1, "下个月": 1, "下月": 1,
-                  "last year": -12, "去年": -12, "前年": -24, "next year": 12, "明年": 12}
-_UNITS = {"day": "day", "天": "day", "日": "day", "week": "week", "周": "week", "星期": "week",
-          "礼拜": "week", "month": "month", "月": "month", "year": "year", "年": "year"}
+_MONTH_OFFSETS = {
+    "last month": -1,
+    "上个月": -1,
+    "上月": -1,
+    "next month": 1,
+    "下个月": 1,
+    "下月": 1,
+    "last year": -12,
+    "去年": -12,
+    "前年": -24,
+    "next year": 12,
+    "明年": 12,
+}
+_UNITS = {
+    "day": "day",
+    "天": "day",
+    "日": "day",
+    "week": "week",
+    "周": "week",
+    "星期": "week",
+    "礼拜": "week",
+    "month": "month",
+    "月": "month",
+    "year": "year",
+    "年": "year",
+}
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_ZH_SPAN_RE = re.compile(r"^([0-9零一二两三四五六七八九十]+)\s*个?(天|日|周|星期|礼拜|月|年)(之前|以前|前|之后|以后|后)$")
+_ZH_SPAN_RE = re.compile(
+    r"^([0-9零一二两三四五六七八九十]+)\s*个?(天|日|周|星期|礼拜|月|年)(之前|以前|前|之后|以后|后)$"
+)
 _ZH_WEEKDAY_RE = re.compile(r"^(上|这|本|下)个?(?:周|星期|礼拜)([一二三四五六日天])$")
-_TIME_OF_DAY_RE = re.compile(r"\s+(?:morning|afternoon|evening|night)$|(?:早上|上午|中午|下午|晚上|夜里|凌晨|傍晚)$")
+_TIME_OF_DAY_RE = re.compile(
+    r"\s+(?:morning|afternoon|evening|night)$|(?:早上|上午|中午|下午|晚上|夜里|凌晨|傍晚)$"
+)
 
 
 def resolve_relative_date(expression: str, message_time: str) -> str | None:
@@ -62,10 +127,9 @@ def _shifted(anchor: date, text: str) -> date | None:
         return anchor + timedelta(days=_DAY_OFFSETS[text])
     if text in _MONTH_OFFSETS:
         return _add_months(anchor, _MONTH_OFFSETS[text])
-    if match := re.match(r"^last (\w+)$", text):
-        if match.group(1) in _EN_WEEKDAYS:
-            back = (anchor.weekday() - _EN_WEEKDAYS.index(match.group(1))) % 7 or 7
-            return anchor - timedelta(days=back)
+    if (match := re.match(r"^last (\w+)$", text)) and match.group(1) in _EN_WEEKDAYS:
+        back = (anchor.weekday() - _EN_WEEKDAYS.index(match.group(1))) % 7 or 7
+        return anchor - timedelta(days=back)
     if match := _ZH_WEEKDAY_RE.match(text):
         week = {"上": -1, "这": 0, "本": 0, "下": 1}[match.group(1)]
         day = "一二三四五六日".find(match.group(2).replace("天", "日"))
@@ -86,7 +150,11 @@ def _span(text: str) -> tuple[int, str] | None:
     elif match := re.match(r"^in (\w+) (day|week|month|year)s?$", text):
         number, unit, sign = match.group(1), match.group(2), 1
     elif match := _ZH_SPAN_RE.match(text):
-        number, unit, sign = match.group(1), _UNITS[match.group(2)], -1 if "前" in match.group(3) else 1
+        number, unit, sign = (
+            match.group(1),
+            _UNITS[match.group(2)],
+            -1 if "前" in match.group(3) else 1,
+        )
     else:
         return None
     count = _number(number)
@@ -110,6 +178,3 @@ def _number(text: str) -> int | None:
 def _add_months(anchor: date, months: int) -> date:
     year, month = divmod(anchor.year * 12 + anchor.month - 1 + months, 12)
     return date(year, month + 1, min(anchor.day, calendar.monthrange(year, month + 1)[1]))
-
-
-

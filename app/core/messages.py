@@ -70,7 +70,11 @@ def tool_calls(message: Message) -> list[ToolCallRef]:
         if call_id is None:
             continue
         name = block.get("name")
-        calls.append(ToolCallRef(call_id, name if isinstance(name, str) else "", _block_call_arguments(block)))
+        calls.append(
+            ToolCallRef(
+                call_id, name if isinstance(name, str) else "", _block_call_arguments(block)
+            )
+        )
     return calls
 
 

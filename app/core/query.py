@@ -26,7 +26,9 @@ _WORD_RE = re.compile(r"\w+")
 _COMPOUND_RE = re.compile(r"\w+(?:[-./:_]\w+)+")
 _QUOTED_RE = re.compile(r'"([^"]+)"|“([^”]+)”|「([^」]+)」')
 # "Caroline: ..." or "[user]: ..." at the start of a turn names the speaker; it is not evidence.
-_SPEAKER_RE = re.compile(r"^\s*(?:\[[\w-]{1,32}\]|[A-Z][\w'.-]{0,30}(?: [A-Z][\w'.-]{0,30}){0,2}|[\u4e00-\u9fff]{1,4}):\s*")
+_SPEAKER_RE = re.compile(
+    r"^\s*(?:\[[\w-]{1,32}\]|[A-Z][\w'.-]{0,30}(?: [A-Z][\w'.-]{0,30}){0,2}|[\u4e00-\u9fff]{1,4}):\s*"
+)
 
 ENGLISH_STOPWORDS = frozenset(
     "a about above after again all also am an and any are as at be because been before being "
@@ -40,13 +42,16 @@ ENGLISH_STOPWORDS = frozenset(
 )
 # Common Chinese function words. Single characters are limited to particles and pronouns that
 # rarely sit inside content words; longer entries come first so that "我们" wins over "我".
-CHINESE_STOPWORDS = tuple(sorted(
-    "的 了 吗 呢 吧 啊 呀 哦 嘛 我 你 您 他 她 它 是 在 和 与 把 被 给 请 很 也 "
-    "这个 那个 这些 那些 这样 那样 这里 那里 什么 怎么 怎样 如何 为什么 哪个 哪些 哪里 哪天 "
-    "我们 你们 他们 她们 它们 自己 没有 有没有 是不是 非常 一下 一个 一些 可以 应该 什么时候 "
-    "如果 因为 所以 但是 然后 还是 或者 关于 通过 以及 并且 另外 已经 请问 是否 提到 说过".split(),
-    key=len, reverse=True,
-))
+CHINESE_STOPWORDS = tuple(
+    sorted(
+        "的 了 吗 呢 吧 啊 呀 哦 嘛 我 你 您 他 她 它 是 在 和 与 把 被 给 请 很 也 "
+        "这个 那个 这些 那些 这样 那样 这里 那里 什么 怎么 怎样 如何 为什么 哪个 哪些 哪里 哪天 "
+        "我们 你们 他们 她们 它们 自己 没有 有没有 是不是 非常 一下 一个 一些 可以 应该 什么时候 "
+        "如果 因为 所以 但是 然后 还是 或者 关于 通过 以及 并且 另外 已经 请问 是否 提到 说过".split(),
+        key=len,
+        reverse=True,
+    )
+)
 _CHINESE_STOP_RE = re.compile("|".join(re.escape(w) for w in CHINESE_STOPWORDS))
 _SUFFIXES = ("ings", "ing", "edly", "ed", "ies", "es", "s", "ly")
 LATIN_WEIGHT, CJK_PAIR_WEIGHT, CJK_SINGLE_WEIGHT, DATE_WEIGHT = 1.0, 0.7, 0.4, 1.5
@@ -94,9 +99,17 @@ def stem(word: str) -> str:
     if not word.isascii() or not word.isalpha() or word.endswith(("eed", "ily")):
         return word
     for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
+        if (
+            word.endswith(suffix)
+            and len(word) - len(suffix) >= 3
+            and not word.endswith(("ss", "us", "is"))
+        ):
             word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            return word[:-1] if len(word) > 3 and word[-1] == word[-2] and suffix in ("ing", "ed") else word
+            return (
+                word[:-1]
+                if len(word) > 3 and word[-1] == word[-2] and suffix in ("ing", "ed")
+                else word
+            )
     return word
 
 
@@ -154,7 +167,9 @@ def _latin_terms(word: str) -> list[Term]:
 def parse_query(query: str, max_terms: int = MAX_TERMS, today: date | None = None) -> Query:
     """The weighted terms of a query, at most ``max_terms``, in order of appearance. With ``today``,
     relative days in the query are days too ("what did we decide yesterday?")."""
-    phrases = tuple(normalise(next(g for g in m.groups() if g)).strip() for m in _QUOTED_RE.finditer(query))
+    phrases = tuple(
+        normalise(next(g for g in m.groups() if g)).strip() for m in _QUOTED_RE.finditer(query)
+    )
     text = normalise(without_dates(query))
     days = [*absolute_dates(query, today), *(relative_dates(query, today) if today else [])]
     terms = [Term(d, d, DATE_WEIGHT, "date") for d in dict.fromkeys(days)]
@@ -169,7 +184,12 @@ def parse_query(query: str, max_terms: int = MAX_TERMS, today: date | None = Non
     for term in terms:
         unique.setdefault(term.token, term)
     kept = tuple(list(unique.values())[: max(0, max_terms)])
-    return Query(query, kept, tuple(p for p in phrases if p), tuple(dict.fromkeys(cjk_words))[: max(0, max_terms)])
+    return Query(
+        query,
+        kept,
+        tuple(p for p in phrases if p),
+        tuple(dict.fromkeys(cjk_words))[: max(0, max_terms)],
+    )
 
 
 def clauses(query: str) -> list[str]:

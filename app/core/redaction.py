@@ -29,7 +29,7 @@ REDACTED_PREFIX = "[REDACTED:"
 # A token's first characters, then a look back at the character before them: a pattern that starts
 # with a literal is found by a fast substring search, one that starts with a look-behind is tried
 # at every position (20-40 times slower on a megabyte).
-_NOT_TOKEN_AFTER = r"(?![A-Za-z0-9_-])"
+_NOT_TOKEN_AFTER = r"(?![A-Za-z0-9_-])"  # noqa: S105 (a pattern, not a password)
 
 
 def _token_start(literal: str, before: str = "[A-Za-z0-9_-]") -> str:
@@ -56,14 +56,19 @@ GITHUB_TOKEN_RE = regex.compile(
     r"(?:" + _token_start("gh[pousr]_", "[A-Za-z0-9_]") + r"[A-Za-z0-9]{36,}"
     r"|" + _token_start("github_pat_", "[A-Za-z0-9_]") + r"[A-Za-z0-9_]{22,})(?![A-Za-z0-9_])"
 )
-SLACK_TOKEN_RE = regex.compile(_token_start("xox[abprs]-") + r"[A-Za-z0-9-]{10,}" + _NOT_TOKEN_AFTER)
+SLACK_TOKEN_RE = regex.compile(
+    _token_start("xox[abprs]-") + r"[A-Za-z0-9-]{10,}" + _NOT_TOKEN_AFTER
+)
 GOOGLE_API_KEY_RE = regex.compile(_token_start("AIza") + r"[0-9A-Za-z_-]{35}" + _NOT_TOKEN_AFTER)
 JWT_RE = regex.compile(
-    _token_start("eyJ") + r"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _NOT_TOKEN_AFTER
+    _token_start("eyJ")
+    + r"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    + _NOT_TOKEN_AFTER
 )
 # "Bearer" followed by a token of at least 16 characters with a digit: prose stays.
 BEARER_RE = regex.compile(
-    r"\b(Bearer[ \t\r\n]{1,8})(?=[A-Za-z0-9._~+/-]*[0-9])([A-Za-z0-9._~+/-]{16,}=*)", regex.IGNORECASE
+    r"\b(Bearer[ \t\r\n]{1,8})(?=[A-Za-z0-9._~+/-]*[0-9])([A-Za-z0-9._~+/-]{16,}=*)",
+    regex.IGNORECASE,
 )
 # ``key = value`` where the identifier ends in a credential word ("db_password", "X-Api-Key").
 # No identifier prefix is matched (the text before the key word is kept as it is anyway): a lazy
@@ -93,7 +98,9 @@ ASSIGNMENT_RE = regex.compile(
     regex.IGNORECASE,
 )
 # "密码是 hunter2", "口令：S3cret!": a separator, then an ASCII value (prose about passwords stays).
-CHINESE_PASSWORD_RE = regex.compile(r"((?:密码|口令)[ \t]{0,8}(?:是|为|[:：=])[ \t]{0,8})([!-~]{4,})")
+CHINESE_PASSWORD_RE = regex.compile(
+    r"((?:密码|口令)[ \t]{0,8}(?:是|为|[:：=])[ \t]{0,8})([!-~]{4,})"
+)
 _PLACEHOLDER_RE = regex.compile(
     r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^\n]*\}\}|<[^>]*>|[*xX.•]+"
     r"|true|false|null|none|nil|undefined|required|optional|string|str|env)$",
@@ -142,12 +149,24 @@ def _assignment(match: regex.Match[str]) -> str:
 
 
 # Every lowercase spelling of the assignment rule's key words (separators "_", "-" or none).
-_ASSIGNMENT_TRIGGERS = ("password", "passwd", "secret", *(
-    f"{head}{sep}{tail}"
-    for head, tails in (("api", ("key",)), ("access", ("key", "token")), ("private", ("key",)),
-                        ("auth", ("token",)), ("refresh", ("token",)), ("session", ("token",)))
-    for tail in tails for sep in ("_", "-", "")
-))
+_ASSIGNMENT_TRIGGERS = (
+    "password",
+    "passwd",
+    "secret",
+    *(
+        f"{head}{sep}{tail}"
+        for head, tails in (
+            ("api", ("key",)),
+            ("access", ("key", "token")),
+            ("private", ("key",)),
+            ("auth", ("token",)),
+            ("refresh", ("token",)),
+            ("session", ("token",)),
+        )
+        for tail in tails
+        for sep in ("_", "-", "")
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +182,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(ANTHROPIC_KEY_RE, _tag("anthropic_key"), ("sk-ant-",)),
     _Rule(OPENAI_KEY_RE, _tag("openai_key"), ("sk-",)),
     _Rule(AWS_ACCESS_KEY_RE, _tag("aws_access_key"), ("akia", "asia")),
-    _Rule(GITHUB_TOKEN_RE, _tag("github_token"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _Rule(
+        GITHUB_TOKEN_RE,
+        _tag("github_token"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
     _Rule(SLACK_TOKEN_RE, _tag("slack_token"), ("xox",)),
     _Rule(GOOGLE_API_KEY_RE, _tag("google_api_key"), ("aiza",)),
     _Rule(JWT_RE, _tag("jwt"), ("eyj",)),
@@ -209,7 +232,9 @@ def _redact_private_keys(text: str) -> tuple[str, int]:
         end = PRIVATE_KEY_END_RE.search(text, begin.end(), concurrent=True)
         pieces.append(text[position : begin.start()])
         if end is None:
-            tail, truncated = TRUNCATED_PRIVATE_KEY_RE.subn(_tag("private_key"), text[begin.start() :], concurrent=True)
+            tail, truncated = TRUNCATED_PRIVATE_KEY_RE.subn(
+                _tag("private_key"), text[begin.start() :], concurrent=True
+            )
             pieces.append(tail)
             return "".join(pieces), count + truncated
         pieces.append(_tag("private_key"))
@@ -273,4 +298,3 @@ def redact_value(value: Any) -> tuple[Any, int]:
 def redact_message(message: Any) -> Any:
     """A message (or any JSON value) as it may leave the raw store: every string redacted."""
     return redact_value(message)[0]
-

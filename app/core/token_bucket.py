@@ -22,7 +22,9 @@ class TokenBuckets:
     def __init__(self) -> None:
         self._buckets: dict[tuple[str, str], _Bucket] = {}
 
-    def take(self, key: tuple[str, str], rate: float, burst: int, now: float | None = None) -> float:
+    def take(
+        self, key: tuple[str, str], rate: float, burst: int, now: float | None = None
+    ) -> float:
         """Take one token; 0 when granted, else the seconds until one is available."""
         now = time.monotonic() if now is None else now
         bucket = self._buckets.get(key)

@@ -29,7 +29,9 @@ _WIDE_RANGES: tuple[tuple[int, int], ...] = (
 # Runs of wide code points, and of astral code points outside the wide ranges: counted by the
 # regex engine (which leaves the GIL to other threads meanwhile), so that a megabyte of Chinese
 # costs milliseconds, not a Python loop over every character.
-_WIDE_RUN_RE = regex.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _WIDE_RANGES) + "]+")
+_WIDE_RUN_RE = regex.compile(
+    "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _WIDE_RANGES) + "]+"
+)
 _OTHER_ASTRAL_RUN_RE = regex.compile("[\\U00010000-\\U0001ffff\\U0002ebf0-\\U0010ffff]+")
 
 

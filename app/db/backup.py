@@ -38,7 +38,9 @@ def sqlite_path(database_url: str) -> Path:
     return Path(url.database).expanduser()
 
 
-def backup_database(database_url: str, destination: Path, busy_timeout_s: float = 10.0) -> BackupResult:
+def backup_database(
+    database_url: str, destination: Path, busy_timeout_s: float = 10.0
+) -> BackupResult:
     """Copy the database to ``destination`` (which must not exist) and verify the copy."""
     source_path = sqlite_path(database_url)
     if not source_path.exists():

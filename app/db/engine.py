@@ -80,4 +80,6 @@ def _create_sqlite_engine(settings: Settings, url: Any) -> Engine:
 def _check_sqlite_version() -> None:
     version = tuple(int(p) for p in sqlite_dbapi.sqlite_version.split("."))
     if version < MIN_SQLITE_VERSION:
-        raise RuntimeError(f"SQLite {sqlite_dbapi.sqlite_version} is too old; need {MIN_SQLITE_VERSION}")
+        raise RuntimeError(
+            f"SQLite {sqlite_dbapi.sqlite_version} is too old; need {MIN_SQLITE_VERSION}"
+        )

@@ -24,7 +24,9 @@ def extension_versions() -> str:
     trigram tokenizer, on a throwaway in-memory database."""
     version = tuple(int(p) for p in sqlite_dbapi.sqlite_version.split("."))
     if version < MIN_SQLITE_VERSION:
-        raise ExtensionMissing(f"SQLite {sqlite_dbapi.sqlite_version} is older than {MIN_SQLITE_VERSION}")
+        raise ExtensionMissing(
+            f"SQLite {sqlite_dbapi.sqlite_version} is older than {MIN_SQLITE_VERSION}"
+        )
     conn = sqlite_dbapi.connect(":memory:")
     try:
         conn.enable_load_extension(True)

@@ -23,14 +23,20 @@ def check_database(settings: Settings, *, migrate: bool) -> None:
     try:
         engine = create_db_engine(settings)
     except OSError as exc:
-        raise DatabaseUnusable(f"cannot create the directory of the database {where}: {exc.strerror or exc}") from exc
+        raise DatabaseUnusable(
+            f"cannot create the directory of the database {where}: {exc.strerror or exc}"
+        ) from exc
     try:
         if migrate:
             upgrade_to_head(engine)
         UnitOfWork(engine).probe_write()
     except (DBAPIError, OSError) as exc:
         reason = storage_problem(exc)
-        detail = DESCRIPTIONS[reason] if reason else str(exc.orig if isinstance(exc, DBAPIError) else exc)
+        detail = (
+            DESCRIPTIONS[reason]
+            if reason
+            else str(exc.orig if isinstance(exc, DBAPIError) else exc)
+        )
         raise DatabaseUnusable(f"cannot use the database {where}: {detail}") from exc
     finally:
         engine.dispose()

@@ -33,15 +33,21 @@ class UnitOfWork:
         """A write transaction that holds the write lock from its first statement."""
         with self._watched(), self._write_lock, self.engine.connect() as conn:
             conn.execution_options(**{BEGIN_MODE_OPTION: "IMMEDIATE"})
-            with Session(bind=conn, expire_on_commit=False, autoflush=False) as session:
-                with session.begin():
-                    yield session
+            with (
+                Session(bind=conn, expire_on_commit=False, autoflush=False) as session,
+                session.begin(),
+            ):
+                yield session
 
     @contextmanager
     def read(self) -> Iterator[Session]:
         """A read-only snapshot; nothing is committed."""
         # Closing the connection rolls the snapshot back.
-        with self._watched(), self.engine.connect() as conn, Session(bind=conn, expire_on_commit=False) as session:
+        with (
+            self._watched(),
+            self.engine.connect() as conn,
+            Session(bind=conn, expire_on_commit=False) as session,
+        ):
             yield session
 
     def probe_write(self) -> None:

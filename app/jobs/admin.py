@@ -19,8 +19,9 @@ CANCELLABLE = (JobStatus.QUEUED, JobStatus.RUNNING)
 CANCEL_REASON = "cancelled by an operator"
 
 
-def list_jobs(uow: UnitOfWork, tenant_id: str | None, statuses: list[str] | None = None,
-              limit: int = 200) -> list[dict[str, Any]]:
+def list_jobs(
+    uow: UnitOfWork, tenant_id: str | None, statuses: list[str] | None = None, limit: int = 200
+) -> list[dict[str, Any]]:
     """Jobs, newest change first; ``statuses`` narrows them (queued, running, failed, …)."""
     with uow.read() as db:
         rows = repo.list_jobs(db, tenant_id, statuses or [], limit)
@@ -39,8 +40,10 @@ def retry_job(uow: UnitOfWork, tenant_id: str | None, job_id: int) -> dict[str, 
     with uow.write() as db:
         job = _found(repo.get_job(db, tenant_id, job_id), job_id)
         if job.status not in RETRYABLE:
-            raise Conflict(f"job {job_id} is {job.status}; only failed or cancelled jobs can be retried",
-                           {"status": job.status})
+            raise Conflict(
+                f"job {job_id} is {job.status}; only failed or cancelled jobs can be retried",
+                {"status": job.status},
+            )
         repo.requeue(db, job, utcnow())
     return {"jobId": job_id, "status": JobStatus.QUEUED.value}
 
@@ -50,8 +53,10 @@ def cancel_job(uow: UnitOfWork, tenant_id: str | None, job_id: int) -> dict[str,
     with uow.write() as db:
         job = _found(repo.get_job(db, tenant_id, job_id), job_id)
         if job.status not in CANCELLABLE:
-            raise Conflict(f"job {job_id} is {job.status}; only queued or running jobs can be cancelled",
-                           {"status": job.status})
+            raise Conflict(
+                f"job {job_id} is {job.status}; only queued or running jobs can be cancelled",
+                {"status": job.status},
+            )
         repo.cancel(db, job, CANCEL_REASON, utcnow())
     return {"jobId": job_id, "status": JobStatus.CANCELLED.value}
 

@@ -16,9 +16,19 @@ def list_jobs(db: Session, tenant_id: str | None, statuses: Sequence[str], limit
     """Jobs with their session id and archive index, newest change first (plain rows)."""
     stmt = (
         select(
-            Job.id, Job.tenant_id, Job.status, Job.attempts, Job.worker_id, Job.lease_expires_at,
-            Job.run_after, Job.last_error, Job.stage, Job.created_at, Job.updated_at,
-            Job.archive_index, AgentSession.session_id,
+            Job.id,
+            Job.tenant_id,
+            Job.status,
+            Job.attempts,
+            Job.worker_id,
+            Job.lease_expires_at,
+            Job.run_after,
+            Job.last_error,
+            Job.stage,
+            Job.created_at,
+            Job.updated_at,
+            Job.archive_index,
+            AgentSession.session_id,
         )
         .join(AgentSession, AgentSession.id == Job.session_pk)
         .order_by(Job.updated_at.desc(), Job.id.desc())
@@ -50,8 +60,16 @@ def requeue(db: Session, job: Job, now: datetime) -> None:
     db.execute(
         update(Job)
         .where(Job.id == job.id)
-        .values(status=JobStatus.QUEUED, attempts=0, worker_id=None, lease_expires_at=None,
-                run_after=now, last_error=None, stage=None, updated_at=now)
+        .values(
+            status=JobStatus.QUEUED,
+            attempts=0,
+            worker_id=None,
+            lease_expires_at=None,
+            run_after=now,
+            last_error=None,
+            stage=None,
+            updated_at=now,
+        )
     )
     db.execute(
         update(Archive)
@@ -65,11 +83,19 @@ def cancel(db: Session, job: Job, reason: str, now: datetime) -> None:
     db.execute(
         update(Job)
         .where(Job.id == job.id)
-        .values(status=JobStatus.CANCELLED, worker_id=None, lease_expires_at=None, last_error=reason,
-                stage="cancelled", updated_at=now)
+        .values(
+            status=JobStatus.CANCELLED,
+            worker_id=None,
+            lease_expires_at=None,
+            last_error=reason,
+            stage="cancelled",
+            updated_at=now,
+        )
     )
     db.execute(
         update(Archive)
         .where(Archive.id == job.archive_pk)
-        .values(status=ArchiveStatus.FAILED, error=reason, error_stage="cancelled", completed_at=now)
+        .values(
+            status=ArchiveStatus.FAILED, error=reason, error_stage="cancelled", completed_at=now
+        )
     )

@@ -31,8 +31,8 @@ from app.core.clock import isoformat, utcnow
 from app.core.redaction import redact_message, redact_text
 from app.db.models import AgentSession, ArchiveStatus, StoredMessage
 from app.db.uow import UnitOfWork
-from app.jobs import queue
-from app.jobs.queue import ClaimedJob
+from app.jobs import repository as queue
+from app.jobs.repository import ClaimedJob
 from app.providers.protocols import ProviderError
 from app.working_memory.service import WmInputs, WmResult, WorkingMemoryBuilder, finish_result
 
@@ -57,7 +57,9 @@ class ArchiveContext:
 
 
 # (archive context, Working Memory inputs, new Working Memory) -> (counts per category, usage)
-Learner = Callable[[ArchiveContext, WmInputs, str], Awaitable[tuple[dict[str, int], dict[str, Any]]]]
+Learner = Callable[
+    [ArchiveContext, WmInputs, str], Awaitable[tuple[dict[str, int], dict[str, Any]]]
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +95,9 @@ async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
     return result
 
 
-async def _vectors(ctx: Phase2Context, archive: ArchiveContext, facts: list[SearchFact]) -> dict[int, list[float]]:
+async def _vectors(
+    ctx: Phase2Context, archive: ArchiveContext, facts: list[SearchFact]
+) -> dict[int, list[float]]:
     """Phase 2 step 4: vectors of the archived messages. A failure costs ranked search its vector
     side for these messages (lexical search still finds them), never the archive."""
     if ctx.embed is None:
@@ -105,7 +109,9 @@ async def _vectors(ctx: Phase2Context, archive: ArchiveContext, facts: list[Sear
         return {}
 
 
-async def _learn(learn: Learner, archive: ArchiveContext, inputs: WmInputs, result: WmResult) -> dict[str, Any]:
+async def _learn(
+    learn: Learner, archive: ArchiveContext, inputs: WmInputs, result: WmResult
+) -> dict[str, Any]:
     """Phase 2 step 3. A model failure here loses no message and does not fail the archive."""
     try:
         counts, usage = await learn(archive, inputs, result.overview)
@@ -118,22 +124,36 @@ async def _learn(learn: Learner, archive: ArchiveContext, inputs: WmInputs, resu
 def _redacted_result(result: WmResult) -> WmResult:
     """The Working Memory as it may be stored: a model can echo a secret it was never shown."""
     overview = redact_text(result.overview)
-    return result if overview == result.overview else finish_result(overview, result.path, result.usage)
+    return (
+        result
+        if overview == result.overview
+        else finish_result(overview, result.path, result.usage)
+    )
 
 
-def _load_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[WmInputs, ArchiveContext, list[SearchFact]]:
+def _load_inputs(
+    uow: UnitOfWork, job: ClaimedJob
+) -> tuple[WmInputs, ArchiveContext, list[SearchFact]]:
     bodies, inputs, context, facts = _read_inputs(uow, job)
     # Parsing and redaction after the read transaction has ended (bodies that held a secret come
     # redacted already; redacting again also covers messages stored before redacted copies were).
-    return WmInputs(
-        messages=[redact_message(json.loads(body)) for body in bodies],
-        prior_overview=inputs.prior_overview,
-        first_user_request=inputs.first_user_request,
-        custom_instructions=redact_text(inputs.custom_instructions) if inputs.custom_instructions else None,
-    ), context, facts
+    return (
+        WmInputs(
+            messages=[redact_message(json.loads(body)) for body in bodies],
+            prior_overview=inputs.prior_overview,
+            first_user_request=inputs.first_user_request,
+            custom_instructions=redact_text(inputs.custom_instructions)
+            if inputs.custom_instructions
+            else None,
+        ),
+        context,
+        facts,
+    )
 
 
-def _read_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[list[str], WmInputs, ArchiveContext, list[SearchFact]]:
+def _read_inputs(
+    uow: UnitOfWork, job: ClaimedJob
+) -> tuple[list[str], WmInputs, ArchiveContext, list[SearchFact]]:
     """The archive's message bodies (JSON text, as stored), the other inputs, the context and the
     messages' search facts (from their redacted search text)."""
     with uow.read() as db:
@@ -167,7 +187,13 @@ def _read_inputs(uow: UnitOfWork, job: ClaimedJob) -> tuple[list[str], WmInputs,
         return [row.redacted_body or row.body for row in rows], inputs, context, facts_of(rows)
 
 
-def _write_results(ctx: Phase2Context, job: ClaimedJob, result: WmResult, memories: dict[str, Any], index: SearchIndex) -> None:
+def _write_results(
+    ctx: Phase2Context,
+    job: ClaimedJob,
+    result: WmResult,
+    memories: dict[str, Any],
+    index: SearchIndex,
+) -> None:
     now = utcnow()
     with ctx.uow.write() as db:
         if not queue.still_owned(db, job.job_id, ctx.worker_id):

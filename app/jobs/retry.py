@@ -32,10 +32,14 @@ class RetryStrategy:
     cap_s: float = 8.0
     storage_retry_after_s: float = 30.0
 
-    def decide(self, error: BaseException, attempt: int, rng: random.Random | None = None) -> RetryDecision:
+    def decide(
+        self, error: BaseException, attempt: int, rng: random.Random | None = None
+    ) -> RetryDecision:
         if storage_problem(error) in OPERATOR_FIXABLE:
             # Until an operator frees space or fixes permissions, however long that takes.
-            return RetryDecision(retry=True, delay_s=self.storage_retry_after_s, refund_attempt=True)
+            return RetryDecision(
+                retry=True, delay_s=self.storage_retry_after_s, refund_attempt=True
+            )
         if not is_transient(error) or attempt >= self.max_attempts:
             return RetryDecision(retry=False)
         delay = min(self.cap_s, self.base_s * 2 ** (attempt - 1))

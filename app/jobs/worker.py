@@ -21,9 +21,9 @@ from app.core.clock import utcnow
 from app.core.redaction import redact_text
 from app.db.storage import storage_problem
 from app.db.uow import UnitOfWork
-from app.jobs import queue
+from app.jobs import repository as queue
 from app.jobs.phase2 import JobLost, Learner, Phase2Context, run_phase2
-from app.jobs.queue import ClaimedJob
+from app.jobs.repository import ClaimedJob
 from app.jobs.retry import RetryStrategy
 from app.settings import WorkerSettings
 from app.working_memory.service import WorkingMemoryBuilder
@@ -53,7 +53,9 @@ class Phase2Worker:
         self._settings = settings
         self._lease = timedelta(seconds=settings.lease_s)
         self._retry = retry or RetryStrategy(max_attempts=settings.max_attempts)
-        self._ctx = Phase2Context(uow, builder, self.worker_id, settings.fault_delay_ms / 1000, learn, embed, embed_model)
+        self._ctx = Phase2Context(
+            uow, builder, self.worker_id, settings.fault_delay_ms / 1000, learn, embed, embed_model
+        )
         self._observe = observe
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -150,7 +152,7 @@ class Phase2Worker:
             await asyncio.sleep(period)
             try:
                 await asyncio.to_thread(self._renew, job)
-            except Exception:  # noqa: BLE001 - keep renewing: the database may recover before the lease ends
+            except Exception:
                 log.warning("phase2_lease_not_renewed", job_id=job.job_id, exc_info=True)
 
     async def _record_failure_retrying(self, job: ClaimedJob, exc: BaseException) -> str:
@@ -165,9 +167,15 @@ class Phase2Worker:
                 return await asyncio.to_thread(self._record_failure, job, exc)
             except Exception as record_error:  # noqa: BLE001 - retried below, then left to the lease
                 if loop.time() + delay >= deadline:
-                    log.error("phase2_failure_unrecorded", job_id=job.job_id, error=_describe(record_error))
+                    log.error(
+                        "phase2_failure_unrecorded",
+                        job_id=job.job_id,
+                        error=_describe(record_error),
+                    )
                     return "unrecorded"
-                log.warning("phase2_failure_not_recorded", job_id=job.job_id, error=_describe(record_error))
+                log.warning(
+                    "phase2_failure_not_recorded", job_id=job.job_id, error=_describe(record_error)
+                )
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
@@ -182,8 +190,15 @@ class Phase2Worker:
             if not queue.still_owned(db, job.job_id, self.worker_id):
                 return "lost"
             if decision.retry:
-                queue.schedule_retry(db, job, now + timedelta(seconds=decision.delay_s), _describe(exc), "working_memory",
-                                     now, refund_attempt=decision.refund_attempt)
+                queue.schedule_retry(
+                    db,
+                    job,
+                    now + timedelta(seconds=decision.delay_s),
+                    _describe(exc),
+                    "working_memory",
+                    now,
+                    refund_attempt=decision.refund_attempt,
+                )
                 return "retry"
             queue.mark_failed(db, job, _describe(exc), "working_memory", now)
             return "failed"

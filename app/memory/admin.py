@@ -26,13 +26,20 @@ TEXT_FIELDS = ("title", "abstract", "content")
 UNINTERESTING = frozenset({"updatedAt", "embeddingModel"})
 
 
-def browse_memories(uow: UnitOfWork, caller: Caller, category: str | None, text: str | None,
-                    limit: int = 50, offset: int = 0) -> dict[str, Any]:
+def browse_memories(
+    uow: UnitOfWork,
+    caller: Caller,
+    category: str | None,
+    text: str | None,
+    limit: int = 50,
+    offset: int = 0,
+) -> dict[str, Any]:
     """Current memories of the caller's tenant (every user and agent) and counts per category."""
     now = utcnow()
     with uow.read() as db:
-        rows = admin_repo.browse(db, caller.tenant_id, now, category or None, (text or "").strip() or None,
-                                 limit, offset)
+        rows = admin_repo.browse(
+            db, caller.tenant_id, now, category or None, (text or "").strip() or None, limit, offset
+        )
         counts = admin_repo.category_counts(db, caller.tenant_id, now)
     return {
         "items": [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows],
@@ -45,7 +52,11 @@ def memory_with_audit(uow: UnitOfWork, caller: Caller, memory_id: str) -> dict[s
     with uow.read() as db:
         memory = repo.get_memory(db, caller.tenant_id, memory_id)
         entries = repo.audit_of(db, caller.tenant_id, memory_id)
-        view = memory_view(memory, can_read_sensitive=caller.can_read_sensitive) if memory is not None else None
+        view = (
+            memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+            if memory is not None
+            else None
+        )
     if view is None and not entries:
         raise NotFound("memory", memory_id)
     return {"memory": view, "audit": [_audit_view(e, caller.can_read_sensitive) for e in entries]}
@@ -54,13 +65,24 @@ def memory_with_audit(uow: UnitOfWork, caller: Caller, memory_id: str) -> dict[s
 def _audit_view(entry: Any, can_read_sensitive: bool) -> dict[str, Any]:
     before = json.loads(entry.before_json) if entry.before_json else None
     after = json.loads(entry.after_json) if entry.after_json else None
-    hide = not can_read_sensitive and any((s or {}).get("sensitivity") == "masked" for s in (before, after))
+    hide = not can_read_sensitive and any(
+        (s or {}).get("sensitivity") == "masked" for s in (before, after)
+    )
     changes = [
-        {"field": k, "before": _shown(k, (before or {}).get(k), hide), "after": _shown(k, (after or {}).get(k), hide)}
+        {
+            "field": k,
+            "before": _shown(k, (before or {}).get(k), hide),
+            "after": _shown(k, (after or {}).get(k), hide),
+        }
         for k in _changed_fields(before, after)
     ]
-    return {"action": entry.action, "actor": entry.actor, "reason": entry.reason,
-            "createdAt": isoformat(entry.created_at), "changes": changes}
+    return {
+        "action": entry.action,
+        "actor": entry.actor,
+        "reason": entry.reason,
+        "createdAt": isoformat(entry.created_at),
+        "changes": changes,
+    }
 
 
 def _changed_fields(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
@@ -100,7 +122,9 @@ class BatchOutcome:
     skipped: int
 
 
-async def import_batch(service: MemoryService, tenant_id: str, records: list[dict[str, Any]]) -> BatchOutcome:
+async def import_batch(
+    service: MemoryService, tenant_id: str, records: list[dict[str, Any]]
+) -> BatchOutcome:
     """Store one batch of exported records: one embedding call, one transaction.
 
     A record already present at the same version and time is skipped, so an interrupted import
@@ -127,7 +151,9 @@ def _holders(uow: UnitOfWork, tenant_id: str, ids: list[str]) -> dict[str, Any]:
     """Who holds each id of the batch, and each id a foreign-held record would be moved to."""
     with uow.read() as db:
         found = admin_repo.owners_of_ids(db, ids)
-        foreign = [_tenant_copy_id(tenant_id, i) for i, row in found.items() if row.tenant_id != tenant_id]
+        foreign = [
+            _tenant_copy_id(tenant_id, i) for i, row in found.items() if row.tenant_id != tenant_id
+        ]
         found.update(admin_repo.owners_of_ids(db, foreign))
     return found
 

@@ -14,15 +14,28 @@ from app.db.models import Memory
 from app.memory.repository import visible
 
 
-def browse(db: Session, tenant_id: str, now: datetime, category: str | None, text: str | None,
-           limit: int, offset: int) -> list[Memory]:
+def browse(
+    db: Session,
+    tenant_id: str,
+    now: datetime,
+    category: str | None,
+    text: str | None,
+    limit: int,
+    offset: int,
+) -> list[Memory]:
     """Current memories of every owner of the tenant, most recently changed first."""
     stmt = select(Memory).where(Memory.tenant_id == tenant_id, *visible(now))
     if category:
         stmt = stmt.where(Memory.category == category)
     if text:
-        stmt = stmt.where(or_(*(column.icontains(text, autoescape=True)
-                                for column in (Memory.title, Memory.content, Memory.owner_id))))
+        stmt = stmt.where(
+            or_(
+                *(
+                    column.icontains(text, autoescape=True)
+                    for column in (Memory.title, Memory.content, Memory.owner_id)
+                )
+            )
+        )
     stmt = stmt.order_by(Memory.updated_at.desc(), Memory.id).offset(offset).limit(limit)
     return list(db.execute(stmt).scalars())
 
@@ -48,14 +61,20 @@ def page_after(db: Session, tenant_id: str, after_id: str, limit: int) -> list[M
 
 
 def count_all(db: Session, tenant_id: str) -> int:
-    return int(db.execute(select(func.count()).select_from(Memory).where(Memory.tenant_id == tenant_id)).scalar_one())
+    return int(
+        db.execute(
+            select(func.count()).select_from(Memory).where(Memory.tenant_id == tenant_id)
+        ).scalar_one()
+    )
 
 
 def owners_of_ids(db: Session, ids: Sequence[str]) -> dict[str, Any]:
     """(tenant_id, version, updated_at) of the memories with these ids, whatever their tenant."""
     if not ids:
         return {}
-    stmt = select(Memory.id, Memory.tenant_id, Memory.version, Memory.updated_at).where(Memory.id.in_(list(ids)))
+    stmt = select(Memory.id, Memory.tenant_id, Memory.version, Memory.updated_at).where(
+        Memory.id.in_(list(ids))
+    )
     return {row.id: row for row in db.execute(stmt)}
 
 
@@ -71,10 +90,17 @@ def _stale(model_id: str):  # type: ignore[no-untyped-def]
 
 def count_stale(db: Session, model_id: str) -> int:
     """Memories not embedded by ``model_id`` (keyword-only ones included)."""
-    return int(db.execute(select(func.count()).select_from(Memory).where(_stale(model_id))).scalar_one())
+    return int(
+        db.execute(select(func.count()).select_from(Memory).where(_stale(model_id))).scalar_one()
+    )
 
 
 def stale_page(db: Session, model_id: str, limit: int) -> list[Any]:
     """(id, tenant_id, content) of up to ``limit`` memories not embedded by ``model_id``."""
-    stmt = select(Memory.id, Memory.tenant_id, Memory.content).where(_stale(model_id)).order_by(Memory.id).limit(limit)
+    stmt = (
+        select(Memory.id, Memory.tenant_id, Memory.content)
+        .where(_stale(model_id))
+        .order_by(Memory.id)
+        .limit(limit)
+    )
     return list(db.execute(stmt))

@@ -18,7 +18,7 @@ def tool_arguments(result: ChatResult, name: str) -> Any:
         return decode_arguments(calls[0].arguments)
     text = re.sub(r"^```[a-zA-Z]*\s*|\s*```\s*$", "", (result.content or "").strip())
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    return decode_arguments(text[min(starts):]) if starts else None
+    return decode_arguments(text[min(starts) :]) if starts else None
 
 
 def decode_arguments(value: Any) -> Any:

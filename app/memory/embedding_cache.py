@@ -49,7 +49,9 @@ def _unpack(blob: bytes) -> list[float]:
 class CachedEmbedder:
     """Wraps an embedder with the persistent cache."""
 
-    def __init__(self, uow: UnitOfWork, embedder: Embedder, observe: EmbedObserver | None = None) -> None:
+    def __init__(
+        self, uow: UnitOfWork, embedder: Embedder, observe: EmbedObserver | None = None
+    ) -> None:
         self._uow = uow
         self.embedder = embedder
         self._observe = observe
@@ -90,7 +92,11 @@ class CachedEmbedder:
             batch = [texts[i] for i in missing]
             started = time.perf_counter()
             try:
-                fresh = await (self.embedder.embed_queries(batch) if kind == "query" else self.embedder.embed_passages(batch))
+                fresh = await (
+                    self.embedder.embed_queries(batch)
+                    if kind == "query"
+                    else self.embedder.embed_passages(batch)
+                )
             except Exception:
                 if self._observe is not None:
                     self._observe("error", len(batch), time.perf_counter() - started)
@@ -110,7 +116,14 @@ class CachedEmbedder:
         now = utcnow()
         e = self.embedder
         entries = [
-            EmbeddingCacheEntry(key=k, provider=e.provider, model=e.model_id, dimensions=len(v), vector=_pack(v), created_at=now)
+            EmbeddingCacheEntry(
+                key=k,
+                provider=e.provider,
+                model=e.model_id,
+                dimensions=len(v),
+                vector=_pack(v),
+                created_at=now,
+            )
             for k, v in vectors.items()
         ]
         with self._uow.write() as db:

@@ -71,8 +71,13 @@ class Decision:
 
 
 async def extract_candidates(
-    model: ChatModel, messages: list[dict[str, Any]], working_memory: str, *,
-    message_time: str, user_id: str, agent_id: str,
+    model: ChatModel,
+    messages: list[dict[str, Any]],
+    working_memory: str,
+    *,
+    message_time: str,
+    user_id: str,
+    agent_id: str,
 ) -> tuple[list[Candidate], dict[str, int]]:
     """Candidates from one forced ``propose_memories`` call; never-store ones are dropped."""
     usage = _new_usage()
@@ -101,7 +106,10 @@ async def decide(
     usage = _new_usage()
     if not neighbours:
         return Decision("ADD", candidate, None, None, "no similar memory exists"), usage
-    view = {k: getattr(candidate, k) for k in ("category", "title", "abstract", "content", "observed_at")}
+    view = {
+        k: getattr(candidate, k)
+        for k in ("category", "title", "abstract", "content", "observed_at")
+    }
     prompt = decision_messages(view, neighbours)
     result = _count(usage, await model.complete_with_forced_tool(prompt, DECIDE_TOOL))
     decision = _model_decision(tool_arguments(result, DECIDE_TOOL_NAME), candidate, neighbours)
@@ -118,11 +126,15 @@ def decide_without_model(
     for neighbour in neighbours if similarity is not None else []:
         score = similarity(candidate, neighbour)
         if score is not None and score >= DUPLICATE_SIMILARITY:
-            return Decision("NONE", candidate, _id(neighbour), None, f"vector similarity {score:.3f}")
+            return Decision(
+                "NONE", candidate, _id(neighbour), None, f"vector similarity {score:.3f}"
+            )
     return Decision("ADD", candidate, None, None, "no near-duplicate memory")
 
 
-def _model_decision(args: Any, candidate: Candidate, neighbours: list[dict[str, Any]]) -> Decision | None:
+def _model_decision(
+    args: Any, candidate: Candidate, neighbours: list[dict[str, Any]]
+) -> Decision | None:
     if not isinstance(args, dict):
         return None
     action = str(args.get("action") or args.get("decision") or "").strip().upper()
@@ -138,7 +150,11 @@ def _model_decision(args: Any, candidate: Candidate, neighbours: list[dict[str, 
     if action == "DELETE":
         return Decision("DELETE", candidate, target, None, reason)
     merged = _content(candidate.category, args.get("merged_content"), candidate.abstract)
-    return Decision("UPDATE", candidate, target, merged, reason) if action == "UPDATE" and merged else None
+    return (
+        Decision("UPDATE", candidate, target, merged, reason)
+        if action == "UPDATE" and merged
+        else None
+    )
 
 
 def _safe_default(candidate: Candidate, neighbours: list[dict[str, Any]], reason: str) -> Decision:
@@ -150,7 +166,9 @@ def _safe_default(candidate: Candidate, neighbours: list[dict[str, Any]], reason
 
 def _exact_twin(candidate: Candidate, neighbours: list[dict[str, Any]]) -> str | None:
     text = normalise_text(candidate.content)
-    return next((_id(n) for n in neighbours if text and normalise_text(n.get("content")) == text), None)
+    return next(
+        (_id(n) for n in neighbours if text and normalise_text(n.get("content")) == text), None
+    )
 
 
 def _id(neighbour: dict[str, Any]) -> str | None:
@@ -198,7 +216,10 @@ def _candidate(item: Any, message_time: str, known_seqs: set[int]) -> Candidate 
     abstract = abstract or _one_line(_first_line(content), ABSTRACT_MAX_CHARS)
     title = title or _one_line(abstract, TITLE_MAX_CHARS)
     return Candidate(
-        category=category, title=title, abstract=abstract, content=content,
+        category=category,
+        title=title,
+        abstract=abstract,
+        content=content,
         confidence=_confidence(item.get("confidence")),
         sensitivity=_sensitivity(item.get("sensitivity")),
         observed_at=_observed_at(item.get("observed_at"), message_time),
@@ -214,8 +235,15 @@ def _content(category: str, value: Any, situation_hint: str) -> str | None:
 
 def _category(value: Any) -> str | None:
     text = str(value or "").strip().lower()
-    plural = {"preference": "preferences", "entity": "entities", "event": "events", "case": "cases",
-              "experience": "experiences", "skill": "skills", "tool": "tools"}
+    plural = {
+        "preference": "preferences",
+        "entity": "entities",
+        "event": "events",
+        "case": "cases",
+        "experience": "experiences",
+        "skill": "skills",
+        "tool": "tools",
+    }
     text = plural.get(text, text)
     return text if text in CATEGORIES else None
 
@@ -239,7 +267,11 @@ def _confidence(value: Any) -> float:
 
 def _seqs(value: Any, known: set[int]) -> list[int]:
     values = value if isinstance(value, list) else [value]
-    seqs = {int(v) for v in values if isinstance(v, int | str) and not isinstance(v, bool) and str(v).strip().isdigit()}
+    seqs = {
+        int(v)
+        for v in values
+        if isinstance(v, int | str) and not isinstance(v, bool) and str(v).strip().isdigit()
+    }
     return sorted(seqs & known if known else seqs)
 
 
@@ -260,11 +292,19 @@ def _one_line(value: Any, limit: int) -> str:
 
 
 def _first_line(content: str) -> str:
-    lines = (strip_bullet(line) for line in content.splitlines() if not line.lstrip().startswith("#"))
+    lines = (
+        strip_bullet(line) for line in content.splitlines() if not line.lstrip().startswith("#")
+    )
     return next((line for line in lines if line), "")
 
 
 __all__ = [
-    "Candidate", "Decision", "decide", "decide_without_model", "extract_candidates",
-    "normalise_experience", "normalise_text", "resolve_relative_date",
+    "Candidate",
+    "Decision",
+    "decide",
+    "decide_without_model",
+    "extract_candidates",
+    "normalise_experience",
+    "normalise_text",
+    "resolve_relative_date",
 ]

@@ -19,7 +19,16 @@ from app.working_memory.prompts import render_transcript
 
 PROPOSE_TOOL_NAME = "propose_memories"
 DECIDE_TOOL_NAME = "decide_memory"
-CATEGORIES = ("profile", "preferences", "entities", "events", "cases", "experiences", "skills", "tools")
+CATEGORIES = (
+    "profile",
+    "preferences",
+    "entities",
+    "events",
+    "cases",
+    "experiences",
+    "skills",
+    "tools",
+)
 SENSITIVITIES = ("allowed", "masked", "never-store")
 ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
 NEIGHBOUR_CONTENT_MAX_CHARS = 2000
@@ -93,7 +102,10 @@ target_id must be one of the ids shown. Give a short reason.
 
 
 def _tool(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
 
 
 def _strings(*names: str) -> dict[str, Any]:
@@ -102,14 +114,26 @@ def _strings(*names: str) -> dict[str, Any]:
 
 CANDIDATE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["category", "title", "abstract", "content", "confidence", "sensitivity", "observed_at", "source_seqs"],
+    "required": [
+        "category",
+        "title",
+        "abstract",
+        "content",
+        "confidence",
+        "sensitivity",
+        "observed_at",
+        "source_seqs",
+    ],
     "additionalProperties": False,
     "properties": {
         "category": {"type": "string", "enum": list(CATEGORIES)},
         **_strings("title", "abstract", "content"),
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "sensitivity": {"type": "string", "enum": list(SENSITIVITIES)},
-        "observed_at": {"type": "string", "description": "YYYY-MM-DD of the event, or empty when unknown."},
+        "observed_at": {
+            "type": "string",
+            "description": "YYYY-MM-DD of the event, or empty when unknown.",
+        },
         "source_seqs": {"type": "array", "items": {"type": "integer"}},
     },
 }
@@ -142,8 +166,12 @@ DECIDE_TOOL: dict[str, Any] = _tool(
 
 def numbered_transcript(messages: list[dict[str, Any]]) -> tuple[str, list[int]]:
     """``#<seq> [role]: …`` per message and the seqs shown; ``{"seq", "message"}`` entries keep their seq."""
-    entries = [_seq_and_message(entry, position) for position, entry in enumerate(messages, start=1)]
-    names = {call.id: call.name for _, message in entries for call in tool_calls(message) if call.name}
+    entries = [
+        _seq_and_message(entry, position) for position, entry in enumerate(messages, start=1)
+    ]
+    names = {
+        call.id: call.name for _, message in entries for call in tool_calls(message) if call.name
+    }
     lines = []
     for seq, message in entries:
         call_id = tool_result_id(message)
@@ -176,7 +204,9 @@ def extraction_messages(
     return [{"role": "system", "content": EXTRACT_SYSTEM}, {"role": "user", "content": user}]
 
 
-def decision_messages(candidate: dict[str, Any], neighbours: list[dict[str, Any]]) -> list[dict[str, str]]:
+def decision_messages(
+    candidate: dict[str, Any], neighbours: list[dict[str, Any]]
+) -> list[dict[str, str]]:
     """The decision prompt: the candidate and its nearest existing memories (id, title, content)."""
     shown = [
         {
@@ -197,10 +227,26 @@ def decision_messages(candidate: dict[str, Any], neighbours: list[dict[str, Any]
 # --- the experience format (openviking.md §6.3) ---
 
 _SECTION_ALIASES = {
-    **dict.fromkeys(("situation", "context", "trigger", "scope", "情境", "场景", "情况"), "Situation"),
-    **dict.fromkeys(("approach", "do", "dos", "steps", "actions", "做法", "方法", "步骤"), "Approach"),
     **dict.fromkeys(
-        ("reflect", "reflection", "avoid", "check", "don'ts", "donts", "guardrails", "lessons", "反思", "避免", "教训"),
+        ("situation", "context", "trigger", "scope", "情境", "场景", "情况"), "Situation"
+    ),
+    **dict.fromkeys(
+        ("approach", "do", "dos", "steps", "actions", "做法", "方法", "步骤"), "Approach"
+    ),
+    **dict.fromkeys(
+        (
+            "reflect",
+            "reflection",
+            "avoid",
+            "check",
+            "don'ts",
+            "donts",
+            "guardrails",
+            "lessons",
+            "反思",
+            "避免",
+            "教训",
+        ),
         "Reflect",
     ),
 }
@@ -234,7 +280,9 @@ def normalise_experience(content: Any, situation_hint: str = "") -> str | None:
         sections[name] = unique[:MAX_APPROACH_BULLETS] if name == "Approach" else unique
     if not all(sections.values()):
         return None
-    return "\n\n".join(f"## {name}\n" + "\n".join(f"- {b}" for b in sections[name]) for name in EXPERIENCE_SECTIONS)
+    return "\n\n".join(
+        f"## {name}\n" + "\n".join(f"- {b}" for b in sections[name]) for name in EXPERIENCE_SECTIONS
+    )
 
 
 def _experience_sections(content: Any) -> dict[str, list[str]]:
@@ -262,15 +310,36 @@ def _heading(line: str) -> tuple[str, str] | None:
     if section := _SECTION_ALIASES.get(bare.lower()):
         return section, ""
     match = _LABEL_RE.match(line.strip())
-    if match and not line.lstrip().startswith("#") and (section := _SECTION_ALIASES.get(match.group(1).strip().lower())):
+    if (
+        match
+        and not line.lstrip().startswith("#")
+        and (section := _SECTION_ALIASES.get(match.group(1).strip().lower()))
+    ):
         return section, match.group(2)
     return None
 
 
 __all__ = [
-    "ACTIONS", "CANDIDATE_SCHEMA", "CATEGORIES", "DECIDE_SYSTEM", "DECIDE_TOOL", "DECIDE_TOOL_NAME",
-    "EXPERIENCE_SECTIONS", "EXTRACT_SYSTEM", "MAX_APPROACH_BULLETS", "NEIGHBOUR_CONTENT_MAX_CHARS",
-    "PROPOSE_TOOL", "PROPOSE_TOOL_NAME", "SENSITIVITIES", "UNTRUSTED", "decision_messages",
-    "decode_arguments", "extraction_messages", "normalise_experience", "normalise_text",
-    "numbered_transcript", "strip_bullet", "tool_arguments",
+    "ACTIONS",
+    "CANDIDATE_SCHEMA",
+    "CATEGORIES",
+    "DECIDE_SYSTEM",
+    "DECIDE_TOOL",
+    "DECIDE_TOOL_NAME",
+    "EXPERIENCE_SECTIONS",
+    "EXTRACT_SYSTEM",
+    "MAX_APPROACH_BULLETS",
+    "NEIGHBOUR_CONTENT_MAX_CHARS",
+    "PROPOSE_TOOL",
+    "PROPOSE_TOOL_NAME",
+    "SENSITIVITIES",
+    "UNTRUSTED",
+    "decision_messages",
+    "decode_arguments",
+    "extraction_messages",
+    "normalise_experience",
+    "normalise_text",
+    "numbered_transcript",
+    "strip_bullet",
+    "tool_arguments",
 ]

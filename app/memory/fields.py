@@ -63,7 +63,9 @@ def clean_changes(changes: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return clean, content.strip() if isinstance(content, str) else None
 
 
-def apply_changes(memory: Memory, changes: dict[str, Any], content: str | None, now: datetime) -> None:
+def apply_changes(
+    memory: Memory, changes: dict[str, Any], content: str | None, now: datetime
+) -> None:
     """An edit applied to a memory row (its version moves on)."""
     if content is not None:
         if not changes.get("title") and memory.title == one_line(memory.content, 80):

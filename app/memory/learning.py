@@ -36,12 +36,18 @@ class ArchiveForLearning:
     message_time: str
 
 
-async def learn_from_archive(service: MemoryService, model: ChatModel, archive: ArchiveForLearning) -> tuple[dict[str, int], dict[str, int]]:
+async def learn_from_archive(
+    service: MemoryService, model: ChatModel, archive: ArchiveForLearning
+) -> tuple[dict[str, int], dict[str, int]]:
     """Extract, decide and apply; returns (counts per category of applied changes, token usage)."""
     caller = Caller(archive.tenant_id, archive.user_id, archive.agent_id)
     candidates, usage = await extract_candidates(
-        model, archive.messages, archive.working_memory, message_time=archive.message_time,
-        user_id=archive.user_id, agent_id=archive.agent_id,
+        model,
+        archive.messages,
+        archive.working_memory,
+        message_time=archive.message_time,
+        user_id=archive.user_id,
+        agent_id=archive.agent_id,
     )
     counts: dict[str, int] = {}
     for candidate in candidates:
@@ -61,21 +67,42 @@ async def learn_from_archive(service: MemoryService, model: ChatModel, archive: 
     return counts, usage
 
 
-async def _neighbours(service: MemoryService, caller: Caller, candidate: Candidate) -> list[dict[str, Any]]:
+async def _neighbours(
+    service: MemoryService, caller: Caller, candidate: Candidate
+) -> list[dict[str, Any]]:
     query = f"{candidate.title}\n{candidate.content}"[:2000]
-    found = await search_memories(service, caller, SearchInput(query=query, categories=[candidate.category], limit=NEIGHBOURS))
-    return [{"id": r["id"], "title": r["title"], "content": r["content"], "score": r["score"]} for r in found["results"]]
+    found = await search_memories(
+        service, caller, SearchInput(query=query, categories=[candidate.category], limit=NEIGHBOURS)
+    )
+    return [
+        {"id": r["id"], "title": r["title"], "content": r["content"], "score": r["score"]}
+        for r in found["results"]
+    ]
 
 
 def _content_of(decision: Decision) -> str:
-    text = decision.merged_content if decision.action == "UPDATE" and decision.merged_content else decision.candidate.content
+    text = (
+        decision.merged_content
+        if decision.action == "UPDATE" and decision.merged_content
+        else decision.candidate.content
+    )
     return redact_secrets(text)[0]
 
 
-def _apply(service: MemoryService, caller: Caller, archive: ArchiveForLearning, decision: Decision, prepared: PreparedChunks) -> bool:
+def _apply(
+    service: MemoryService,
+    caller: Caller,
+    archive: ArchiveForLearning,
+    decision: Decision,
+    prepared: PreparedChunks,
+) -> bool:
     now = utcnow()
     with service.uow.write() as db:
-        target = repo.get_memory(db, caller.tenant_id, decision.target_id) if decision.target_id else None
+        target = (
+            repo.get_memory(db, caller.tenant_id, decision.target_id)
+            if decision.target_id
+            else None
+        )
         if decision.action == "UPDATE" and target is not None:
             before = snapshot(target)
             target.content = _content_of(decision)
@@ -99,20 +126,38 @@ def _apply(service: MemoryService, caller: Caller, archive: ArchiveForLearning, 
         return True
 
 
-def _new_memory(caller: Caller, archive: ArchiveForLearning, candidate: Candidate, now: datetime) -> Memory:
+def _new_memory(
+    caller: Caller, archive: ArchiveForLearning, candidate: Candidate, now: datetime
+) -> Memory:
     owner = owner_of(candidate.category, caller.user_id, caller.agent_id)
     memory_id = new_memory_id()
     content = redact_secrets(candidate.content)[0]
     title = redact_secrets(candidate.title or one_line(content, 80))[0]
-    source = {"kind": "archive", "sessionId": archive.session_id, "archiveId": archive.archive_id,
-              "messageSeqs": candidate.source_seqs}
+    source = {
+        "kind": "archive",
+        "sessionId": archive.session_id,
+        "archiveId": archive.archive_id,
+        "messageSeqs": candidate.source_seqs,
+    }
     observed = _parse_date(candidate.observed_at)
     return Memory(
-        id=memory_id, tenant_id=caller.tenant_id, owner_kind=owner[0], owner_id=owner[1],
-        uri=memory_uri(candidate.category, owner, title, memory_id), category=candidate.category, title=title,
-        abstract=redact_secrets(candidate.abstract)[0] or one_line(content), content=content,
-        confidence=candidate.confidence, sensitivity=candidate.sensitivity, priority=0, version=1,
-        source_json=json.dumps(source, ensure_ascii=False), observed_at=observed, created_at=now, updated_at=now,
+        id=memory_id,
+        tenant_id=caller.tenant_id,
+        owner_kind=owner[0],
+        owner_id=owner[1],
+        uri=memory_uri(candidate.category, owner, title, memory_id),
+        category=candidate.category,
+        title=title,
+        abstract=redact_secrets(candidate.abstract)[0] or one_line(content),
+        content=content,
+        confidence=candidate.confidence,
+        sensitivity=candidate.sensitivity,
+        priority=0,
+        version=1,
+        source_json=json.dumps(source, ensure_ascii=False),
+        observed_at=observed,
+        created_at=now,
+        updated_at=now,
     )
 
 

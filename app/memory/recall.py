@@ -29,14 +29,18 @@ LONG_TERM_CATEGORIES = ["profile", "preferences", "entities", "events", "cases",
 class MemoryRecall:
     """The recall source wired into /assemble once memories exist."""
 
-    def __init__(self, service: MemoryService, settings: RecallSettings, embed_timeout_s: float) -> None:
+    def __init__(
+        self, service: MemoryService, settings: RecallSettings, embed_timeout_s: float
+    ) -> None:
         self._service = service
         self._settings = settings
         self._embed_timeout_s = embed_timeout_s
 
     async def recall(self, request: RecallRequest) -> RecallBlock | None:
         options = _Options(self._settings, request.options)
-        caller = Caller(request.tenant_id, request.user_id, request.agent_id, can_read_sensitive=False)
+        caller = Caller(
+            request.tenant_id, request.user_id, request.agent_id, can_read_sensitive=False
+        )
         diagnostics: dict[str, Any] = {}
         experience = await self._experiences(caller, request, options, diagnostics)
         long_term = await self._long_term(caller, request, options, diagnostics)
@@ -48,27 +52,41 @@ class MemoryRecall:
         name = skill_read_of([m for m in messages if isinstance(m, dict)])
         if name is None:
             return ""
-        block = await asyncio.to_thread(skill_memory_block, self._service, tenant_id, agent_id, name)
+        block = await asyncio.to_thread(
+            skill_memory_block, self._service, tenant_id, agent_id, name
+        )
         return redact_text(block)
 
     async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
         if not tools:
             return ""
-        block = await asyncio.to_thread(tool_memory_block, self._service, tenant_id, agent_id, tools)
+        block = await asyncio.to_thread(
+            tool_memory_block, self._service, tenant_id, agent_id, tools
+        )
         return redact_text(block)
 
-    async def _experiences(self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]) -> str:
+    async def _experiences(
+        self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]
+    ) -> str:
         if not o.experience_enabled:
             diag["experience"] = {"gate": "disabled", "score": 0, "hits": 0}
             return ""
         gate = should_recall_experience(
-            request.query, trigger_hint="cron_start" if request.is_cron else None, min_query_chars=o.experience_min_chars
+            request.query,
+            trigger_hint="cron_start" if request.is_cron else None,
+            min_query_chars=o.experience_min_chars,
         )
         diag["experience"] = {"gate": gate.reason, "score": gate.score, "hits": 0}
         if not gate.recall:
             return ""
-        found, _ = await self._search(caller, request.query, ["experiences"], [("agent", caller.agent_id)],
-                                      max(o.experience_limit * 4, 12), o.experience_threshold)
+        found, _ = await self._search(
+            caller,
+            request.query,
+            ["experiences"],
+            [("agent", caller.agent_id)],
+            max(o.experience_limit * 4, 12),
+            o.experience_threshold,
+        )
         unique: dict[str, MemoryItem] = {}
         for item in found:
             unique.setdefault(item["uri"], item)
@@ -76,24 +94,67 @@ class MemoryRecall:
         diag["experience"]["hits"] = len(chosen)
         return render_experience_section(chosen, o.experience_max_chars)
 
-    async def _long_term(self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]) -> str:
+    async def _long_term(
+        self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]
+    ) -> str:
         candidate_limit = max(o.limit * 4, 20)
-        found, mode = await self._search(caller, request.query, LONG_TERM_CATEGORIES, [("user", caller.user_id)], candidate_limit, 0.0)
+        found, mode = await self._search(
+            caller,
+            request.query,
+            LONG_TERM_CATEGORIES,
+            [("user", caller.user_id)],
+            candidate_limit,
+            0.0,
+        )
         processed = post_process_memories(found, candidate_limit, o.threshold)
         picked = pick_memories_for_injection(processed, o.limit, request.query, o.threshold)
         lines = build_memory_lines_with_budget(picked, o.max_chars)
         diag["longTerm"] = {"hits": len(lines), "mode": mode}
         return render_long_term_section(lines) if lines else ""
 
-    async def _search(self, caller: Caller, query: str, categories: list[str], owners: list[tuple[str, str]],
-                      limit: int, threshold: float) -> tuple[list[MemoryItem], str]:
-        result = await search_memories(self._service, caller, SearchInput(
-            query=query, categories=categories, owners=owners, limit=limit, score_threshold=threshold,
-            embed_timeout_s=self._embed_timeout_s, half_life_days=self._settings.decay_half_life_days, by_clause=False,
-        ))
+    async def _search(
+        self,
+        caller: Caller,
+        query: str,
+        categories: list[str],
+        owners: list[tuple[str, str]],
+        limit: int,
+        threshold: float,
+    ) -> tuple[list[MemoryItem], str]:
+        result = await search_memories(
+            self._service,
+            caller,
+            SearchInput(
+                query=query,
+                categories=categories,
+                owners=owners,
+                limit=limit,
+                score_threshold=threshold,
+                embed_timeout_s=self._embed_timeout_s,
+                half_life_days=self._settings.decay_half_life_days,
+                by_clause=False,
+            ),
+        )
         # Masked memories stay out of the prompt: their text is not for the model.
-        items = [MemoryItem(**{k: r[k] for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")})
-                 for r in result["results"] if r["sensitivity"] != "masked"]
+        items = [
+            MemoryItem(
+                **{
+                    k: r[k]
+                    for k in (
+                        "id",
+                        "uri",
+                        "category",
+                        "title",
+                        "abstract",
+                        "content",
+                        "score",
+                        "level",
+                    )
+                }
+            )
+            for r in result["results"]
+            if r["sensitivity"] != "masked"
+        ]
         return items, result["mode"]
 
 
@@ -101,12 +162,18 @@ class _Options:
     """The configured recall settings with the request's ``options`` overrides."""
 
     def __init__(self, s: RecallSettings, overrides: dict[str, Any]) -> None:
-        exp = overrides.get("agentExperience") if isinstance(overrides.get("agentExperience"), dict) else {}
+        exp = (
+            overrides.get("agentExperience")
+            if isinstance(overrides.get("agentExperience"), dict)
+            else {}
+        )
         self.limit = int(overrides.get("recallLimit", s.limit))
         self.threshold = float(overrides.get("recallScoreThreshold", s.score_threshold))
         self.max_chars = int(overrides.get("recallMaxInjectedChars", s.max_injected_chars))
         self.experience_enabled = bool(exp.get("enabled", s.experience_enabled))
         self.experience_limit = int(exp.get("recallLimit", s.experience_recall_limit))
         self.experience_threshold = float(exp.get("scoreThreshold", s.experience_score_threshold))
-        self.experience_max_chars = int(exp.get("maxInjectedChars", s.experience_max_injected_chars))
+        self.experience_max_chars = int(
+            exp.get("maxInjectedChars", s.experience_max_injected_chars)
+        )
         self.experience_min_chars = int(exp.get("minQueryChars", s.experience_min_query_chars))

@@ -11,7 +11,16 @@ from typing import Any
 from app.core.clock import isoformat
 from app.db.models import Memory
 
-CATEGORIES = ("profile", "preferences", "entities", "events", "cases", "experiences", "skills", "tools")
+CATEGORIES = (
+    "profile",
+    "preferences",
+    "entities",
+    "events",
+    "cases",
+    "experiences",
+    "skills",
+    "tools",
+)
 AGENT_CATEGORIES = frozenset({"experiences", "skills", "tools"})
 SENSITIVITIES = ("allowed", "masked", "never-store")
 MASKED_TEXT = "[masked: sensitive memory]"
@@ -39,7 +48,9 @@ def slugify(title: str, memory_id: str) -> str:
     return f"{stem}-{memory_id[:8]}"
 
 
-def memory_uri(category: str, owner: tuple[str, str], title: str, memory_id: str, *, masked: bool = False) -> str:
+def memory_uri(
+    category: str, owner: tuple[str, str], title: str, memory_id: str, *, masked: bool = False
+) -> str:
     """``viking://user/<u>/memories/<category>/<slug>.md``; profile is a singleton file. A masked
     memory's URI says nothing of its text."""
     kind, owner_id = owner
@@ -51,7 +62,14 @@ def memory_uri(category: str, owner: tuple[str, str], title: str, memory_id: str
 
 
 def one_line(text: str, limit: int = 200) -> str:
-    line = next((ln.strip().lstrip("-*# ").strip() for ln in text.splitlines() if ln.strip().lstrip("-*# ").strip()), "")
+    line = next(
+        (
+            ln.strip().lstrip("-*# ").strip()
+            for ln in text.splitlines()
+            if ln.strip().lstrip("-*# ").strip()
+        ),
+        "",
+    )
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -83,4 +101,6 @@ def memory_view(memory: Memory, *, can_read_sensitive: bool) -> dict[str, Any]:
 
 def snapshot(memory: Memory) -> str:
     """The audit trail's before/after image."""
-    return json.dumps(memory_view(memory, can_read_sensitive=True), ensure_ascii=False, sort_keys=True)
+    return json.dumps(
+        memory_view(memory, can_read_sensitive=True), ensure_ascii=False, sort_keys=True
+    )

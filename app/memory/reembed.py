@@ -29,7 +29,9 @@ def count_stale(service: MemoryService) -> int:
         return admin_repo.count_stale(db, service.embedder.model_id)
 
 
-async def reembed_stale(service: MemoryService, progress: Progress | None = None, batch: int = BATCH) -> int:
+async def reembed_stale(
+    service: MemoryService, progress: Progress | None = None, batch: int = BATCH
+) -> int:
     """Rebuild the chunks and vectors of every memory not embedded by the current model."""
     if service.embedder is None:
         return 0
@@ -58,7 +60,8 @@ def _store(service: MemoryService, stale: list, prepared: list[PreparedChunks]) 
     with service.uow.write() as db:
         current = {m.id: m for m in admin_repo.memories_with_ids(db, [row.id for row in stale])}
         items = [
-            (current[row.id], chunks) for row, chunks in zip(stale, prepared, strict=True)
+            (current[row.id], chunks)
+            for row, chunks in zip(stale, prepared, strict=True)
             # Unchanged since it was read (an edit meanwhile re-embedded it already).
             if row.id in current and current[row.id].content == row.content
         ]

@@ -24,7 +24,10 @@ def get_memory(db: Session, tenant_id: str, memory_id: str) -> Memory | None:
 
 def visible(now: datetime):  # type: ignore[no-untyped-def]
     """Conditions for a memory that is current: not superseded, not expired."""
-    return (Memory.superseded_by.is_(None), or_(Memory.expires_at.is_(None), Memory.expires_at > now))
+    return (
+        Memory.superseded_by.is_(None),
+        or_(Memory.expires_at.is_(None), Memory.expires_at > now),
+    )
 
 
 def list_memories(
@@ -46,11 +49,18 @@ def list_memories(
         stmt = stmt.where(Memory.category == category)
     if text:
         like = f"%{text}%"
-        stmt = stmt.where(or_(Memory.content.ilike(like), Memory.title.ilike(like), Memory.abstract.ilike(like)))
+        stmt = stmt.where(
+            or_(Memory.content.ilike(like), Memory.title.ilike(like), Memory.abstract.ilike(like))
+        )
     if after is not None:
         # Keyset position (created_at, id): still valid when the memory it names was deleted.
         created, memory_id = after
-        stmt = stmt.where(or_(Memory.created_at < created, (Memory.created_at == created) & (Memory.id < memory_id)))
+        stmt = stmt.where(
+            or_(
+                Memory.created_at < created,
+                (Memory.created_at == created) & (Memory.id < memory_id),
+            )
+        )
     stmt = stmt.order_by(Memory.created_at.desc(), Memory.id.desc()).limit(limit)
     return list(db.execute(stmt).scalars())
 
@@ -59,19 +69,30 @@ def all_memories(db: Session, tenant_id: str, owners: Sequence[tuple[str, str]])
     """Every memory of the owners, superseded and expired ones included (export)."""
     if not owners:
         return []
-    stmt = select(Memory).where(Memory.tenant_id == tenant_id, _owner_filter(owners)).order_by(Memory.created_at, Memory.id)
+    stmt = (
+        select(Memory)
+        .where(Memory.tenant_id == tenant_id, _owner_filter(owners))
+        .order_by(Memory.created_at, Memory.id)
+    )
     return list(db.execute(stmt).scalars())
 
 
-def same_category(db: Session, tenant_id: str, owner: tuple[str, str], category: str, now: datetime) -> list[Memory]:
+def same_category(
+    db: Session, tenant_id: str, owner: tuple[str, str], category: str, now: datetime
+) -> list[Memory]:
     stmt = select(Memory).where(
-        Memory.tenant_id == tenant_id, *visible(now), _owner_filter([owner]), Memory.category == category
+        Memory.tenant_id == tenant_id,
+        *visible(now),
+        _owner_filter([owner]),
+        Memory.category == category,
     )
     return list(db.execute(stmt).scalars())
 
 
 def _owner_filter(owners: Sequence[tuple[str, str]]):  # type: ignore[no-untyped-def]
-    return or_(*((Memory.owner_kind == kind) & (Memory.owner_id == owner_id) for kind, owner_id in owners))
+    return or_(
+        *((Memory.owner_kind == kind) & (Memory.owner_id == owner_id) for kind, owner_id in owners)
+    )
 
 
 def chunk_ids_of(db: Session, memory_ids: Sequence[str]) -> list[int]:
@@ -81,9 +102,17 @@ def chunk_ids_of(db: Session, memory_ids: Sequence[str]) -> list[int]:
     return list(db.execute(stmt).scalars())
 
 
-def add_chunks(db: Session, memory: Memory, texts: Sequence[str], model_id: str | None) -> list[MemoryChunk]:
+def add_chunks(
+    db: Session, memory: Memory, texts: Sequence[str], model_id: str | None
+) -> list[MemoryChunk]:
     chunks = [
-        MemoryChunk(tenant_id=memory.tenant_id, memory_id=memory.id, chunk_index=i, text=t, embedding_model=model_id)
+        MemoryChunk(
+            tenant_id=memory.tenant_id,
+            memory_id=memory.id,
+            chunk_index=i,
+            text=t,
+            embedding_model=model_id,
+        )
         for i, t in enumerate(texts)
     ]
     db.add_all(chunks)
@@ -91,11 +120,21 @@ def add_chunks(db: Session, memory: Memory, texts: Sequence[str], model_id: str 
     return chunks
 
 
-def add_chunks_many(db: Session, items: Sequence[tuple[Memory, Sequence[str], str | None]]) -> list[list[MemoryChunk]]:
+def add_chunks_many(
+    db: Session, items: Sequence[tuple[Memory, Sequence[str], str | None]]
+) -> list[list[MemoryChunk]]:
     """``add_chunks`` for many memories with one flush; the chunks of each, in order."""
     chunks = [
-        [MemoryChunk(tenant_id=m.tenant_id, memory_id=m.id, chunk_index=i, text=t, embedding_model=model_id)
-         for i, t in enumerate(texts)]
+        [
+            MemoryChunk(
+                tenant_id=m.tenant_id,
+                memory_id=m.id,
+                chunk_index=i,
+                text=t,
+                embedding_model=model_id,
+            )
+            for i, t in enumerate(texts)
+        ]
         for m, texts, model_id in items
     ]
     db.add_all([chunk for group in chunks for chunk in group])
@@ -113,7 +152,9 @@ def delete_memories(db: Session, memory_ids: Sequence[str]) -> None:
         db.execute(delete(Memory).where(Memory.id.in_(list(memory_ids))))
 
 
-def chunks_with_memories(db: Session, chunk_ids: Sequence[int], now: datetime) -> list[tuple[MemoryChunk, Memory]]:
+def chunks_with_memories(
+    db: Session, chunk_ids: Sequence[int], now: datetime
+) -> list[tuple[MemoryChunk, Memory]]:
     """Chunks and their (current) memories."""
     if not chunk_ids:
         return []
@@ -141,12 +182,24 @@ def audit_of(db: Session, tenant_id: str, memory_id: str) -> list[MemoryAudit]:
 def cached_vectors(db: Session, keys: Sequence[str]) -> dict[str, bytes]:
     if not keys:
         return {}
-    stmt = select(EmbeddingCacheEntry.key, EmbeddingCacheEntry.vector).where(EmbeddingCacheEntry.key.in_(list(keys)))
-    return {key: vector for key, vector in db.execute(stmt)}
+    stmt = select(EmbeddingCacheEntry.key, EmbeddingCacheEntry.vector).where(
+        EmbeddingCacheEntry.key.in_(list(keys))
+    )
+    return {key: vector for key, vector in db.execute(stmt)}  # noqa: C416 (a Result has keys(): dict() would misread it)
 
 
 def store_cached_vectors(db: Session, entries: Sequence[EmbeddingCacheEntry]) -> None:
     """Add the entries not cached yet (a key names its vector, so a present one is the same)."""
     keys = [entry.key for entry in entries]
-    present = set(db.execute(select(EmbeddingCacheEntry.key).where(EmbeddingCacheEntry.key.in_(keys))).scalars()) if keys else set()
-    db.add_all([entry for entry in {e.key: e for e in entries}.values() if entry.key not in present])
+    present = (
+        set(
+            db.execute(
+                select(EmbeddingCacheEntry.key).where(EmbeddingCacheEntry.key.in_(keys))
+            ).scalars()
+        )
+        if keys
+        else set()
+    )
+    db.add_all(
+        [entry for entry in {e.key: e for e in entries}.values() if entry.key not in present]
+    )

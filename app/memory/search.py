@@ -57,7 +57,9 @@ class SearchInput:
     by_clause: bool = True
 
 
-async def search_memories(service: MemoryService, caller: Caller, req: SearchInput) -> dict[str, Any]:
+async def search_memories(
+    service: MemoryService, caller: Caller, req: SearchInput
+) -> dict[str, Any]:
     """Search the caller's memories; returns the mode actually used and the ranked results."""
     # A query may quote a secret: it is neither searched for nor sent to an embedding provider.
     req = replace(req, query=without_secrets(req.query))
@@ -67,14 +69,21 @@ async def search_memories(service: MemoryService, caller: Caller, req: SearchInp
     merged: list[ScoredMemory] = []
     memories: dict[str, Memory] = {}
     for part, vector in zip(parts, vectors, strict=True):
-        found, loaded = await asyncio.to_thread(_collect, service, caller.tenant_id, owners, req, part, vector, mode)
+        found, loaded = await asyncio.to_thread(
+            _collect, service, caller.tenant_id, owners, req, part, vector, mode
+        )
         merged += found
         memories.update(loaded)
     ranked = _rank(best_per_memory(merged), memories, req)
-    return {"mode": mode, "results": [_result(s, memories[s.memory_id], caller, req.explain) for s in ranked]}
+    return {
+        "mode": mode,
+        "results": [_result(s, memories[s.memory_id], caller, req.explain) for s in ranked],
+    }
 
 
-async def _query_vectors(service: MemoryService, req: SearchInput, parts: list[str]) -> tuple[list[list[float] | None], str]:
+async def _query_vectors(
+    service: MemoryService, req: SearchInput, parts: list[str]
+) -> tuple[list[list[float] | None], str]:
     none: list[list[float] | None] = [None] * len(parts)
     if req.mode == "bm25" or service.embedder is None or not req.query.strip():
         return none, "bm25"
@@ -88,8 +97,15 @@ async def _query_vectors(service: MemoryService, req: SearchInput, parts: list[s
         return none, "bm25"  # quality.md, Degradation: keyword search rather than failure
 
 
-def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str]], req: SearchInput,
-             text: str, vector: list[float] | None, mode: str) -> tuple[list[ScoredMemory], dict[str, Memory]]:
+def _collect(
+    service: MemoryService,
+    tenant_id: str,
+    owners: list[tuple[str, str]],
+    req: SearchInput,
+    text: str,
+    vector: list[float] | None,
+    mode: str,
+) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     pool = max(req.limit * 4, MIN_POOL)
     dialect = service.uow.dialect
     phrases = fts_phrases(parse_query(text, today=utcnow().date()))
@@ -98,19 +114,32 @@ def _collect(service: MemoryService, tenant_id: str, owners: list[tuple[str, str
         ideal = 0.0
         if mode != "vector" and phrases:
             expression = fts_match_expression(phrases)
-            text_ranks = {h.row_id: float(h.score or 0.0) for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)}
+            text_ranks = {
+                h.row_id: float(h.score or 0.0)
+                for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)
+            }
             ideal = _ideal_rank(db, dialect, phrases) if text_ranks else 0.0
         distances: dict[int, float] = {}
         if vector is not None:
             for owner in owners:
-                for hit in dialect.nearest_memory_chunks(db, owner_key(tenant_id, owner), vector, pool):
+                for hit in dialect.nearest_memory_chunks(
+                    db, owner_key(tenant_id, owner), vector, pool
+                ):
                     distances[hit.row_id] = float(hit.score or 0.0)
         rows = repo.chunks_with_memories(db, list(set(text_ranks) | set(distances)), utcnow())
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
     owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}
     floor = similarity_floor(service.embedder)
-    vector_hits = [ChunkHit(c, owner_of_chunk[c], vector_score(1.0 - d, floor)) for c, d in distances.items() if c in owner_of_chunk]
-    text_hits = [ChunkHit(c, owner_of_chunk[c], text_coverage(r, ideal)) for c, r in text_ranks.items() if c in owner_of_chunk]
+    vector_hits = [
+        ChunkHit(c, owner_of_chunk[c], vector_score(1.0 - d, floor))
+        for c, d in distances.items()
+        if c in owner_of_chunk
+    ]
+    text_hits = [
+        ChunkHit(c, owner_of_chunk[c], text_coverage(r, ideal))
+        for c, r in text_ranks.items()
+        if c in owner_of_chunk
+    ]
     if mode == "bm25" and text_hits and (best := max(h.score for h in text_hits)) > 0:
         # openclaw.md §2.4 step 10: keyword-only search ranks lexically, best match 1.0.
         text_hits = [replace(h, score=h.score / best) for h in text_hits]
@@ -123,10 +152,14 @@ def _ideal_rank(db: Any, dialect: Any, phrases: list[FtsPhrase]) -> float:
     """The word index's BM25 of a chunk holding every phrase once: the sum of the phrases' idfs,
     with a phrase as frequent as its rarest token (an upper bound)."""
     tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
-    documents, counts = dialect.memory_term_documents(db, tokens, [p.tokens[-1] for p in phrases if p.prefix])
+    documents, counts = dialect.memory_term_documents(
+        db, tokens, [p.tokens[-1] for p in phrases if p.prefix]
+    )
     total = 0.0
     for phrase in phrases:
-        keys = [*phrase.tokens[:-1], phrase.tokens[-1] + "*"] if phrase.prefix else list(phrase.tokens)
+        keys = (
+            [*phrase.tokens[:-1], phrase.tokens[-1] + "*"] if phrase.prefix else list(phrase.tokens)
+        )
         total += phrase_idf(documents, min(counts.get(k, 0) for k in keys))
     return total
 
@@ -137,17 +170,30 @@ def _wanted(memory: Memory, req: SearchInput) -> bool:
     return not (req.target_uri and not memory.uri.startswith(req.target_uri))
 
 
-def _rank(merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchInput) -> list[ScoredMemory]:
+def _rank(
+    merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchInput
+) -> list[ScoredMemory]:
     """Decay on dated categories, then MMR, then threshold and limit (recall.md steps 5-6)."""
     described = [
-        replace(item, category=memories[item.memory_id].category,
-                observed_at=memories[item.memory_id].observed_at or memories[item.memory_id].created_at,
-                text=f"{memories[item.memory_id].title} {memories[item.memory_id].content}")
+        replace(
+            item,
+            category=memories[item.memory_id].category,
+            observed_at=memories[item.memory_id].observed_at or memories[item.memory_id].created_at,
+            text=f"{memories[item.memory_id].title} {memories[item.memory_id].content}",
+        )
         for item in merged
     ]
-    decayed = apply_decay(described, utcnow(), half_life_days=req.half_life_days) if req.half_life_days > 0 else described
+    decayed = (
+        apply_decay(described, utcnow(), half_life_days=req.half_life_days)
+        if req.half_life_days > 0
+        else described
+    )
     # MMR is quadratic in its input: diversify the best few, not every candidate.
-    reranked = mmr_rerank(decayed[: max(req.limit * 3, MIN_POOL)], lambda_=MMR_LAMBDA, limit=max(req.limit * 2, req.limit + 5))
+    reranked = mmr_rerank(
+        decayed[: max(req.limit * 3, MIN_POOL)],
+        lambda_=MMR_LAMBDA,
+        limit=max(req.limit * 2, req.limit + 5),
+    )
     kept = threshold_and_limit(reranked, req.score_threshold, req.limit)
     if not kept:
         # openclaw.md §2.4 step 9: keyword matches survive an empty result, the index having
@@ -159,10 +205,17 @@ def _rank(merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchIn
 def _result(item: ScoredMemory, m: Memory, caller: Caller, explain: bool) -> dict[str, Any]:
     masked = m.sensitivity == "masked" and not caller.can_read_sensitive
     out: dict[str, Any] = {
-        "id": m.id, "uri": m.uri, "category": m.category, "title": MASKED_TEXT if masked else m.title,
-        "abstract": MASKED_TEXT if masked else m.abstract, "content": MASKED_TEXT if masked else m.content,
-        "score": round(item.score, 6), "level": 2, "sensitivity": m.sensitivity,
-        "createdAt": isoformat(m.created_at), "updatedAt": isoformat(m.updated_at),
+        "id": m.id,
+        "uri": m.uri,
+        "category": m.category,
+        "title": MASKED_TEXT if masked else m.title,
+        "abstract": MASKED_TEXT if masked else m.abstract,
+        "content": MASKED_TEXT if masked else m.content,
+        "score": round(item.score, 6),
+        "level": 2,
+        "sensitivity": m.sensitivity,
+        "createdAt": isoformat(m.created_at),
+        "updatedAt": isoformat(m.updated_at),
     }
     if explain:
         out["explain"] = item.explain.as_dict()

@@ -53,7 +53,9 @@ class Caller:
 
 
 class MemoryService:
-    def __init__(self, uow: UnitOfWork, embedder: CachedEmbedder | None, max_embedded_chunks: int = 4) -> None:
+    def __init__(
+        self, uow: UnitOfWork, embedder: CachedEmbedder | None, max_embedded_chunks: int = 4
+    ) -> None:
         self.uow = uow
         self.embedder = embedder
         # Embedding costs what the model costs per chunk: only a memory's first chunks get vectors
@@ -74,7 +76,9 @@ class MemoryService:
             return PreparedChunks(texts, None, None)
         return PreparedChunks(texts, vectors, self.embedder.model_id)
 
-    async def commit_memory(self, caller: Caller, new: NewMemory, actor: str = "api") -> dict[str, Any]:
+    async def commit_memory(
+        self, caller: Caller, new: NewMemory, actor: str = "api"
+    ) -> dict[str, Any]:
         """ADD a memory, UPDATE the profile, or NONE for a duplicate or a refused one."""
         _validate(new.category, new.sensitivity)
         if new.sensitivity == "never-store":
@@ -85,14 +89,22 @@ class MemoryService:
             return {"action": "NONE", "reason": "nothing_left_after_redaction"}
         prepared = await self.prepare_chunks(clean.chunks)
         # Database work runs in a worker thread: the write lock must never be awaited on the loop.
-        result, merged_id = await asyncio.to_thread(self._commit_write, caller, new, clean, prepared, actor)
+        result, merged_id = await asyncio.to_thread(
+            self._commit_write, caller, new, clean, prepared, actor
+        )
         if merged_id is not None:
             # The merged profile's text is new: embed it with no transaction open, then store it.
             await self._embed_again(caller.tenant_id, merged_id)
         return result
 
-    def _commit_write(self, caller: Caller, new: NewMemory, clean: CleanMemory, prepared: PreparedChunks,
-                      actor: str) -> tuple[dict[str, Any], str | None]:
+    def _commit_write(
+        self,
+        caller: Caller,
+        new: NewMemory,
+        clean: CleanMemory,
+        prepared: PreparedChunks,
+        actor: str,
+    ) -> tuple[dict[str, Any], str | None]:
         now = utcnow()
         content = clean.content
         owner = owner_of(new.category, caller.user_id, caller.agent_id)
@@ -107,7 +119,10 @@ class MemoryService:
                 repo.add_memory(db, memory)
                 write_chunks(db, self.uow.dialect, memory, prepared)
                 audit(db, memory, "ADD", actor, "commit_memory", None, now)
-                return {"action": "ADD", "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive)}, None
+                return {
+                    "action": "ADD",
+                    "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive),
+                }, None
             return self._merge_profile(db, caller, siblings[0], content, actor, now), siblings[0].id
 
     def _duplicate(self, db, tenant_id, owner, content, prepared, siblings) -> Memory | None:  # type: ignore[no-untyped-def]
@@ -137,35 +152,58 @@ class MemoryService:
             memory = repo.get_memory(db, tenant_id, memory_id)
             return memory.content if memory is not None else None
 
-    def _store_vectors(self, tenant_id: str, memory_id: str, content: str, prepared: PreparedChunks) -> None:
+    def _store_vectors(
+        self, tenant_id: str, memory_id: str, content: str, prepared: PreparedChunks
+    ) -> None:
         with self.uow.write() as db:
             memory = repo.get_memory(db, tenant_id, memory_id)
             if memory is not None and memory.content == content:  # unchanged since it was read
                 write_chunks(db, self.uow.dialect, memory, prepared)
 
-    def _merge_profile(self, db, caller: Caller, profile: Memory, content: str, actor: str, now: datetime) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    def _merge_profile(
+        self, db, caller: Caller, profile: Memory, content: str, actor: str, now: datetime
+    ) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         before = snapshot(profile)
         profile.content = f"{profile.content.rstrip()}\n{content}"
         profile.abstract = one_line(profile.content)
         profile.version += 1
         profile.updated_at = now
-        write_chunks(db, self.uow.dialect, profile, PreparedChunks(chunks_for(profile.content), None, None))
+        write_chunks(
+            db, self.uow.dialect, profile, PreparedChunks(chunks_for(profile.content), None, None)
+        )
         audit(db, profile, "UPDATE", actor, "commit_memory merged into the profile", before, now)
-        return {"action": "UPDATE", "memory": memory_view(profile, can_read_sensitive=caller.can_read_sensitive)}
+        return {
+            "action": "UPDATE",
+            "memory": memory_view(profile, can_read_sensitive=caller.can_read_sensitive),
+        }
 
     @staticmethod
-    def _new_row(tenant_id: str, owner: tuple[str, str], new: NewMemory, clean: CleanMemory, now: datetime) -> Memory:
+    def _new_row(
+        tenant_id: str, owner: tuple[str, str], new: NewMemory, clean: CleanMemory, now: datetime
+    ) -> Memory:
         memory_id = new.id or new_memory_id()
         title, content = clean.title, clean.content
         return Memory(
-            id=memory_id, tenant_id=tenant_id, owner_kind=owner[0], owner_id=owner[1],
-            uri=memory_uri(new.category, owner, title, memory_id, masked=new.sensitivity == "masked"),
-            category=new.category, title=title,
-            abstract=one_line(content), content=content, confidence=max(0.0, min(1.0, new.confidence)),
-            sensitivity=new.sensitivity, priority=new.priority, version=1,
+            id=memory_id,
+            tenant_id=tenant_id,
+            owner_kind=owner[0],
+            owner_id=owner[1],
+            uri=memory_uri(
+                new.category, owner, title, memory_id, masked=new.sensitivity == "masked"
+            ),
+            category=new.category,
+            title=title,
+            abstract=one_line(content),
+            content=content,
+            confidence=max(0.0, min(1.0, new.confidence)),
+            sensitivity=new.sensitivity,
+            priority=new.priority,
+            version=1,
             source_json=json.dumps(clean.source, ensure_ascii=False),
             expires_at=now + timedelta(days=new.ttl_days) if new.ttl_days else None,
-            observed_at=new.observed_at, created_at=now, updated_at=now,
+            observed_at=new.observed_at,
+            created_at=now,
+            updated_at=now,
         )
 
     def get(self, caller: Caller, memory_id: str) -> dict[str, Any]:
@@ -173,45 +211,94 @@ class MemoryService:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
             return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
 
-    def list(self, caller: Caller, owners: list[tuple[str, str]], category: str | None, text: str | None,
-             limit: int, cursor: str | None) -> dict[str, Any]:
+    def list(
+        self,
+        caller: Caller,
+        owners: list[tuple[str, str]],
+        category: str | None,
+        text: str | None,
+        limit: int,
+        cursor: str | None,
+    ) -> dict[str, Any]:
         with self.uow.read() as db:
-            rows = repo.list_memories(db, caller.tenant_id, owners, utcnow(), category=category, text=text,
-                                      after=parse_cursor(cursor), limit=limit + 1)
+            rows = repo.list_memories(
+                db,
+                caller.tenant_id,
+                owners,
+                utcnow(),
+                category=category,
+                text=text,
+                after=parse_cursor(cursor),
+                limit=limit + 1,
+            )
         items = [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]]
         last = rows[limit - 1] if len(rows) > limit else None
-        return {"items": items, "nextCursor": make_cursor(last.created_at, last.id) if last else None}
+        return {
+            "items": items,
+            "nextCursor": make_cursor(last.created_at, last.id) if last else None,
+        }
 
-    async def patch(self, caller: Caller, memory_id: str, changes: dict[str, Any], version: int | None,
-                    actor: str = "api") -> dict[str, Any]:
+    async def patch(
+        self,
+        caller: Caller,
+        memory_id: str,
+        changes: dict[str, Any],
+        version: int | None,
+        actor: str = "api",
+    ) -> dict[str, Any]:
         """Edit with an optimistic version: a stale version is a 409. ``actor`` goes to the audit trail."""
         # A null leaves its field as it is; only ttlDays has a null that means something (no expiry).
-        changes = {key: value for key, value in changes.items() if value is not None or key == "ttlDays"}
+        changes = {
+            key: value for key, value in changes.items() if value is not None or key == "ttlDays"
+        }
         if "category" in changes or "sensitivity" in changes:
             _validate(changes.get("category", "profile"), changes.get("sensitivity", "allowed"))
         changes, content = await asyncio.to_thread(clean_changes, changes)
         reindex = content is not None or "title" in changes or "category" in changes
-        view = await asyncio.to_thread(self._patch_write, caller, memory_id, changes, content, version, reindex, actor)
+        view = await asyncio.to_thread(
+            self._patch_write, caller, memory_id, changes, content, version, reindex, actor
+        )
         if reindex:
             await self._embed_again(caller.tenant_id, memory_id)
         return view
 
-    def _patch_write(self, caller: Caller, memory_id: str, changes: dict[str, Any], content: str | None,
-                     version: int | None, reindex: bool, actor: str = "api") -> dict[str, Any]:
+    def _patch_write(
+        self,
+        caller: Caller,
+        memory_id: str,
+        changes: dict[str, Any],
+        content: str | None,
+        version: int | None,
+        reindex: bool,
+        actor: str = "api",
+    ) -> dict[str, Any]:
         now = utcnow()
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
             if version is not None and version != memory.version:
-                raise Conflict(f"memory {memory_id} is at version {memory.version}, not {version}",
-                               {"currentVersion": memory.version})
+                raise Conflict(
+                    f"memory {memory_id} is at version {memory.version}, not {version}",
+                    {"currentVersion": memory.version},
+                )
             before = snapshot(memory)
             apply_changes(memory, changes, content, now)
             if "category" in changes:
                 owner = owner_of(memory.category, caller.user_id, caller.agent_id)
                 memory.owner_kind, memory.owner_id = owner
-                memory.uri = memory_uri(memory.category, owner, memory.title, memory.id, masked=memory.sensitivity == "masked")
+                memory.uri = memory_uri(
+                    memory.category,
+                    owner,
+                    memory.title,
+                    memory.id,
+                    masked=memory.sensitivity == "masked",
+                )
             if reindex:
-                write_chunks(db, self.uow.dialect, memory, PreparedChunks(chunks_for(memory.content), None, None))
+                write_chunks(
+                    db,
+                    self.uow.dialect,
+                    memory,
+                    PreparedChunks(chunks_for(memory.content), None, None),
+                )
             audit(db, memory, "UPDATE", actor, "edit", before, now)
             return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
 
@@ -222,8 +309,14 @@ class MemoryService:
             remove_memories(db, self.uow.dialect, [memory.id])
         return {"id": memory_id, "deleted": True}
 
-    def forget(self, caller: Caller, owners: list[tuple[str, str]], days: float | None, subject: str | None,
-               dry_run: bool) -> dict[str, Any]:
+    def forget(
+        self,
+        caller: Caller,
+        owners: list[tuple[str, str]],
+        days: float | None,
+        subject: str | None,
+        dry_run: bool,
+    ) -> dict[str, Any]:
         """Delete the owners' memories of the last ``days`` days and/or mentioning ``subject``."""
         if days is None and not subject:
             raise InvalidArgument("give days or subject", {"fields": ["days", "subject"]})
@@ -234,20 +327,37 @@ class MemoryService:
             ids = [m.id for m in chosen]
             if not dry_run:
                 for memory in chosen:
-                    audit(db, memory, "DELETE", "api", f"forget days={days} subject={subject!r}", snapshot(memory), now, deleted=True)
+                    audit(
+                        db,
+                        memory,
+                        "DELETE",
+                        "api",
+                        f"forget days={days} subject={subject!r}",
+                        snapshot(memory),
+                        now,
+                        deleted=True,
+                    )
                 remove_memories(db, self.uow.dialect, ids)
         return {"deleted": 0 if dry_run else len(ids), "ids": ids, "dryRun": dry_run}
 
     def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[dict[str, Any]]:
         with self.uow.read() as db:
-            return [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in repo.all_memories(db, caller.tenant_id, owners)]
+            return [
+                memory_view(m, can_read_sensitive=caller.can_read_sensitive)
+                for m in repo.all_memories(db, caller.tenant_id, owners)
+            ]
 
 
 def _validate(category: str, sensitivity: str) -> None:
     if category not in CATEGORIES:
-        raise InvalidArgument(f"unknown category {category!r}", {"field": "category", "allowed": list(CATEGORIES)})
+        raise InvalidArgument(
+            f"unknown category {category!r}", {"field": "category", "allowed": list(CATEGORIES)}
+        )
     if sensitivity not in SENSITIVITIES:
-        raise InvalidArgument(f"unknown sensitivity {sensitivity!r}", {"field": "sensitivity", "allowed": list(SENSITIVITIES)})
+        raise InvalidArgument(
+            f"unknown sensitivity {sensitivity!r}",
+            {"field": "sensitivity", "allowed": list(SENSITIVITIES)},
+        )
 
 
 def _found(memory: Memory | None, memory_id: str) -> Memory:

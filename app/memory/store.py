@@ -48,26 +48,40 @@ def write_chunks(db: Session, dialect: Dialect, memory: Memory, prepared: Prepar
     if prepared.vectors is not None:
         partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
         # Only the first chunks of a long memory have vectors (MemoryService.max_embedded_chunks).
-        dialect.store_chunk_vectors(db, [(c.id, partition, v) for c, v in zip(chunks, prepared.vectors, strict=False)])
+        dialect.store_chunk_vectors(
+            db, [(c.id, partition, v) for c, v in zip(chunks, prepared.vectors, strict=False)]
+        )
     memory.embedding_model = prepared.model_id
 
 
-def write_chunks_many(db: Session, dialect: Dialect, items: list[tuple[Memory, PreparedChunks]]) -> None:
+def write_chunks_many(
+    db: Session, dialect: Dialect, items: list[tuple[Memory, PreparedChunks]]
+) -> None:
     """``write_chunks`` for many memories at once: a few statements for the whole batch."""
     if not items:
         return
     memory_ids = [memory.id for memory, _ in items]
     dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, memory_ids))
     repo.delete_chunks(db, memory_ids)
-    groups = repo.add_chunks_many(db, [(memory, prepared.texts, prepared.model_id) for memory, prepared in items])
-    dialect.index_memory_chunks(db, [
-        (chunk.id, index_text(memory, chunk.text)) for (memory, _), chunks in zip(items, groups, strict=True) for chunk in chunks
-    ])
+    groups = repo.add_chunks_many(
+        db, [(memory, prepared.texts, prepared.model_id) for memory, prepared in items]
+    )
+    dialect.index_memory_chunks(
+        db,
+        [
+            (chunk.id, index_text(memory, chunk.text))
+            for (memory, _), chunks in zip(items, groups, strict=True)
+            for chunk in chunks
+        ],
+    )
     vectors = []
     for (memory, prepared), chunks in zip(items, groups, strict=True):
         if prepared.vectors is not None:
             partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
-            vectors += [(chunk.id, partition, vector) for chunk, vector in zip(chunks, prepared.vectors, strict=True)]
+            vectors += [
+                (chunk.id, partition, vector)
+                for chunk, vector in zip(chunks, prepared.vectors, strict=True)
+            ]
         memory.embedding_model = prepared.model_id
     dialect.store_chunk_vectors(db, vectors)
 
@@ -80,7 +94,15 @@ def remove_memories(db: Session, dialect: Dialect, memory_ids: list[str]) -> Non
 
 
 def audit(
-    db: Session, memory: Memory, action: str, actor: str, reason: str, before: str | None, now: datetime, *, deleted: bool = False
+    db: Session,
+    memory: Memory,
+    action: str,
+    actor: str,
+    reason: str,
+    before: str | None,
+    now: datetime,
+    *,
+    deleted: bool = False,
 ) -> None:
     """One audit row per change: who, what, before and after (recall.md, Memory records)."""
     repo.add_audit(

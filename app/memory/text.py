@@ -37,9 +37,16 @@ def fts_phrases(query: Query, max_phrases: int = MAX_FTS_PHRASES) -> list[FtsPhr
     """The word-index phrases of a query parsed by ``app.core.query`` (recall.md, Hybrid search
     step 2): English stems as prefixes, CJK character pairs and whole CJK words, compounds, quoted
     parts and ISO days (``2023-05-07`` is indexed for "yesterday" said on 8 May) as phrases."""
-    texts = [(t.literal, t.kind == "word" and t.literal.isascii() and t.literal.isalpha() and len(t.literal) > 2)
-             for t in query.terms]
-    texts += [(w, False) for w in query.cjk_words if len(w) > 2] + [(p, False) for p in query.phrases]
+    texts = [
+        (
+            t.literal,
+            t.kind == "word" and t.literal.isascii() and t.literal.isalpha() and len(t.literal) > 2,
+        )
+        for t in query.terms
+    ]
+    texts += [(w, False) for w in query.cjk_words if len(w) > 2] + [
+        (p, False) for p in query.phrases
+    ]
     phrases: dict[str, FtsPhrase] = {}
     for text, prefix in texts:
         spaced = cjk_spaced(text.strip())
@@ -66,7 +73,11 @@ def tokens_for_mmr(text: str) -> set[str]:
     search sees them (``app.core.query.document_tokens``: stemmed, CJK bigrams) without stop words.
     "before you deploy the" and "before deploying the" then read as the near-duplicates they are:
     surface tokens would count "you", "the" and the word forms as differences."""
-    return {t for t in document_tokens(text) if t not in ENGLISH_STOPWORDS and t not in CHINESE_STOPWORDS}
+    return {
+        t
+        for t in document_tokens(text)
+        if t not in ENGLISH_STOPWORDS and t not in CHINESE_STOPWORDS
+    }
 
 
 # A piece of a chunk: its text, its token weight, and what joins it to the piece before it

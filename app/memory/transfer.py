@@ -21,8 +21,11 @@ from app.providers.protocols import ProviderError
 REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
 
 
-def parse_lines(body: str, check: Callable[[dict[str, Any]], object] | None = None,
-                max_records: int | None = None) -> list[dict[str, Any]]:
+def parse_lines(
+    body: str,
+    check: Callable[[dict[str, Any]], object] | None = None,
+    max_records: int | None = None,
+) -> list[dict[str, Any]]:
     """One JSON object per non-empty line; a bad line is a 400 naming the line, more than
     ``max_records`` records a 413. ``check`` validates a record's fields (raising ValueError), so
     that no bad value reaches the database."""
@@ -31,31 +34,46 @@ def parse_lines(body: str, check: Callable[[dict[str, Any]], object] | None = No
         if not line.strip():
             continue
         if max_records is not None and len(records) >= max_records:
-            raise PayloadTooLarge(f"an import holds at most {max_records} records; split the file",
-                                  {"maxRecords": max_records})
+            raise PayloadTooLarge(
+                f"an import holds at most {max_records} records; split the file",
+                {"maxRecords": max_records},
+            )
         records.append(parse_record(line, number, check))
     return records
 
 
-def parse_record(line: str, number: int, check: Callable[[dict[str, Any]], object] | None = None) -> dict[str, Any]:
+def parse_record(
+    line: str, number: int, check: Callable[[dict[str, Any]], object] | None = None
+) -> dict[str, Any]:
     """One exported memory from its line (``number`` names it in errors); see ``parse_lines``."""
     try:
         record = json.loads(line)
     except (ValueError, RecursionError) as exc:
         raise InvalidArgument(f"line {number} is not JSON", {"line": number}) from exc
     if not isinstance(record, dict) or any(k not in record for k in REQUIRED):
-        raise InvalidArgument(f"line {number} is not a memory record", {"line": number, "required": list(REQUIRED)})
-    if record["category"] not in CATEGORIES or record.get("sensitivity", "allowed") not in SENSITIVITIES:
-        raise InvalidArgument(f"line {number} has an unknown category or sensitivity", {"line": number})
+        raise InvalidArgument(
+            f"line {number} is not a memory record", {"line": number, "required": list(REQUIRED)}
+        )
+    if (
+        record["category"] not in CATEGORIES
+        or record.get("sensitivity", "allowed") not in SENSITIVITIES
+    ):
+        raise InvalidArgument(
+            f"line {number} has an unknown category or sensitivity", {"line": number}
+        )
     if MASKED_TEXT in (record.get("content"), record.get("title"), record.get("abstract")):
         # An export made without the read-sensitive scope: importing it would destroy the text.
-        raise InvalidArgument(f"line {number} is a masked export; export with the read-sensitive scope", {"line": number})
+        raise InvalidArgument(
+            f"line {number} is a masked export; export with the read-sensitive scope",
+            {"line": number},
+        )
     if check is not None:
         try:
             check(record)
         except ValueError as exc:
-            raise InvalidArgument(f"line {number} is not a valid memory record: {_first_error(exc)}",
-                                  {"line": number}) from exc
+            raise InvalidArgument(
+                f"line {number} is not a valid memory record: {_first_error(exc)}", {"line": number}
+            ) from exc
     return record
 
 
@@ -64,7 +82,9 @@ def _first_error(exc: ValueError) -> str:
     if callable(errors) and errors():
         first = errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ()))
-        return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid"))
+        return (
+            f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid"))
+        )
     return str(exc)
 
 
@@ -80,12 +100,14 @@ def _when(value: Any) -> datetime | None:
     except OverflowError:
         # 9999-12-31T23:59-10:00 is past year 9999 in UTC (and 0001-01-01T00:00+05:00 before year
         # 1): the nearest time the database can hold says the same thing.
-        return (datetime.max if parsed.year > 1 else datetime.min).replace(tzinfo=UTC)
+        return (datetime.max if parsed.year > 1 else datetime.min).replace(tzinfo=UTC)  # noqa: DTZ901
 
 
 def _redacted(record: dict[str, Any]) -> dict[str, Any]:
     """A record whose texts may be stored, indexed and embedded."""
-    texts = {key: redact_text(record.get(key) or "") for key in ("uri", "title", "abstract", "content")}
+    texts = {
+        key: redact_text(record.get(key) or "") for key in ("uri", "title", "abstract", "content")
+    }
     return {**record, **texts, "source": redact_value(record.get("source") or {})[0]}
 
 
@@ -98,19 +120,31 @@ def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
     """The row of a record already passed through ``_redacted``."""
     now = utcnow()
     return Memory(
-        id=record["id"], tenant_id=tenant_id, owner_kind=record["ownerKind"], owner_id=record["ownerId"],
-        uri=record["uri"], category=record["category"], title=record["title"],
-        abstract=record["abstract"], content=record["content"],
-        confidence=float(record.get("confidence", 1.0)), sensitivity=record.get("sensitivity", "allowed"),
-        priority=int(record.get("priority", 0)), version=int(record.get("version", 1)),
+        id=record["id"],
+        tenant_id=tenant_id,
+        owner_kind=record["ownerKind"],
+        owner_id=record["ownerId"],
+        uri=record["uri"],
+        category=record["category"],
+        title=record["title"],
+        abstract=record["abstract"],
+        content=record["content"],
+        confidence=float(record.get("confidence", 1.0)),
+        sensitivity=record.get("sensitivity", "allowed"),
+        priority=int(record.get("priority", 0)),
+        version=int(record.get("version", 1)),
         source_json=json.dumps(record["source"], ensure_ascii=False),
-        superseded_by=record.get("supersededBy"), expires_at=_when(record.get("expiresAt")),
-        observed_at=_when(record.get("observedAt")), created_at=_when(record.get("createdAt")) or now,
+        superseded_by=record.get("supersededBy"),
+        expires_at=_when(record.get("expiresAt")),
+        observed_at=_when(record.get("observedAt")),
+        created_at=_when(record.get("createdAt")) or now,
         updated_at=_when(record.get("updatedAt")) or now,
     )
 
 
-async def import_memories(service: MemoryService, caller: Caller, records: list[dict[str, Any]]) -> dict[str, Any]:
+async def import_memories(
+    service: MemoryService, caller: Caller, records: list[dict[str, Any]]
+) -> dict[str, Any]:
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
     # Redaction in a worker thread, before the vectors and the write lock.
     records = await asyncio.to_thread(redact_records, records)
@@ -128,17 +162,23 @@ async def prepare_batch(service: MemoryService, texts: list[str]) -> list[Prepar
     if service.embedder is None or not texts:
         return [PreparedChunks(chunks, None, None) for chunks in chunked]
     try:
-        vectors = await service.embedder.embed_passages([chunk for chunks in chunked for chunk in chunks])
+        vectors = await service.embedder.embed_passages(
+            [chunk for chunks in chunked for chunk in chunks]
+        )
     except (ProviderError, TimeoutError):
         return [PreparedChunks(chunks, None, None) for chunks in chunked]
     prepared, start = [], 0
     for chunks in chunked:
-        prepared.append(PreparedChunks(chunks, vectors[start:start + len(chunks)], service.embedder.model_id))
+        prepared.append(
+            PreparedChunks(chunks, vectors[start : start + len(chunks)], service.embedder.model_id)
+        )
         start += len(chunks)
     return prepared
 
 
-def store_records(service: MemoryService, caller: Caller, records: list[dict[str, Any]], prepared: list[Any]) -> list[str]:
+def store_records(
+    service: MemoryService, caller: Caller, records: list[dict[str, Any]], prepared: list[Any]
+) -> list[str]:
     """Write prepared records in one transaction, replacing by id, with a few statements for the
     whole batch; returns each record's id."""
     now = utcnow()
@@ -146,9 +186,15 @@ def store_records(service: MemoryService, caller: Caller, records: list[dict[str
     with service.uow.write() as db:
         held = admin_repo.owners_of_ids(db, [r["id"] for r in records])
         # Another tenant's id is answered as if it did not exist: the record gets a new id.
-        records = [r if r["id"] not in held or held[r["id"]].tenant_id == caller.tenant_id
-                   else {**r, "id": new_memory_id()} for r in records]
-        latest = {r["id"]: (r, p) for r, p in zip(records, prepared, strict=True)}  # a repeated id: the last wins
+        records = [
+            r
+            if r["id"] not in held or held[r["id"]].tenant_id == caller.tenant_id
+            else {**r, "id": new_memory_id()}
+            for r in records
+        ]
+        latest = {
+            r["id"]: (r, p) for r, p in zip(records, prepared, strict=True)
+        }  # a repeated id: the last wins
         replaced = [memory_id for memory_id in latest if memory_id in held]
         if replaced:
             remove_memories(db, dialect, replaced)
@@ -162,4 +208,11 @@ def store_records(service: MemoryService, caller: Caller, records: list[dict[str
     return [r["id"] for r in records]
 
 
-__all__ = ["import_memories", "memory_view", "parse_lines", "parse_record", "redact_records", "store_records"]
+__all__ = [
+    "import_memories",
+    "memory_view",
+    "parse_lines",
+    "parse_record",
+    "redact_records",
+    "store_records",
+]

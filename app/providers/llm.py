@@ -128,17 +128,28 @@ class OpenAICompatibleLLM:
             return await self._attempt(payload)
 
         result = await with_retries(
-            attempt, max_attempts=self._max_attempts, sleep=self._sleep, rng=self._rng,
-            on_outcome=self._notify, describe="LLM call", logger=log,
-            retry_event="llm_retry", permanent_event="llm_permanent_error",
+            attempt,
+            max_attempts=self._max_attempts,
+            sleep=self._sleep,
+            rng=self._rng,
+            on_outcome=self._notify,
+            describe="LLM call",
+            logger=log,
+            retry_event="llm_retry",
+            permanent_event="llm_permanent_error",
         )
         return replace(result, attempts=tally.count)
 
     async def _attempt(self, payload: dict[str, Any]) -> ChatResult:
         """One HTTP attempt, its failures mapped to typed provider errors."""
         response = await post_json(
-            self._client, self._url, payload, timeout=self._timeout, label="LLM",
-            api_key=self._api_key, extra_headers=self._extra_headers,
+            self._client,
+            self._url,
+            payload,
+            timeout=self._timeout,
+            label="LLM",
+            api_key=self._api_key,
+            extra_headers=self._extra_headers,
         )
         return parse_chat_response(response, default_model=self._model)
 
@@ -152,7 +163,9 @@ class OpenAICompatibleLLM:
             log.exception("llm_observer_failed")
 
 
-def parse_chat_response(response: httpx.Response, *, default_model: str | None = None) -> ChatResult:
+def parse_chat_response(
+    response: httpx.Response, *, default_model: str | None = None
+) -> ChatResult:
     """A ChatResult from a 2xx answer; malformed answers raise PermanentProviderError."""
     status = response.status_code
     try:
@@ -187,7 +200,12 @@ def _content(raw: Any) -> str | None:
         texts = [
             part if isinstance(part, str) else part.get("text")
             for part in raw
-            if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("type"), (str, type(None))) and part.get("type") in _TEXT_PART_TYPES)
+            if isinstance(part, str)
+            or (
+                isinstance(part, dict)
+                and isinstance(part.get("type"), (str, type(None)))
+                and part.get("type") in _TEXT_PART_TYPES
+            )
         ]
         return "".join(text for text in texts if isinstance(text, str))
     return None
@@ -231,6 +249,14 @@ def _count(value: Any) -> int:
 
 
 __all__ = [
-    "BASE_DELAY_S", "FORCED_TOOL_FALLBACKS", "JITTER_RATIO", "MAX_DELAY_S", "MAX_RETRY_AFTER_S",
-    "Observer", "OpenAICompatibleLLM", "backoff_delay", "parse_chat_response", "parse_retry_after",
+    "BASE_DELAY_S",
+    "FORCED_TOOL_FALLBACKS",
+    "JITTER_RATIO",
+    "MAX_DELAY_S",
+    "MAX_RETRY_AFTER_S",
+    "Observer",
+    "OpenAICompatibleLLM",
+    "backoff_delay",
+    "parse_chat_response",
+    "parse_retry_after",
 ]

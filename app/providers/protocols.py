@@ -14,7 +14,9 @@ class ProviderError(Exception):
 class TransientProviderError(ProviderError):
     """Worth retrying: timeouts, connection errors, 429, 5xx."""
 
-    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.status = status
@@ -48,11 +50,17 @@ class ChatResult:
 
 class ChatModel(Protocol):
     async def complete(
-        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, tool_choice: Any = None
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: Any = None,
     ) -> ChatResult:
         """One chat completion (retrying transient errors)."""
         ...
 
-    async def complete_with_forced_tool(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> ChatResult:
+    async def complete_with_forced_tool(
+        self, messages: list[dict[str, Any]], tool: dict[str, Any]
+    ) -> ChatResult:
         """A completion that must call ``tool``; falls back to "required", then "auto" choices."""
         ...

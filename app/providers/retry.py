@@ -80,7 +80,7 @@ async def post_json(
     url: str,
     payload: dict[str, Any],
     *,
-    timeout: httpx.Timeout,
+    timeout: httpx.Timeout,  # noqa: ASYNC109 (an HTTP timeout passed to httpx)
     label: str,
     api_key: str | None,
     extra_headers: dict[str, str] | None = None,
@@ -98,9 +98,13 @@ async def post_json(
     try:
         response = await client.post(url, json=payload, headers=headers, timeout=timeout)
     except httpx.TimeoutException as error:
-        raise TransientProviderError(f"{label} request timed out ({type(error).__name__})") from error
+        raise TransientProviderError(
+            f"{label} request timed out ({type(error).__name__})"
+        ) from error
     except httpx.TransportError as error:
-        raise TransientProviderError(f"{label} connection failed ({type(error).__name__})") from error
+        raise TransientProviderError(
+            f"{label} connection failed ({type(error).__name__})"
+        ) from error
     except httpx.HTTPError as error:
         raise PermanentProviderError(f"{label} request failed ({type(error).__name__})") from error
     status = response.status_code
@@ -152,7 +156,9 @@ async def with_retries(
                     status=error.status,
                 ) from error
             delay = max(backoff_delay(number, rng), error.retry_after or 0.0)
-            logger.warning(retry_event, status=error.status, attempt=number, delay_s=round(delay, 3))
+            logger.warning(
+                retry_event, status=error.status, attempt=number, delay_s=round(delay, 3)
+            )
             await sleep(delay)
             continue
         _report(on_outcome, "ok", result, started)
@@ -166,6 +172,14 @@ def _report(hook: OutcomeHook | None, outcome: str, result: Any, started: float)
 
 
 __all__ = [
-    "BASE_DELAY_S", "JITTER_RATIO", "MAX_DELAY_S", "MAX_RETRY_AFTER_S", "OutcomeHook",
-    "backoff_delay", "error_detail", "parse_retry_after", "post_json", "with_retries",
+    "BASE_DELAY_S",
+    "JITTER_RATIO",
+    "MAX_DELAY_S",
+    "MAX_RETRY_AFTER_S",
+    "OutcomeHook",
+    "backoff_delay",
+    "error_detail",
+    "parse_retry_after",
+    "post_json",
+    "with_retries",
 ]

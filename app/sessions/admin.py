@@ -20,8 +20,13 @@ from app.sessions.service import get_session_view
 EXPORT_PAGE = 500
 
 
-def list_sessions(uow: UnitOfWork, tenant_id: str | None, text: str | None = None, limit: int = 50,
-                  offset: int = 0) -> list[dict[str, Any]]:
+def list_sessions(
+    uow: UnitOfWork,
+    tenant_id: str | None,
+    text: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
     """Sessions whose id, key, agent or user contains ``text``, most recently updated first."""
     with uow.read() as db:
         sessions = repo.search_sessions(db, tenant_id, (text or "").strip() or None, limit, offset)
@@ -45,7 +50,9 @@ def _session_row(session: AgentSession, archive_counts: dict[str, int]) -> dict[
     }
 
 
-def session_timeline(uow: UnitOfWork, tenant_id: str, session_id: str, live_limit: int = 100) -> dict[str, Any]:
+def session_timeline(
+    uow: UnitOfWork, tenant_id: str, session_id: str, live_limit: int = 100
+) -> dict[str, Any]:
     """The session's counters, its newest live messages and every archive with its Working Memory."""
     view = get_session_view(uow, tenant_id, session_id)
     with uow.read() as db:
@@ -55,8 +62,15 @@ def session_timeline(uow: UnitOfWork, tenant_id: str, session_id: str, live_limi
     return {
         **view,
         "archives": [archive_detail(a) for a in archives],
-        "live": [{"seq": r.seq, "role": r.role, "message": json.loads(r.body), "createdAt": isoformat(r.created_at)}
-                 for r in live],
+        "live": [
+            {
+                "seq": r.seq,
+                "role": r.role,
+                "message": json.loads(r.body),
+                "createdAt": isoformat(r.created_at),
+            }
+            for r in live
+        ],
     }
 
 
@@ -85,14 +99,24 @@ def export_session(uow: UnitOfWork, tenant_id: str, session_id: str) -> Iterator
     with uow.read() as db:
         session = session_or_404(db, tenant_id, session_id)
         archives = archives_repo.list_archives(db, session)
-        yield {"type": "session", **_session_row(session, {}), "archiveCount": len(archives),
-               "createdAt": isoformat(session.created_at)}
+        yield {
+            "type": "session",
+            **_session_row(session, {}),
+            "archiveCount": len(archives),
+            "createdAt": isoformat(session.created_at),
+        }
         for archive in archives:
             yield {"type": "archive", **archive_detail(archive)}
         ids = {a.id: a.archive_id for a in archives}
         after = 0
         while page := repo.messages_after(db, session.id, after, EXPORT_PAGE):
             for row in page:
-                yield {"type": "message", "seq": row.seq, "archiveId": ids.get(row.archive_pk), "role": row.role,
-                       "createdAt": isoformat(row.created_at), "message": json.loads(row.body)}
+                yield {
+                    "type": "message",
+                    "seq": row.seq,
+                    "archiveId": ids.get(row.archive_pk),
+                    "role": row.role,
+                    "createdAt": isoformat(row.created_at),
+                    "message": json.loads(row.body),
+                }
             after = page[-1].seq

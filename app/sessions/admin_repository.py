@@ -11,16 +11,32 @@ from sqlalchemy.orm import Session
 from app.db.models import AgentSession, Archive, StoredMessage
 
 
-def search_sessions(db: Session, tenant_id: str | None, text: str | None, limit: int, offset: int) -> list[AgentSession]:
+def search_sessions(
+    db: Session, tenant_id: str | None, text: str | None, limit: int, offset: int
+) -> list[AgentSession]:
     """Sessions whose id, key, agent or user contains ``text``, most recently updated first."""
     stmt = select(AgentSession)
     if tenant_id is not None:
         stmt = stmt.where(AgentSession.tenant_id == tenant_id)
     if text:
-        stmt = stmt.where(or_(*(column.icontains(text, autoescape=True) for column in (
-            AgentSession.session_id, AgentSession.session_key, AgentSession.agent_id, AgentSession.user_id,
-        ))))
-    stmt = stmt.order_by(AgentSession.updated_at.desc(), AgentSession.id.desc()).offset(offset).limit(limit)
+        stmt = stmt.where(
+            or_(
+                *(
+                    column.icontains(text, autoescape=True)
+                    for column in (
+                        AgentSession.session_id,
+                        AgentSession.session_key,
+                        AgentSession.agent_id,
+                        AgentSession.user_id,
+                    )
+                )
+            )
+        )
+    stmt = (
+        stmt.order_by(AgentSession.updated_at.desc(), AgentSession.id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
     return list(db.execute(stmt).scalars())
 
 
@@ -53,8 +69,13 @@ def newest_live_messages(db: Session, session_pk: int, limit: int) -> list[Any]:
 def messages_after(db: Session, session_pk: int, after_seq: int, limit: int) -> list[Any]:
     """Every message (live or archived) after ``after_seq``, in order: one page of an export."""
     stmt = (
-        select(StoredMessage.seq, StoredMessage.archive_pk, StoredMessage.role, StoredMessage.body,
-               StoredMessage.created_at)
+        select(
+            StoredMessage.seq,
+            StoredMessage.archive_pk,
+            StoredMessage.role,
+            StoredMessage.body,
+            StoredMessage.created_at,
+        )
         .where(StoredMessage.session_pk == session_pk, StoredMessage.seq > after_seq)
         .order_by(StoredMessage.seq)
         .limit(limit)

@@ -13,17 +13,17 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.core.bypass import is_bypassed
 from app.core.clock import utcnow
+from app.core.fingerprint import message_fingerprint, new_message_indexes
 from app.core.messages import Message, role_of
+from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.db.models import AgentSession, TurnCommit
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
 from app.sessions.active import active_tokens
-from app.sessions.bypass import is_bypassed
 from app.sessions.commit import commit_phase1
-from app.sessions.fingerprint import message_fingerprint, new_message_indexes
 from app.sessions.identity import SessionIdentity
-from app.sessions.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.sessions.stored_form import StoredForm, stored_form
 from app.sessions.window import advance_pending_tokens, pushed_out_positions
 from app.settings import Settings
@@ -76,18 +76,32 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
     threshold = math.floor(budget * settings.commit.token_threshold_ratio)
     start = min(max(0, turn.pre_prompt_message_count), len(turn.messages))
     ident = turn.identity
-    if turn.is_heartbeat or is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
+    if turn.is_heartbeat or is_bypassed(
+        settings.capture.bypass_session_patterns, ident.session_key, ident.session_id
+    ):
         return _skip_all(uow, ident, len(turn.messages) - start, threshold)
     prepared = _prepare(turn.messages, start)
     # Redaction and serialisation happen here, before the write lock is taken.
-    prepared.forms = {i: stored_form(m, settings.capture.image_tokens, settings.redaction.stored_messages)
-                      for i, m in prepared.sanitized.items()}
+    prepared.forms = {
+        i: stored_form(m, settings.capture.image_tokens, settings.redaction.stored_messages)
+        for i, m in prepared.sanitized.items()
+    }
     with uow.write() as db:
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         if session is None:
-            session = repo.add_session(db, ident.new_session_row(settings.commit.keep_recent_count, utcnow()))
-        elif turn.advancement is not None and repo.find_turn_commit(db, session, turn.advancement.key):
-            return _duplicate_turn(db, session, len(turn.messages), threshold, settings.commit.force_compact_ratio * budget)
+            session = repo.add_session(
+                db, ident.new_session_row(settings.commit.keep_recent_count, utcnow())
+            )
+        elif turn.advancement is not None and repo.find_turn_commit(
+            db, session, turn.advancement.key
+        ):
+            return _duplicate_turn(
+                db,
+                session,
+                len(turn.messages),
+                threshold,
+                settings.commit.force_compact_ratio * budget,
+            )
         first_seq = session.last_seq + 1
         result = _append_new(uow, db, session, prepared, start)
         result.skipped = prepared.skipped
@@ -98,30 +112,41 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
             result.archive_scheduled = outcome.archived
             result.commit = _commit_report(outcome.archive_id, outcome.reason, threshold, settings)
         else:
-            result.commit = {"triggered": False, "reason": "below_threshold", "threshold": threshold}
+            result.commit = {
+                "triggered": False,
+                "reason": "below_threshold",
+                "threshold": threshold,
+            }
         result.pending_tokens = session.pending_tokens
         limit = settings.commit.force_compact_ratio * budget
         result.compact_recommended = active_tokens(db, session) > limit
     return result
 
 
-def _record_turn(db: Session, session: AgentSession, advancement: TurnAdvancement, first_seq: int, ingested: int) -> None:
+def _record_turn(
+    db: Session, session: AgentSession, advancement: TurnAdvancement, first_seq: int, ingested: int
+) -> None:
     """The idempotency record, written in the transaction that stores the turn (atomic)."""
     stored = ingested > 0
-    repo.add_turn_commit(db, TurnCommit(
-        tenant_id=session.tenant_id,
-        session_pk=session.id,
-        advancement_key=advancement.key,
-        first_seq=first_seq if stored else None,
-        last_seq=session.last_seq if stored else None,
-        admission_entry_id=advancement.admission_entry_id,
-        terminal_entry_id=advancement.terminal_entry_id,
-        ingested=ingested,
-        created_at=utcnow(),
-    ))
+    repo.add_turn_commit(
+        db,
+        TurnCommit(
+            tenant_id=session.tenant_id,
+            session_pk=session.id,
+            advancement_key=advancement.key,
+            first_seq=first_seq if stored else None,
+            last_seq=session.last_seq if stored else None,
+            admission_entry_id=advancement.admission_entry_id,
+            terminal_entry_id=advancement.terminal_entry_id,
+            ingested=ingested,
+            created_at=utcnow(),
+        ),
+    )
 
 
-def _duplicate_turn(db: Session, session: AgentSession, count: int, threshold: int, limit: float) -> CaptureResult:
+def _duplicate_turn(
+    db: Session, session: AgentSession, count: int, threshold: int, limit: float
+) -> CaptureResult:
     """A retried advancement key: nothing is stored, the answer says so."""
     return CaptureResult(
         duplicates=count,
@@ -132,11 +157,24 @@ def _duplicate_turn(db: Session, session: AgentSession, count: int, threshold: i
     )
 
 
-def _commit_report(archive_id: str | None, reason: str | None, threshold: int, settings: Settings) -> dict[str, Any]:
+def _commit_report(
+    archive_id: str | None, reason: str | None, threshold: int, settings: Settings
+) -> dict[str, Any]:
     keep = settings.commit.keep_recent_count
     if archive_id is None:
-        return {"triggered": False, "reason": reason, "threshold": threshold, "keepRecentCount": keep}
-    return {"triggered": True, "archiveId": archive_id, "reason": "threshold", "threshold": threshold, "keepRecentCount": keep}
+        return {
+            "triggered": False,
+            "reason": reason,
+            "threshold": threshold,
+            "keepRecentCount": keep,
+        }
+    return {
+        "triggered": True,
+        "archiveId": archive_id,
+        "reason": "threshold",
+        "threshold": threshold,
+        "keepRecentCount": keep,
+    }
 
 
 def _skip_all(uow: UnitOfWork, ident: SessionIdentity, count: int, threshold: int) -> CaptureResult:
@@ -184,8 +222,12 @@ def _cheap_key(message: Message) -> tuple[str, ...]:
     return tuple(str(message.get(key)) for key in ("role", "toolCallId", "toolUseId", "timestamp"))
 
 
-def _append_new(uow: UnitOfWork, db: Session, session: AgentSession, prepared: _Prepared, start: int) -> CaptureResult:
-    candidate_fps = [fp for i, fp in enumerate(prepared.fingerprints) if i >= start and fp is not None]
+def _append_new(
+    uow: UnitOfWork, db: Session, session: AgentSession, prepared: _Prepared, start: int
+) -> CaptureResult:
+    candidate_fps = [
+        fp for i, fp in enumerate(prepared.fingerprints) if i >= start and fp is not None
+    ]
     stored = repo.fingerprint_counts(db, session, candidate_fps)
     new_indexes = new_message_indexes(prepared.fingerprints, start, stored)
     rows = []
@@ -217,7 +259,11 @@ def _append_new(uow: UnitOfWork, db: Session, session: AgentSession, prepared: _
 def _advance_window(db: Session, session: AgentSession, appended: list[int]) -> None:
     """lifecycle.md, Capture step 4: O(1) per message, reading only the messages pushed out."""
     before = session.live_count
-    positions = [p for p in pushed_out_positions(before, session.keep_recent_count, len(appended)) if p < before]
+    positions = [
+        p
+        for p in pushed_out_positions(before, session.keep_recent_count, len(appended))
+        if p < before
+    ]
     # Live messages are a contiguous run of sequence numbers ending at last_seq.
     first_live_seq = session.last_seq - before + 1
     by_seq = repo.live_tokens_by_seq(db, session, [first_live_seq + p for p in positions])

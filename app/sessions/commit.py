@@ -17,7 +17,7 @@ from app.core.messages import TOOL_CALL_BLOCK_TYPES
 from app.core.redaction import redact_text
 from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import format_archive_id
-from app.jobs import queue
+from app.jobs import repository as queue
 from app.sessions import repository as sessions_repo
 from app.sessions.split import safe_split_index
 from app.sessions.window import pending_tokens_closed_form

@@ -20,11 +20,11 @@ from typing import Any
 
 from app.archives import repository as archives_repo
 from app.assembly.service import AssembleInput, assemble_pre_prompt
+from app.core.bypass import is_bypassed
 from app.core.clock import utcnow
 from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
-from app.sessions.bypass import is_bypassed
 from app.sessions.commit import CommitOutcome, commit_phase1
 from app.sessions.identity import SessionIdentity
 from app.sessions.service import ArchiveState, wait_for_archive
@@ -65,10 +65,17 @@ async def compact_session(
     if not outcome.archived or outcome.archive_pk is None:
         return await _compact_without_new_archive(uow, settings, req, committed, estimate_before)
     notify()
-    details: dict[str, Any] = {"archiveId": outcome.archive_id, "messagesArchived": outcome.messages_archived}
+    details: dict[str, Any] = {
+        "archiveId": outcome.archive_id,
+        "messagesArchived": outcome.messages_archived,
+    }
     if not req.wait:
-        return {"ok": True, "compacted": False, "reason": "commit_scheduled",
-                "result": {"tokensBefore": committed.tokens_before, "details": details}}
+        return {
+            "ok": True,
+            "compacted": False,
+            "reason": "commit_scheduled",
+            "result": {"tokensBefore": committed.tokens_before, "details": details},
+        }
     state, waited = await _wait(uow, outcome.archive_pk, req.timeout_ms)
     details["durationMs"] = waited
     failure = _failure(state, committed.tokens_before, details)
@@ -77,13 +84,26 @@ async def compact_session(
     tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
     details["memoriesExtracted"] = state.memories_extracted
     compacted = tokens_after < committed.tokens_before
-    result: dict[str, Any] = {"summary": state.overview, "tokensBefore": committed.tokens_before,
-                              "tokensAfter": tokens_after, "details": details}
-    return {"ok": True, "compacted": compacted, "reason": "commit_completed" if compacted else "not_reduced", "result": result}
+    result: dict[str, Any] = {
+        "summary": state.overview,
+        "tokensBefore": committed.tokens_before,
+        "tokensAfter": tokens_after,
+        "details": details,
+    }
+    return {
+        "ok": True,
+        "compacted": compacted,
+        "reason": "commit_completed" if compacted else "not_reduced",
+        "result": result,
+    }
 
 
 async def _compact_without_new_archive(
-    uow: UnitOfWork, settings: Settings, req: CompactInput, committed: _Committed, estimate_before: int
+    uow: UnitOfWork,
+    settings: Settings,
+    req: CompactInput,
+    committed: _Committed,
+    estimate_before: int,
 ) -> dict[str, Any]:
     """Nothing live to archive: finish the pending Working Memory, or say honestly that nothing shrinks."""
     tokens_before = committed.tokens_before
@@ -96,27 +116,54 @@ async def _compact_without_new_archive(
             return failure
         tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
         if tokens_after < estimate_before and state is not None:
-            result = {"summary": state.overview, "tokensBefore": tokens_before, "tokensAfter": tokens_after, "details": details}
+            result = {
+                "summary": state.overview,
+                "tokensBefore": tokens_before,
+                "tokensAfter": tokens_after,
+                "details": details,
+            }
             return {"ok": True, "compacted": True, "reason": "commit_completed", "result": result}
     reason = "no_messages" if estimate_before == 0 else "nothing_to_compact"
-    return {"ok": True, "compacted": False, "reason": reason,
-            "result": {"tokensBefore": tokens_before, "tokensAfter": estimate_before, "details": details}}
+    return {
+        "ok": True,
+        "compacted": False,
+        "reason": reason,
+        "result": {
+            "tokensBefore": tokens_before,
+            "tokensAfter": estimate_before,
+            "details": details,
+        },
+    }
 
 
-async def _wait(uow: UnitOfWork, archive_pk: int, timeout_ms: int) -> tuple[ArchiveState | None, int]:
+async def _wait(
+    uow: UnitOfWork, archive_pk: int, timeout_ms: int
+) -> tuple[ArchiveState | None, int]:
     loop = asyncio.get_running_loop()
     started = loop.time()
     state = await wait_for_archive(uow, archive_pk, timeout_ms / 1000)
     return state, int((loop.time() - started) * 1000)
 
 
-def _failure(state: ArchiveState | None, tokens_before: int, details: dict[str, Any]) -> dict[str, Any] | None:
+def _failure(
+    state: ArchiveState | None, tokens_before: int, details: dict[str, Any]
+) -> dict[str, Any] | None:
     """The answer for an archive that failed or is still running after the wait; None when completed."""
     if state is None or state.status == ArchiveStatus.FAILED:
         details["error"] = state.error if state else "archive disappeared"
-        return {"ok": False, "compacted": False, "reason": "commit_failed", "result": {"tokensBefore": tokens_before, "details": details}}
+        return {
+            "ok": False,
+            "compacted": False,
+            "reason": "commit_failed",
+            "result": {"tokensBefore": tokens_before, "details": details},
+        }
     if state.status != ArchiveStatus.COMPLETED:
-        return {"ok": False, "compacted": False, "reason": "commit_timeout", "result": {"tokensBefore": tokens_before, "details": details}}
+        return {
+            "ok": False,
+            "compacted": False,
+            "reason": "commit_timeout",
+            "result": {"tokensBefore": tokens_before, "details": details},
+        }
     return None
 
 
@@ -128,8 +175,11 @@ def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Co
         given = req.current_token_count
         positive = isinstance(given, int | float) and not isinstance(given, bool) and given > 0
         outcome = commit_phase1(db, session, 0, utcnow(), req.custom_instructions)
-        pending = [a for a in archives_repo.list_archives(db, session)
-                   if a.status in (ArchiveStatus.PENDING, ArchiveStatus.RUNNING)]
+        pending = [
+            a
+            for a in archives_repo.list_archives(db, session)
+            if a.status in (ArchiveStatus.PENDING, ArchiveStatus.RUNNING)
+        ]
         return _Committed(
             tokens_before=int(given) if positive else estimate_before,
             outcome=outcome,
@@ -139,6 +189,11 @@ def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Co
 
 def _assembled_tokens(uow: UnitOfWork, settings: Settings, req: CompactInput) -> int:
     view = assemble_pre_prompt(
-        uow, settings, AssembleInput(identity=req.identity, messages=[], phase="pre_prompt", token_budget=req.token_budget), 0.0
+        uow,
+        settings,
+        AssembleInput(
+            identity=req.identity, messages=[], phase="pre_prompt", token_budget=req.token_budget
+        ),
+        0.0,
     )
     return int(view["estimatedTokens"])

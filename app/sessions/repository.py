@@ -37,12 +37,16 @@ def add_session(db: Session, row: AgentSession) -> AgentSession:
     return row
 
 
-def fingerprint_counts(db: Session, session: AgentSession, fingerprints: Sequence[str]) -> dict[str, int]:
+def fingerprint_counts(
+    db: Session, session: AgentSession, fingerprints: Sequence[str]
+) -> dict[str, int]:
     """How many stored messages of the session (live or archived) carry each fingerprint."""
     return fingerprint_counts_of(db, session.tenant_id, session.id, fingerprints)
 
 
-def fingerprint_counts_of(db: Session, tenant_id: str, session_pk: int, fingerprints: Sequence[str]) -> dict[str, int]:
+def fingerprint_counts_of(
+    db: Session, tenant_id: str, session_pk: int, fingerprints: Sequence[str]
+) -> dict[str, int]:
     """``fingerprint_counts`` by the session's keys (no session row needed)."""
     if not fingerprints:
         return {}
@@ -77,7 +81,9 @@ def insert_messages(
         }
         for row in rows
     ]
-    result = db.execute(insert(StoredMessage).returning(StoredMessage.id, sort_by_parameter_order=True), values)
+    result = db.execute(
+        insert(StoredMessage).returning(StoredMessage.id, sort_by_parameter_order=True), values
+    )
     return [row_id for (row_id,) in result]
 
 
@@ -94,7 +100,13 @@ def live_tokens_by_seq(db: Session, session: AgentSession, seqs: Sequence[int]) 
 def live_rows(db: Session, session: AgentSession) -> list[Any]:
     """Live messages as plain rows (seq, role, tokens, created_at, body) for Phase 1."""
     stmt = (
-        select(StoredMessage.seq, StoredMessage.role, StoredMessage.tokens, StoredMessage.created_at, StoredMessage.body)
+        select(
+            StoredMessage.seq,
+            StoredMessage.role,
+            StoredMessage.tokens,
+            StoredMessage.created_at,
+            StoredMessage.body,
+        )
         .where(StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None))
         .order_by(StoredMessage.seq)
     )
@@ -105,7 +117,10 @@ def live_bodies(db: Session, session: AgentSession) -> list[Any]:
     """(body, tokens) rows of the live messages in sequence order, bodies redacted."""
     stmt = (
         # The redacted copy when there is one (see StoredMessage).
-        select(func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"), StoredMessage.tokens)
+        select(
+            func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"),
+            StoredMessage.tokens,
+        )
         .where(StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None))
         .order_by(StoredMessage.seq)
     )
@@ -139,7 +154,9 @@ def move_to_archive(db: Session, session: AgentSession, archive_pk: int, last_se
 def delete_session_rows(db: Session, session: AgentSession) -> tuple[int, int]:
     """Delete a session with its messages, archives and jobs; returns (messages, archives)."""
     messages = db.execute(
-        select(func.count()).select_from(StoredMessage).where(StoredMessage.session_pk == session.id)
+        select(func.count())
+        .select_from(StoredMessage)
+        .where(StoredMessage.session_pk == session.id)
     ).scalar_one()
     archives = db.execute(
         select(func.count()).select_from(Archive).where(Archive.session_pk == session.id)
@@ -162,4 +179,3 @@ def find_turn_commit(db: Session, session: AgentSession, advancement_key: str) -
 def add_turn_commit(db: Session, row: TurnCommit) -> None:
     db.add(row)
     db.flush()
-

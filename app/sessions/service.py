@@ -69,7 +69,11 @@ def delete_session(uow: UnitOfWork, tenant_id: str, session_id: str) -> dict[str
 
 
 def commit_session(
-    uow: UnitOfWork, tenant_id: str, session_id: str, keep_recent_count: int, custom_instructions: str | None = None
+    uow: UnitOfWork,
+    tenant_id: str,
+    session_id: str,
+    keep_recent_count: int,
+    custom_instructions: str | None = None,
 ) -> CommitOutcome:
     """Phase 1 now; raises NotFound for an unknown session."""
     with uow.write() as db:
@@ -99,7 +103,9 @@ def _state(archive: Archive) -> ArchiveState:
     )
 
 
-async def wait_for_archive(uow: UnitOfWork, archive_pk: int, timeout_s: float) -> ArchiveState | None:
+async def wait_for_archive(
+    uow: UnitOfWork, archive_pk: int, timeout_s: float
+) -> ArchiveState | None:
     """Poll until the archive is completed or failed, or the timeout passes (then its last state)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(0.0, timeout_s)
@@ -112,4 +118,11 @@ async def wait_for_archive(uow: UnitOfWork, archive_pk: int, timeout_s: float) -
         await asyncio.sleep(min(WAIT_POLL_S, max(0.0, deadline - loop.time())))
 
 
-__all__ = ["ArchiveState", "ArchiveStatus", "commit_session", "delete_session", "get_session_view", "wait_for_archive"]
+__all__ = [
+    "ArchiveState",
+    "ArchiveStatus",
+    "commit_session",
+    "delete_session",
+    "get_session_view",
+    "wait_for_archive",
+]

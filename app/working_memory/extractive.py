@@ -96,8 +96,7 @@ def build_extractive_ops(
     views = read_views(messages or [])
     prior = parse_wm_sections(prior_wm)
     collectors = {
-        name: Collector(prior.get(section_key(name), ""), cap)
-        for name, cap in SECTION_CAPS.items()
+        name: Collector(prior.get(section_key(name), ""), cap) for name, cap in SECTION_CAPS.items()
     }
     collect_goals(views, collectors["Task & Goals"])
     collect_key_facts(views, collectors["Key Facts & Decisions"])
@@ -156,6 +155,14 @@ def update_working_memory_extractive(
 
 
 __all__ = [
-    "BULLET_MAX_CHARS", "OPEN_ISSUES_WINDOW", "SECTION_CAPS", "TITLE_MAX_CHARS", "TITLE_MAX_WORDS",
-    "build_extractive_ops", "fit_to_budget", "make_title", "shorten", "update_working_memory_extractive",
+    "BULLET_MAX_CHARS",
+    "OPEN_ISSUES_WINDOW",
+    "SECTION_CAPS",
+    "TITLE_MAX_CHARS",
+    "TITLE_MAX_WORDS",
+    "build_extractive_ops",
+    "fit_to_budget",
+    "make_title",
+    "shorten",
+    "update_working_memory_extractive",
 ]

@@ -229,7 +229,7 @@ def enforce_files_no_regression(op: Any, old: str) -> Op:
     return {"op": "APPEND", "items": items}
 
 
-def enforce_append_only(header: str, op: Any, old: str) -> Op:
+def enforce_append_only(header: str, op: Any, old: str) -> Op:  # noqa: ARG001
     """Guard 4: KEEP/APPEND pass; UPDATE is demoted to an APPEND of its fresh bullets (§3.7)."""
     # Generic over sections: ``header`` only names the caller's section.
     kind = op_name(op)

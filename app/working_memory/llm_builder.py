@@ -64,19 +64,31 @@ class LlmWorkingMemoryBuilder:
         if prior and is_wm_v2(prior):
             overview, path = await self._update(inputs, prior, transcript, usage)
         else:
-            overview, path = await self._create_or_extract(inputs, prior, transcript, usage, "create")
+            overview, path = await self._create_or_extract(
+                inputs, prior, transcript, usage, "create"
+            )
         return finish_result(overview, path, usage.totals)
 
-    async def _update(self, inputs: WmInputs, prior: str, transcript: str, usage: _Usage) -> tuple[str, str]:
-        messages = update_messages(transcript, prior, build_section_reminders(prior), inputs.custom_instructions)
+    async def _update(
+        self, inputs: WmInputs, prior: str, transcript: str, usage: _Usage
+    ) -> tuple[str, str]:
+        messages = update_messages(
+            transcript, prior, build_section_reminders(prior), inputs.custom_instructions
+        )
         try:
-            result = usage.add(await self._model.complete_with_forced_tool(messages, WM_UPDATE_TOOL))
+            result = usage.add(
+                await self._model.complete_with_forced_tool(messages, WM_UPDATE_TOOL)
+            )
         except ProviderError as exc:
             log.warning("wm_update_call_failed", error=str(exc))
-            return await self._create_or_extract(inputs, prior, transcript, usage, "fallback_create")
+            return await self._create_or_extract(
+                inputs, prior, transcript, usage, "fallback_create"
+            )
         raw = _tool_arguments(result)
         if raw is None:
-            return await self._create_or_extract(inputs, prior, transcript, usage, "fallback_create")
+            return await self._create_or_extract(
+                inputs, prior, transcript, usage, "fallback_create"
+            )
         ops = parse_update_arguments(raw)
         if ops is not None:
             return await asyncio.to_thread(merge_wm_sections, prior, ops), "update"
@@ -131,7 +143,10 @@ def _tool_arguments(result: ChatResult) -> Any | None:
 
 def _as_update_ops(document: str) -> dict[str, dict[str, str]]:
     parsed = parse_wm_sections(document)
-    return {name: {"op": "UPDATE", "content": parsed.get(section_key(name), "")} for name in WM_SEVEN_SECTIONS}
+    return {
+        name: {"op": "UPDATE", "content": parsed.get(section_key(name), "")}
+        for name in WM_SEVEN_SECTIONS
+    }
 
 
 __all__ = ["LlmWorkingMemoryBuilder"]

@@ -120,7 +120,12 @@ def _tool_names(messages: list[Message]) -> dict[str, str]:
     names: dict[str, str] = {}
     for message in messages:
         for block in content_blocks(message):
-            if isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in TOOL_CALL_BLOCK_TYPES and isinstance(block.get("id"), str):
+            if (
+                isinstance(block, dict)
+                and isinstance(block.get("type"), str)
+                and block["type"] in TOOL_CALL_BLOCK_TYPES
+                and isinstance(block.get("id"), str)
+            ):
                 names[block["id"]] = str(block.get("name") or "tool")
     return names
 
@@ -136,9 +141,17 @@ def _render_message(message: Message, names: dict[str, str]) -> str:
         lines.append(f"[tool:{name} ({status})] {_clip(output, TOOL_OUTPUT_MAX_CHARS)}".rstrip())
         return f"[{role}]: " + "\n".join(lines)
     for block in content_blocks(message):
-        if isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in TOOL_CALL_BLOCK_TYPES:
-            arguments = next((block[k] for k in ("arguments", "input", "toolInput") if k in block), {})
-            lines.append(f"[tool call:{block.get('name') or 'tool'}] {json.dumps(arguments, ensure_ascii=False)}")
+        if (
+            isinstance(block, dict)
+            and isinstance(block.get("type"), str)
+            and block["type"] in TOOL_CALL_BLOCK_TYPES
+        ):
+            arguments = next(
+                (block[k] for k in ("arguments", "input", "toolInput") if k in block), {}
+            )
+            lines.append(
+                f"[tool call:{block.get('name') or 'tool'}] {json.dumps(arguments, ensure_ascii=False)}"
+            )
         elif text := _block_text(block):
             lines.append(_clip(text, TEXT_MAX_CHARS))
     return f"[{role}]: " + ("\n".join(lines) if lines else "(no content)")
@@ -147,7 +160,11 @@ def _render_message(message: Message, names: dict[str, str]) -> str:
 def _block_text(block: Any) -> str:
     if isinstance(block, str):
         return block.strip()
-    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+    if (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ):
         return block["text"].strip()
     return ""
 
@@ -162,20 +179,35 @@ def _checkpoint(custom_instructions: str | None) -> str:
     return f"\n\n<checkpoint_instructions>\n{custom_instructions.strip()}\n</checkpoint_instructions>\nFollow these checkpoint instructions where they do not conflict with the rules."
 
 
-def create_messages(transcript: str, prior: str | None, custom_instructions: str | None) -> list[dict[str, str]]:
+def create_messages(
+    transcript: str, prior: str | None, custom_instructions: str | None
+) -> list[dict[str, str]]:
     """The CREATE prompt: the conversation, and the previous (legacy) notes as context."""
     parts = []
     if prior:
-        parts.append(f"<previous_working_memory>\n{prior}\n</previous_working_memory>\nCarry forward what is still valid and update what changed.")
+        parts.append(
+            f"<previous_working_memory>\n{prior}\n</previous_working_memory>\nCarry forward what is still valid and update what changed."
+        )
     parts.append(f"<session_content>\n{transcript}\n</session_content>")
-    user = "\n\n".join(parts) + _checkpoint(custom_instructions) + "\n\nWrite the Working Memory now."
+    user = (
+        "\n\n".join(parts) + _checkpoint(custom_instructions) + "\n\nWrite the Working Memory now."
+    )
     return [{"role": "system", "content": CREATE_SYSTEM}, {"role": "user", "content": user}]
 
 
-def update_messages(transcript: str, prior: str, reminders: str, custom_instructions: str | None) -> list[dict[str, str]]:
+def update_messages(
+    transcript: str, prior: str, reminders: str, custom_instructions: str | None
+) -> list[dict[str, str]]:
     """The UPDATE prompt: the current Working Memory, the new content and the size warnings."""
-    parts = [f"<current_wm>\n{prior}\n</current_wm>", f"<new_content>\n{transcript}\n</new_content>"]
+    parts = [
+        f"<current_wm>\n{prior}\n</current_wm>",
+        f"<new_content>\n{transcript}\n</new_content>",
+    ]
     if reminders:
         parts.append(reminders)
-    user = "\n\n".join(parts) + _checkpoint(custom_instructions) + "\n\nCall update_working_memory exactly once."
+    user = (
+        "\n\n".join(parts)
+        + _checkpoint(custom_instructions)
+        + "\n\nCall update_working_memory exactly once."
+    )
     return [{"role": "system", "content": UPDATE_SYSTEM}, {"role": "user", "content": user}]

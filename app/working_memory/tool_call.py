@@ -66,7 +66,7 @@ WM_UPDATE_TOOL: dict[str, Any] = {
                     "type": "object",
                     "required": list(WM_SEVEN_SECTIONS),
                     "additionalProperties": False,
-                    "properties": {name: WM_SECTION_OP_SCHEMA for name in WM_SEVEN_SECTIONS},
+                    "properties": dict.fromkeys(WM_SEVEN_SECTIONS, WM_SECTION_OP_SCHEMA),
                 },
                 "checkpoint_summaries": {"type": "array", "items": {"type": "string"}},
             },

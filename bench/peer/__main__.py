@@ -35,10 +35,16 @@ def log(message: str) -> None:
 
 def install_sizes() -> dict[str, dict]:
     out = {}
-    for name, python, dist in (("ours", Path(sys.prefix) / "bin" / "python", "context-engine"),
-                               ("peer", install.PEER_VENV / "bin" / "python", "openviking")):
-        probe = subprocess.run([str(python), str(REPO_ROOT / "bench" / "peer" / "sizes.py"), dist],
-                               capture_output=True, text=True, check=True)
+    for name, python, dist in (
+        ("ours", Path(sys.prefix) / "bin" / "python", "context-engine"),
+        ("peer", install.PEER_VENV / "bin" / "python", "openviking"),
+    ):
+        probe = subprocess.run(
+            [str(python), str(REPO_ROOT / "bench" / "peer" / "sizes.py"), dist],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         out[name] = json.loads(probe.stdout)
     return out
 
@@ -50,24 +56,43 @@ def idle_cpu(pids: dict[str, int], seconds: float = 3.0) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.peer", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="few samples, sizes up to 10k (a smoke run)")
-    parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME",
-                        help=f"run only these workloads (repeatable): {', '.join(NAMES)}")
-    parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md and the plot alone")
-    parser.add_argument("--series-budget", type=float, default=None,
-                        help="seconds the size series may spend building sessions (default 240, quick 60)")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.peer", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="few samples, sizes up to 10k (a smoke run)"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=NAMES,
+        metavar="NAME",
+        help=f"run only these workloads (repeatable): {', '.join(NAMES)}",
+    )
+    parser.add_argument(
+        "--no-write", action="store_true", help="print only; leave RESULTS.md and the plot alone"
+    )
+    parser.add_argument(
+        "--series-budget",
+        type=float,
+        default=None,
+        help="seconds the size series may spend building sessions (default 240, quick 60)",
+    )
     args = parser.parse_args(argv)
     plan = Plan(quick=args.quick)
     names = list(dict.fromkeys(args.only)) if args.only else NAMES
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
-    budget = args.series_budget if args.series_budget is not None else (60.0 if args.quick else 240.0)
+    budget = (
+        args.series_budget if args.series_budget is not None else (60.0 if args.quick else 240.0)
+    )
 
     began = time.perf_counter()
     started_at = datetime.now(UTC)
     host = report.machine()
-    log(f"bench-peer ({'quick' if plan.quick else 'full'}): {host.cpus} CPUs ({host.cpu_model}), "
-        f"{host.memory_gb:.0f} GB, load {host.load_before}")
+    log(
+        f"bench-peer ({'quick' if plan.quick else 'full'}): {host.cpus} CPUs ({host.cpu_model}), "
+        f"{host.memory_gb:.0f} GB, load {host.load_before}"
+    )
     installed = {"peer": install.ensure_peer(log), "plot": install.ensure_plot(log)}
     install_began = began
     began = time.perf_counter()  # the run proper starts after any one-time install
@@ -81,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     net: dict[str, list[str]] = {"ours": [], "peer": []}
     stub_stats: dict = {}
     with temp_dir("peer") as tmp, servers.EmbeddingStub(tmp) as stub:
-        with servers.ours(tmp, stub) as ours_server, servers.PeerServer(tmp, install.PEER_VENV, stub) as peer_server:
+        with (
+            servers.ours(tmp, stub) as ours_server,
+            servers.PeerServer(tmp, install.PEER_VENV, stub) as peer_server,
+        ):
             assert ours_server.proc is not None
             pids = {"ours": ours_server.proc.pid, "peer": peer_server.pid}
             sides: list[Side] = [Ours(ours_server.base_url), Peer(peer_server.base_url)]
@@ -90,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
             for name, pid in pids.items():
                 res[name] = {"idle_rss": servers.rss_mb(pid), "idle_cpu": cpu[name]}
             res["peer"]["startup_s"] = peer_server.startup_s
-            log(f"servers up (peer started in {peer_server.startup_s:.1f} s); idle RSS ours "
-                f"{res['ours']['idle_rss']:.0f} MB, peer {res['peer']['idle_rss']:.0f} MB")
+            log(
+                f"servers up (peer started in {peer_server.startup_s:.1f} s); idle RSS ours "
+                f"{res['ours']['idle_rss']:.0f} MB, peer {res['peer']['idle_rss']:.0f} MB"
+            )
 
             def audit(label: str) -> None:
                 for name, pid in pids.items():
@@ -101,17 +131,65 @@ def main(argv: list[str] | None = None) -> int:
 
             clients = {s.name: s.client() for s in sides}
             jobs: list[tuple[str, str, Callable[[], list[Result]]]] = [
-                ("turn", "4-message turn, fresh session, 1 client", lambda: [workloads.turn_single(
-                    sides, plan, clients, preload=0, key="turn-fresh",
-                    label="4-message turn, fresh session")]),
-                ("turn", "4-message turn, fresh sessions, 8 clients", lambda: [workloads.turn_concurrent(
-                    sides, plan, preload=0, key="turn8-fresh", label="4-message turn, fresh session")]),
-                ("turn-2k", "4-message turn, 2,000-message session, 1 client", lambda: [workloads.turn_single(
-                    sides, plan, clients, preload=2000, key="turn-2k",
-                    label="4-message turn, 2,000-message session")]),
-                ("turn-2k", "4-message turn, 2,000-message sessions, 8 clients", lambda: [workloads.turn_concurrent(
-                    sides, plan, preload=2000, key="turn8-2k", label="4-message turn, 2,000-message session")]),
-                ("history", "history rebuild and archive read", lambda: workloads.history_and_archives(sides, plan)),
+                (
+                    "turn",
+                    "4-message turn, fresh session, 1 client",
+                    lambda: [
+                        workloads.turn_single(
+                            sides,
+                            plan,
+                            clients,
+                            preload=0,
+                            key="turn-fresh",
+                            label="4-message turn, fresh session",
+                        )
+                    ],
+                ),
+                (
+                    "turn",
+                    "4-message turn, fresh sessions, 8 clients",
+                    lambda: [
+                        workloads.turn_concurrent(
+                            sides,
+                            plan,
+                            preload=0,
+                            key="turn8-fresh",
+                            label="4-message turn, fresh session",
+                        )
+                    ],
+                ),
+                (
+                    "turn-2k",
+                    "4-message turn, 2,000-message session, 1 client",
+                    lambda: [
+                        workloads.turn_single(
+                            sides,
+                            plan,
+                            clients,
+                            preload=2000,
+                            key="turn-2k",
+                            label="4-message turn, 2,000-message session",
+                        )
+                    ],
+                ),
+                (
+                    "turn-2k",
+                    "4-message turn, 2,000-message sessions, 8 clients",
+                    lambda: [
+                        workloads.turn_concurrent(
+                            sides,
+                            plan,
+                            preload=2000,
+                            key="turn8-2k",
+                            label="4-message turn, 2,000-message session",
+                        )
+                    ],
+                ),
+                (
+                    "history",
+                    "history rebuild and archive read",
+                    lambda: workloads.history_and_archives(sides, plan),
+                ),
                 ("search", "archive keyword search", lambda: workloads.archive_search(sides, plan)),
                 ("commit", "commit keeping 10 of 200", lambda: workloads.commit_keep(sides, plan)),
             ]
@@ -131,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
                 c.close()
             if "series" in names:
                 t0 = time.perf_counter()
-                log(f"running latency against session size ({', '.join(f'{s:,}' for s in sizes)}) ...")
+                log(
+                    f"running latency against session size ({', '.join(f'{s:,}' for s in sizes)}) ..."
+                )
                 try:
                     points, stop_note = workloads.size_series(sides, plan, sizes, budget, log)
                 except Exception:  # noqa: BLE001
@@ -147,8 +227,22 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - began
     host.load_after = report.load()
 
-    text = render(results, points, stop_note, host, started_at, elapsed, installed, install_began,
-                  sizes_info, res, net, stub_stats, plan, failed)
+    text = render(
+        results,
+        points,
+        stop_note,
+        host,
+        started_at,
+        elapsed,
+        installed,
+        install_began,
+        sizes_info,
+        res,
+        net,
+        stub_stats,
+        plan,
+        failed,
+    )
     print()
     print(text["console"])
     if not args.no_write:
@@ -156,7 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         if points:
             plot_note = draw(points)
         report.write_results(RESULTS, text["markdown"] + plot_note)
-        log(f"\nwrote {RESULTS.relative_to(REPO_ROOT)}" + (f" and {PLOT.relative_to(REPO_ROOT)}" if points else ""))
+        log(
+            f"\nwrote {RESULTS.relative_to(REPO_ROOT)}"
+            + (f" and {PLOT.relative_to(REPO_ROOT)}" if points else "")
+        )
     if failed:
         log(f"failed: {', '.join(failed)}")
     return 1 if failed else 0
@@ -171,8 +268,15 @@ def draw(points: list[workloads.SizePoint]) -> str:
     with temp_dir("peer-plot") as tmp:
         source = tmp / "series.json"
         source.write_text(json.dumps(data))
-        subprocess.run([str(install.PLOT_VENV / "bin" / "python"), str(REPO_ROOT / "bench" / "peer" / "plot.py"),
-                        str(source), str(PLOT)], check=True)
+        subprocess.run(
+            [
+                str(install.PLOT_VENV / "bin" / "python"),
+                str(REPO_ROOT / "bench" / "peer" / "plot.py"),
+                str(source),
+                str(PLOT),
+            ],
+            check=True,
+        )
     size_kb = PLOT.stat().st_size / 1024
     return f"\nThe PNG is {size_kb:.0f} KiB.\n"
 
@@ -181,12 +285,28 @@ def _mb(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} MB"
 
 
-def render(results: list[Result], points: list[workloads.SizePoint], stop_note: str, host: report.Machine,
-           started_at: datetime, elapsed: float, installed: dict[str, float], install_began: float,
-           sizes_info: dict[str, dict], res: dict[str, dict[str, float | None]], net: dict[str, list[str]],
-           stub_stats: dict, plan: Plan, failed: list[str]) -> dict[str, str]:
+def render(
+    results: list[Result],
+    points: list[workloads.SizePoint],
+    stop_note: str,
+    host: report.Machine,
+    started_at: datetime,
+    elapsed: float,
+    installed: dict[str, float],
+    install_began: float,
+    sizes_info: dict[str, dict],
+    res: dict[str, dict[str, float | None]],
+    net: dict[str, list[str]],
+    stub_stats: dict,
+    plan: Plan,
+    failed: list[str],
+) -> dict[str, str]:
     cells = report.rows(results)
-    notes = [f"{r.workload} ({r.clients} client{'s' if r.clients > 1 else ''}): {n}" for r in results for n in r.notes]
+    notes = [
+        f"{r.workload} ({r.clients} client{'s' if r.clients > 1 else ''}): {n}"
+        for r in results
+        for n in r.notes
+    ]
     resource_headers = ["", "context-engine", "OpenViking 0.5.2", "ratio"]
 
     def ratio(a: float | None, b: float | None) -> str:
@@ -194,26 +314,65 @@ def render(results: list[Result], points: list[workloads.SizePoint], stop_note: 
 
     ours_i, peer_i = sizes_info["ours"], sizes_info["peer"]
     resource_cells = [
-        ["idle RSS (after start, quiet)", _mb(res["ours"].get("idle_rss")), _mb(res["peer"].get("idle_rss")),
-         ratio(res["ours"].get("idle_rss"), res["peer"].get("idle_rss"))],
-        ["RSS at the end of the run", _mb(res["ours"].get("end_rss")), _mb(res["peer"].get("end_rss")),
-         ratio(res["ours"].get("end_rss"), res["peer"].get("end_rss"))],
-        ["peak RSS (VmHWM)", _mb(res["ours"].get("peak_rss")), _mb(res["peer"].get("peak_rss")),
-         ratio(res["ours"].get("peak_rss"), res["peer"].get("peak_rss"))],
-        ["idle CPU (3 s after start)", f"{res['ours'].get('idle_cpu', 0):.1f} %", f"{res['peer'].get('idle_cpu', 0):.1f} %", "-"],
-        ["server CPU over the run", f"{res['ours'].get('cpu_s', 0):.0f} s", f"{res['peer'].get('cpu_s', 0):.0f} s",
-         ratio(res["ours"].get("cpu_s"), res["peer"].get("cpu_s"))],
-        ["install: runtime dependency closure", f"{ours_i['closure_bytes'] / 1e6:.0f} MB ({ours_i['closure_dists']} dists)",
-         f"{peer_i['closure_bytes'] / 1e6:.0f} MB ({peer_i['closure_dists']} dists)",
-         ratio(ours_i["closure_bytes"], peer_i["closure_bytes"])],
-        ["install: whole venv", f"{ours_i['venv_bytes'] / 1e6:.0f} MB (`.venv`, with dev tools)",
-         f"{peer_i['venv_bytes'] / 1e6:.0f} MB (`.cache/peer-venv`)", ratio(ours_i["venv_bytes"], peer_i["venv_bytes"])],
+        [
+            "idle RSS (after start, quiet)",
+            _mb(res["ours"].get("idle_rss")),
+            _mb(res["peer"].get("idle_rss")),
+            ratio(res["ours"].get("idle_rss"), res["peer"].get("idle_rss")),
+        ],
+        [
+            "RSS at the end of the run",
+            _mb(res["ours"].get("end_rss")),
+            _mb(res["peer"].get("end_rss")),
+            ratio(res["ours"].get("end_rss"), res["peer"].get("end_rss")),
+        ],
+        [
+            "peak RSS (VmHWM)",
+            _mb(res["ours"].get("peak_rss")),
+            _mb(res["peer"].get("peak_rss")),
+            ratio(res["ours"].get("peak_rss"), res["peer"].get("peak_rss")),
+        ],
+        [
+            "idle CPU (3 s after start)",
+            f"{res['ours'].get('idle_cpu', 0):.1f} %",
+            f"{res['peer'].get('idle_cpu', 0):.1f} %",
+            "-",
+        ],
+        [
+            "server CPU over the run",
+            f"{res['ours'].get('cpu_s', 0):.0f} s",
+            f"{res['peer'].get('cpu_s', 0):.0f} s",
+            ratio(res["ours"].get("cpu_s"), res["peer"].get("cpu_s")),
+        ],
+        [
+            "install: runtime dependency closure",
+            f"{ours_i['closure_bytes'] / 1e6:.0f} MB ({ours_i['closure_dists']} dists)",
+            f"{peer_i['closure_bytes'] / 1e6:.0f} MB ({peer_i['closure_dists']} dists)",
+            ratio(ours_i["closure_bytes"], peer_i["closure_bytes"]),
+        ],
+        [
+            "install: whole venv",
+            f"{ours_i['venv_bytes'] / 1e6:.0f} MB (`.venv`, with dev tools)",
+            f"{peer_i['venv_bytes'] / 1e6:.0f} MB (`.cache/peer-venv`)",
+            ratio(ours_i["venv_bytes"], peer_i["venv_bytes"]),
+        ],
     ]
     network = []
     for name in ("ours", "peer"):
-        network.append(f"{name}: " + ("only loopback sockets seen after every workload" if not net[name]
-                                      else "NON-LOOPBACK SOCKETS: " + "; ".join(net[name])))
-    stub_line = ", ".join(f"{k}: {v['calls']} calls / {v['inputs']} inputs" for k, v in sorted(stub_stats.items())) or "none"
+        network.append(
+            f"{name}: "
+            + (
+                "only loopback sockets seen after every workload"
+                if not net[name]
+                else "NON-LOOPBACK SOCKETS: " + "; ".join(net[name])
+            )
+        )
+    stub_line = (
+        ", ".join(
+            f"{k}: {v['calls']} calls / {v['inputs']} inputs" for k, v in sorted(stub_stats.items())
+        )
+        or "none"
+    )
     install_line = ", ".join(f"{k} {v:.0f} s" for k, v in installed.items() if v) or "none (cached)"
     series_cells = report.series_cells(points)
 
@@ -230,9 +389,13 @@ def render(results: list[Result], points: list[workloads.SizePoint], stop_note: 
         console += ["", report.text_table(report.SERIES_HEADERS, series_cells, {1, 2, 3, 4})]
         if stop_note:
             console.append(stop_note)
-    console += ["", f"network: {'; '.join(network)}", f"embedding stub: {stub_line}",
-                f"one-time installs this run: {install_line}",
-                f"run time {elapsed:.0f} s (after installs); load average {host.load_before} -> {host.load_after}"]
+    console += [
+        "",
+        f"network: {'; '.join(network)}",
+        f"embedding stub: {stub_line}",
+        f"one-time installs this run: {install_line}",
+        f"run time {elapsed:.0f} s (after installs); load average {host.load_before} -> {host.load_after}",
+    ]
     if failed:
         console.append(f"FAILED: {', '.join(failed)}")
 
@@ -246,7 +409,7 @@ def render(results: list[Result], points: list[workloads.SizePoint], stop_note: 
         f"{host.load_after} at the end. The machine was shared with other work, so absolute figures are "
         "noisy; the ratios come from the same run, with the two services measured in alternating rounds.",
         f"- **Code**: context-engine at `{host.commit}`; OpenViking 0.5.2 from PyPI, run as a black box over HTTP.",
-        "- **How**: `bench/README.md`, section \"Beside the peer\". Both servers ran at once, each a single "
+        '- **How**: `bench/README.md`, section "Beside the peer". Both servers ran at once, each a single '
         "process on loopback with the same embedding stub; neither had an LLM. Ratios: peer p50 / our p50, "
         "and our turns/s / peer turns/s: above 1 means this service is faster. Goals from issue 11: ≥ 10× "
         "the peer's turn throughput, ≥ 5× faster history rebuild and archive search.",
@@ -281,8 +444,12 @@ def render(results: list[Result], points: list[workloads.SizePoint], stop_note: 
             "",
             report.md_table(report.SERIES_HEADERS, series_cells, {1, 2, 3, 4}),
         ]
-        md += ["", "Build time to the largest size: " + ", ".join(
-            f"{name} {points[-1].build_s[name]:.0f} s" for name in ("ours", "peer")) + "."]
+        md += [
+            "",
+            "Build time to the largest size: "
+            + ", ".join(f"{name} {points[-1].build_s[name]:.0f} s" for name in ("ours", "peer"))
+            + ".",
+        ]
         if stop_note:
             md += ["", stop_note + "."]
     md += ["", "### Not equivalent, and why", "", *[f"- {line}" for line in CAVEATS]]

@@ -34,7 +34,9 @@ def _installed_version(venv: Path, dist: str) -> str | None:
         return None
     probe = subprocess.run(
         [str(python), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return probe.stdout.strip() or None if probe.returncode == 0 else None
 
@@ -56,7 +58,14 @@ def ensure_venv(venv: Path, dist: str, version: str | None, log: Callable[[str],
     CACHE.mkdir(exist_ok=True)
     if not (venv / "bin" / "python").exists():
         subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    pip = [
+        str(venv / "bin" / "python"),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
     subprocess.run([*pip, spec], check=True)
     found = _installed_version(venv, dist)

@@ -14,8 +14,8 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402 - the backend is chosen first
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 TITLES = {
     "turn": "4-message turn",
@@ -36,11 +36,24 @@ def main() -> None:
     for ax, metric in zip(axes, metrics, strict=True):
         for side in ("ours", "peer"):
             values = [p["p50"][metric][side] for p in points]
-            ax.plot(sizes, values, label=data["labels"][side], linewidth=1.6, markersize=5, **STYLE[side])
+            ax.plot(
+                sizes,
+                values,
+                label=data["labels"][side],
+                linewidth=1.6,
+                markersize=5,
+                **STYLE[side],
+            )
             for x, y in zip(sizes, values, strict=True):
-                ax.annotate(f"{y:.0f}" if y >= 10 else f"{y:.1f}", (x, y), textcoords="offset points",
-                            xytext=(0, 6 if side == "peer" else -11), ha="center", fontsize=7,
-                            color=STYLE[side]["color"])
+                ax.annotate(
+                    f"{y:.0f}" if y >= 10 else f"{y:.1f}",
+                    (x, y),
+                    textcoords="offset points",
+                    xytext=(0, 6 if side == "peer" else -11),
+                    ha="center",
+                    fontsize=7,
+                    color=STYLE[side]["color"],
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(sizes)

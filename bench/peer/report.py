@@ -52,8 +52,20 @@ def verdict(r: Result) -> str:
     return f"≥{r.goal:g}× {'ok' if figure >= r.goal else 'MISS'}"
 
 
-HEADERS = ["workload", "clients", "n ours/peer", "ours p50", "ours p99", "peer p50", "peer p99",
-           "p50 ratio", "ours turns/s", "peer turns/s", "turns/s ratio", "goal"]
+HEADERS = [
+    "workload",
+    "clients",
+    "n ours/peer",
+    "ours p50",
+    "ours p99",
+    "peer p50",
+    "peer p99",
+    "p50 ratio",
+    "ours turns/s",
+    "peer turns/s",
+    "turns/s ratio",
+    "goal",
+]
 
 
 def rows(results: list[Result]) -> list[list[str]]:
@@ -62,22 +74,35 @@ def rows(results: list[Result]) -> list[list[str]]:
         o50, o99 = _p(r.ours)
         p50, p99 = _p(r.peer)
         latency, throughput = ratios(r)
-        out.append([
-            r.workload, str(r.clients), f"{len(r.ours.samples_ms)}/{len(r.peer.samples_ms)}",
-            fmt_ms(o50), fmt_ms(o99), fmt_ms(p50), fmt_ms(p99), _x(latency),
-            _rate(r.ours.throughput) if r.throughput else "-",
-            _rate(r.peer.throughput) if r.throughput else "-",
-            _x(throughput), verdict(r),
-        ])
+        out.append(
+            [
+                r.workload,
+                str(r.clients),
+                f"{len(r.ours.samples_ms)}/{len(r.peer.samples_ms)}",
+                fmt_ms(o50),
+                fmt_ms(o99),
+                fmt_ms(p50),
+                fmt_ms(p99),
+                _x(latency),
+                _rate(r.ours.throughput) if r.throughput else "-",
+                _rate(r.peer.throughput) if r.throughput else "-",
+                _x(throughput),
+                verdict(r),
+            ]
+        )
     return out
 
 
 def text_table(headers: list[str], cells: list[list[str]], right: set[int]) -> str:
-    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)
+    ]
 
     def line(values: list[str]) -> str:
-        return "  ".join(v.rjust(w) if i in right else v.ljust(w)
-                         for i, (v, w) in enumerate(zip(values, widths, strict=True))).rstrip()
+        return "  ".join(
+            v.rjust(w) if i in right else v.ljust(w)
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(c) for c in cells)])
 
@@ -124,8 +149,15 @@ def machine() -> Machine:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:
         cpus = os.cpu_count() or 0
-    return Machine(cpus=cpus, cpu_model=model, memory_gb=memory, python=platform.python_version(),
-                   kernel=platform.release(), commit=_commit(), load_before=load())
+    return Machine(
+        cpus=cpus,
+        cpu_model=model,
+        memory_gb=memory,
+        python=platform.python_version(),
+        kernel=platform.release(),
+        commit=_commit(),
+        load_before=load(),
+    )
 
 
 def load() -> str:
@@ -137,10 +169,20 @@ def load() -> str:
 
 def _commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "app"],
-                               cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "app"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return head + (" (app/ has uncommitted changes)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -151,7 +193,15 @@ def series_cells(points: list[SizePoint]) -> list[list[str]]:
     for metric in ("turn", "rebuild", "search"):
         for point in points:
             ours, peer = point.p50[metric]["ours"], point.p50[metric]["peer"]
-            cells.append([metric, f"{point.size:,}", fmt_ms(ours), fmt_ms(peer), _x(peer / ours if ours else None)])
+            cells.append(
+                [
+                    metric,
+                    f"{point.size:,}",
+                    fmt_ms(ours),
+                    fmt_ms(peer),
+                    _x(peer / ours if ours else None),
+                ]
+            )
     return cells
 
 
@@ -169,5 +219,8 @@ def write_results(path: Path, section: str) -> None:
         else:
             text = text.rstrip() + "\n\n" + block
     else:
-        text = "# Benchmark results\n\nFigures recorded by the benchmarks in this folder (see `bench/README.md`).\n\n" + block
+        text = (
+            "# Benchmark results\n\nFigures recorded by the benchmarks in this folder (see `bench/README.md`).\n\n"
+            + block
+        )
     path.write_text(text, encoding="utf-8")

@@ -130,7 +130,7 @@ def _hex_addr(text: str) -> str:
     raw = bytes.fromhex(host)
     if len(raw) == 4:
         return f"{'.'.join(str(b) for b in raw[::-1])}:{int(port, 16)}"
-    words = [raw[i:i + 4][::-1] for i in range(0, 16, 4)]
+    words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
     flat = b"".join(words)
     if flat[:12] == b"\x00" * 10 + b"\xff\xff":
         return f"{'.'.join(str(b) for b in flat[12:])}:{int(port, 16)}"
@@ -172,7 +172,7 @@ def sockets(pid: int) -> list[str]:
 
 
 def non_loopback(remotes: list[str]) -> list[str]:
-    return [r for r in remotes if not (r.startswith("127.") or r.startswith("::1:"))]
+    return [r for r in remotes if not (r.startswith(("127.", "::1:")))]
 
 
 # --- the embedding stub --------------------------------------------------------------------------
@@ -190,9 +190,18 @@ class EmbeddingStub:
     def __enter__(self) -> EmbeddingStub:
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "bench.peer.stub", "--port", str(self.port),
-                 "--dimension", str(EMBED_DIMENSION)],
-                cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                [
+                    sys.executable,
+                    "-m",
+                    "bench.peer.stub",
+                    "--port",
+                    str(self.port),
+                    "--dimension",
+                    str(EMBED_DIMENSION),
+                ],
+                cwd=REPO_ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         _wait_healthy(f"{self.base_url}/health", self.proc, 30, self.log_path)
         return self
@@ -274,11 +283,23 @@ class PeerServer:
     def start(self, timeout_s: float = 180.0) -> None:
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                [str(self.venv / "bin" / "openviking-server"), "--host", "127.0.0.1",
-                 "--port", str(self.port), "--config", str(self.config_path)],
-                cwd=self.workdir, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                [
+                    str(self.venv / "bin" / "openviking-server"),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--config",
+                    str(self.config_path),
+                ],
+                cwd=self.workdir,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
-        self.startup_s = _wait_healthy(f"{self.base_url}/health", self.proc, timeout_s, self.log_path)
+        self.startup_s = _wait_healthy(
+            f"{self.base_url}/health", self.proc, timeout_s, self.log_path
+        )
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None

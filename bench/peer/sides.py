@@ -60,7 +60,9 @@ def _text(message: Message) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content.strip()
-    return " ".join(b["text"].strip() for b in content or [] if b.get("type") == "text" and b.get("text")).strip()
+    return " ".join(
+        b["text"].strip() for b in content or [] if b.get("type") == "text" and b.get("text")
+    ).strip()
 
 
 _REGEX_SPECIALS = re.compile(r"[.*+?^${}()|\[\]\\]")
@@ -75,7 +77,9 @@ def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
 
 
-def to_openviking(messages: list[Message], inputs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def to_openviking(
+    messages: list[Message], inputs: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """OpenClaw messages → OpenViking add-message bodies, as the OpenClaw plugin maps them."""
     inputs = dict(inputs or {})
     for m in messages:
@@ -90,23 +94,32 @@ def to_openviking(messages: list[Message], inputs: dict[str, Any] | None = None)
             output = _text(m)
             if not output:
                 continue
-            out.append({
-                "role": "assistant",
-                "created_at": created,
-                "parts": [{
-                    "type": "tool",
-                    "tool_id": m["toolCallId"],
-                    "tool_name": m.get("toolName") or "tool",
-                    "tool_input": inputs.get(m["toolCallId"], {}),
-                    "tool_output": output,
-                    "tool_status": "error" if m.get("isError") else "completed",
-                }],
-            })
+            out.append(
+                {
+                    "role": "assistant",
+                    "created_at": created,
+                    "parts": [
+                        {
+                            "type": "tool",
+                            "tool_id": m["toolCallId"],
+                            "tool_name": m.get("toolName") or "tool",
+                            "tool_input": inputs.get(m["toolCallId"], {}),
+                            "tool_output": output,
+                            "tool_status": "error" if m.get("isError") else "completed",
+                        }
+                    ],
+                }
+            )
             continue
         text = _text(m)
         if text:
-            out.append({"role": "assistant" if m["role"] == "assistant" else "user",
-                        "created_at": created, "parts": [{"type": "text", "text": text}]})
+            out.append(
+                {
+                    "role": "assistant" if m["role"] == "assistant" else "user",
+                    "created_at": created,
+                    "parts": [{"type": "text", "text": text}],
+                }
+            )
     return out
 
 
@@ -182,12 +195,16 @@ class Ours(Side):
 
     def _commit_turn(self, sid: str, messages: list[Message]) -> Request:
         self._turns += 1
-        body = {"sessionId": sid, "advancementKey": f"{sid}:turn:{self._turns}", "messages": messages}
+        body = {
+            "sessionId": sid,
+            "advancementKey": f"{sid}:turn:{self._turns}",
+            "messages": messages,
+        }
         return Request("POST", "/commit-turn", encode(body))
 
     def seed(self, client: httpx.Client, sid: str, messages: list[Message]) -> None:
         for start in range(0, len(messages), 1000):
-            chunk = messages[start:start + 1000]
+            chunk = messages[start : start + 1000]
             self.check_turn([send(client, self._commit_turn(sid, chunk))], len(chunk))
 
     def stored(self, client: httpx.Client, sid: str) -> int:
@@ -219,7 +236,11 @@ class Ours(Side):
             raise RuntimeError(f"commit-turn stored {body.get('ingested')} of {count}: {body}")
 
     def commit(self, sid: str, keep: int) -> Request:
-        return Request("POST", f"/sessions/{quote(sid)}/commit", encode({"keepRecentCount": keep, "wait": False}))
+        return Request(
+            "POST",
+            f"/sessions/{quote(sid)}/commit",
+            encode({"keepRecentCount": keep, "wait": False}),
+        )
 
     def check_commit(self, response: httpx.Response, archived: int) -> None:
         body = ok(response)
@@ -227,8 +248,13 @@ class Ours(Side):
             raise RuntimeError(f"commit did not archive: {body}")
 
     def rebuild(self, sid: str, transcript: list[Message], prompt: str) -> Request:
-        body = {"sessionId": sid, "messages": transcript, "tokenBudget": BUDGET, "prompt": prompt,
-                "phase": "pre_prompt"}
+        body = {
+            "sessionId": sid,
+            "messages": transcript,
+            "tokenBudget": BUDGET,
+            "prompt": prompt,
+            "phase": "pre_prompt",
+        }
         return Request("POST", "/assemble", encode(body))
 
     def rebuild_summary(self, response: httpx.Response) -> str:
@@ -236,9 +262,11 @@ class Ours(Side):
         diag = body.get("diagnostics") or {}
         msgs = diag.get("messages") or {}
         overview = (diag.get("archives") or {}).get("overviewIncluded")
-        return (f"{len(body.get('messages') or [])} messages (stored {msgs.get('stored')}, "
-                f"reconciled {msgs.get('reconciled')}), ~{body.get('estimatedTokens')} tokens, "
-                f"overview {'in' if overview else 'out'}")
+        return (
+            f"{len(body.get('messages') or [])} messages (stored {msgs.get('stored')}, "
+            f"reconciled {msgs.get('reconciled')}), ~{body.get('estimatedTokens')} tokens, "
+            f"overview {'in' if overview else 'out'}"
+        )
 
     def archive_read(self, sid: str, archive_id: str) -> Request:
         return Request("GET", f"/archives/{quote(archive_id)}?sessionId={quote(sid)}")
@@ -268,9 +296,17 @@ class Peer(Side):
     def seed(self, client: httpx.Client, sid: str, messages: list[Message]) -> None:
         bodies = to_openviking(messages)
         for start in range(0, len(bodies), 100):  # the batch route takes at most 100
-            chunk = bodies[start:start + 100]
-            result = ok(send(client, Request("POST", f"/api/v1/sessions/{quote(sid)}/messages/batch",
-                                             encode({"messages": chunk}))))["result"]
+            chunk = bodies[start : start + 100]
+            result = ok(
+                send(
+                    client,
+                    Request(
+                        "POST",
+                        f"/api/v1/sessions/{quote(sid)}/messages/batch",
+                        encode({"messages": chunk}),
+                    ),
+                )
+            )["result"]
             if result.get("added") != len(chunk):
                 raise RuntimeError(f"peer batch stored {result.get('added')} of {len(chunk)}")
 
@@ -304,7 +340,9 @@ class Peer(Side):
 
     def turn(self, sid: str, messages: list[Message]) -> list[Request]:
         path = f"/api/v1/sessions/{quote(sid)}"
-        adds = [Request("POST", f"{path}/messages", encode(body)) for body in to_openviking(messages)]
+        adds = [
+            Request("POST", f"{path}/messages", encode(body)) for body in to_openviking(messages)
+        ]
         return [*adds, Request("GET", path)]
 
     def check_turn(self, responses: list[httpx.Response], count: int) -> None:
@@ -314,7 +352,9 @@ class Peer(Side):
             raise RuntimeError(f"peer turn sent {len(responses) - 1} messages, expected {count}")
 
     def commit(self, sid: str, keep: int) -> Request:
-        return Request("POST", f"/api/v1/sessions/{quote(sid)}/commit", encode({"keep_recent_count": keep}))
+        return Request(
+            "POST", f"/api/v1/sessions/{quote(sid)}/commit", encode({"keep_recent_count": keep})
+        )
 
     def check_commit(self, response: httpx.Response, archived: int) -> None:
         result = ok(response)["result"]
@@ -328,8 +368,10 @@ class Peer(Side):
     def rebuild_summary(self, response: httpx.Response) -> str:
         result = ok(response)["result"]
         stats = result.get("stats") or {}
-        return (f"{len(result.get('messages') or [])} messages, ~{result.get('estimatedTokens')} tokens, "
-                f"archives {stats.get('includedArchives')}/{stats.get('totalArchives')} included")
+        return (
+            f"{len(result.get('messages') or [])} messages, ~{result.get('estimatedTokens')} tokens, "
+            f"archives {stats.get('includedArchives')}/{stats.get('totalArchives')} included"
+        )
 
     def archive_read(self, sid: str, archive_id: str) -> Request:
         return Request("GET", f"/api/v1/sessions/{quote(sid)}/archives/{quote(archive_id)}")
@@ -338,11 +380,14 @@ class Peer(Side):
         return len(ok(response)["result"].get("messages") or [])
 
     def search(self, sid: str, term: str) -> Request:
-        body = {"uri": f"viking://user/default/sessions/{sid}/history", "pattern": _escape(term),
-                "case_insensitive": True, "node_limit": SEARCH_LIMIT}
+        body = {
+            "uri": f"viking://user/default/sessions/{sid}/history",
+            "pattern": _escape(term),
+            "case_insensitive": True,
+            "node_limit": SEARCH_LIMIT,
+        }
         return Request("POST", "/api/v1/search/grep", encode(body))
 
     def hits(self, response: httpx.Response) -> int:
         result = ok(response)["result"]
         return int(result.get("match_count", result.get("count", 0)))
-

@@ -37,7 +37,9 @@ def _requirements(dist: metadata.Distribution) -> list[str]:
 
 
 def closure(roots: list[str]) -> tuple[list[str], int]:
-    installed = {_norm(d.metadata["Name"]): d for d in metadata.distributions() if d.metadata["Name"]}
+    installed = {
+        _norm(d.metadata["Name"]): d for d in metadata.distributions() if d.metadata["Name"]
+    }
     seen: set[str] = set()
     todo = [_norm(r) for r in roots]
     size = 0
@@ -73,8 +75,16 @@ def tree_size(root: Path) -> int:
 
 def main() -> None:
     dists, size = closure(sys.argv[1:])
-    print(json.dumps({"venv_bytes": tree_size(Path(sys.prefix)), "closure_bytes": size,
-                      "closure_dists": len(dists), "python": sys.version.split()[0]}))
+    print(
+        json.dumps(
+            {
+                "venv_bytes": tree_size(Path(sys.prefix)),
+                "closure_bytes": size,
+                "closure_dists": len(dists),
+                "python": sys.version.split()[0],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,12 @@ class _Pool:
         return values / np.linalg.norm(values)
 
     def get(self, text: str, dimension: int, as_base64: bool) -> str:
-        slot = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:4], "big") % POOL
+        slot = (
+            int.from_bytes(
+                hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:4], "big"
+            )
+            % POOL
+        )
         table = self._b64 if as_base64 else self._json
         with self._lock:
             entries = table.setdefault(dimension, [None] * POOL)
@@ -60,7 +65,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _StubServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         return
 
     def _reply(self, status: int, payload: object) -> None:
@@ -71,7 +76,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+    def do_GET(self) -> None:
         if self.path.rstrip("/") == "/stats":
             with self.server.lock:
                 self._reply(200, self.server.stats)
@@ -80,7 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._reply(404, {"error": {"message": "not found"}})
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+    def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
@@ -109,8 +114,10 @@ class _Handler(BaseHTTPRequestHandler):
         )
         tokens = sum(max(1, len(str(text)) // 4) for text in inputs)
         model = json.dumps(body.get("model") or "stub")
-        payload = (f'{{"object":"list","data":[{items}],"model":{model},'
-                   f'"usage":{{"prompt_tokens":{tokens},"total_tokens":{tokens}}}}}').encode()
+        payload = (
+            f'{{"object":"list","data":[{items}],"model":{model},'
+            f'"usage":{{"prompt_tokens":{tokens},"total_tokens":{tokens}}}}}'
+        ).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(payload)))

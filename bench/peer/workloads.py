@@ -8,6 +8,7 @@ before the clock starts and answers are checked after it stops.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -71,7 +72,7 @@ def rounds_order(sides: Sequence[Side], index: int) -> list[Side]:
     return list(sides) if index % 2 == 0 else list(reversed(sides))
 
 
-def timed(client, requests: list[Request]):  # noqa: ANN001, ANN201 - httpx types kept local
+def timed(client, requests: list[Request]):
     gc.collect()
     started = time.perf_counter()
     responses = run(client, requests)
@@ -89,8 +90,15 @@ def _session(seed: int, preload: int, turns: int) -> tuple[list[Message], list[l
     return history, [conv.turn() for _ in range(turns)]
 
 
-def turn_single(sides: Sequence[Side], plan: Plan, clients: dict[str, object], *, preload: int,
-                key: str, label: str) -> Result:
+def turn_single(
+    sides: Sequence[Side],
+    plan: Plan,
+    clients: dict[str, object],
+    *,
+    preload: int,
+    key: str,
+    label: str,
+) -> Result:
     """One client: each sample is one 4-message turn on one session that starts with ``preload``."""
     rounds, per_round, warm = 4, plan.pick(15, 4), 3
     sid = f"{key}-1"
@@ -125,13 +133,16 @@ def turn_single(sides: Sequence[Side], plan: Plan, clients: dict[str, object], *
     return result
 
 
-def turn_concurrent(sides: Sequence[Side], plan: Plan, *, preload: int, key: str, label: str,
-                    threads: int = 8) -> Result:
+def turn_concurrent(
+    sides: Sequence[Side], plan: Plan, *, preload: int, key: str, label: str, threads: int = 8
+) -> Result:
     """``threads`` clients, each with its own session and connection, all turning at once."""
     rounds, per_thread = 2, plan.pick(8 if preload < 1000 else 4, 2)
     sids = [f"{key}-{k}" for k in range(threads)]
-    sessions = {sid: _session(700 + 31 * k + preload, preload, 1 + rounds * per_thread)
-                for k, sid in enumerate(sids)}
+    sessions = {
+        sid: _session(700 + 31 * k + preload, preload, 1 + rounds * per_thread)
+        for k, sid in enumerate(sids)
+    }
     preload_lists = {sid: history for sid, (history, _) in sessions.items()}
     turn_lists = {sid: turns for sid, (_, turns) in sessions.items()}
     measures = {s.name: Measure() for s in sides}
@@ -152,8 +163,13 @@ def turn_concurrent(sides: Sequence[Side], plan: Plan, *, preload: int, key: str
             failures: list[BaseException] = []
             barrier = threading.Barrier(threads + 1)
 
-            def worker(k: int, side: Side = side, per_sample: list[list[float]] = per_sample,
-                       failures: list[BaseException] = failures, barrier: threading.Barrier = barrier) -> None:
+            def worker(
+                k: int,
+                side: Side = side,
+                per_sample: list[list[float]] = per_sample,
+                failures: list[BaseException] = failures,
+                barrier: threading.Barrier = barrier,
+            ) -> None:
                 sid = sids[k]
                 try:
                     with side.client() as client:
@@ -162,7 +178,9 @@ def turn_concurrent(sides: Sequence[Side], plan: Plan, *, preload: int, key: str
                             turn = turn_lists[sid][cursor[(side.name, sid)]]
                             cursor[(side.name, sid)] += 1
                             prepared.append((turn, side.turn(sid, turn)))
-                        send(client, Request("GET", "/health" if side.name == "peer" else "/healthz"))
+                        send(
+                            client, Request("GET", "/health" if side.name == "peer" else "/healthz")
+                        )
                         barrier.wait()
                         checks = []
                         for turn, requests in prepared:
@@ -180,10 +198,8 @@ def turn_concurrent(sides: Sequence[Side], plan: Plan, *, preload: int, key: str
             for w in workers:
                 w.start()
             gc.collect()
-            try:
+            with contextlib.suppress(threading.BrokenBarrierError):
                 barrier.wait()
-            except threading.BrokenBarrierError:
-                pass
             started = time.perf_counter()
             for w in workers:
                 w.join()
@@ -194,7 +210,9 @@ def turn_concurrent(sides: Sequence[Side], plan: Plan, *, preload: int, key: str
             m.units += threads * per_thread
             for samples in per_sample:
                 m.samples_ms.extend(samples)
-    result = Result(key, label, threads, measures["ours"], measures["peer"], throughput=True, goal=10)
+    result = Result(
+        key, label, threads, measures["ours"], measures["peer"], throughput=True, goal=10
+    )
     expected = preload + 4 * (1 + rounds * per_thread)
     for side in sides:
         with side.client() as client:
@@ -202,7 +220,8 @@ def turn_concurrent(sides: Sequence[Side], plan: Plan, *, preload: int, key: str
         wrong = {sid: n for sid, n in counts.items() if n != expected}
         result.notes.append(
             f"{side.name}: {len(sids)} sessions hold {expected} messages each"
-            if not wrong else f"{side.name}: UNEXPECTED stored counts {wrong} (expected {expected})"
+            if not wrong
+            else f"{side.name}: UNEXPECTED stored counts {wrong} (expected {expected})"
         )
     return result
 
@@ -218,23 +237,30 @@ def _integrity(result: Result, counts: dict[str, int], expected: int) -> None:
 # --- sessions with archives ----------------------------------------------------------------------
 
 
-def build_archived(side: Side, client, sid: str, messages: list[Message], *,  # noqa: ANN001
-                   every: int, keep: int, tail: int = 0) -> None:
+def build_archived(
+    side: Side, client, sid: str, messages: list[Message], *, every: int, keep: int, tail: int = 0
+) -> None:
     """Store ``messages`` in chunks of ``every``, committing (keeping ``keep``) after each, except
     the last ``tail`` messages, which stay live; waits until every archive has finished Phase 2."""
     side.create(client, sid)
-    body = messages[:len(messages) - tail] if tail else messages
+    body = messages[: len(messages) - tail] if tail else messages
     for start in range(0, len(body), every):
-        side.seed(client, sid, body[start:start + every])
+        side.seed(client, sid, body[start : start + every])
         response = send(client, side.commit(sid, keep))
         side.check_commit(response, 0)
     if tail:
-        side.seed(client, sid, messages[len(messages) - tail:])
+        side.seed(client, sid, messages[len(messages) - tail :])
     side.wait_archives(client, sid)
 
 
-def alternate(sides: Sequence[Side], rounds: int, per_round: int, warm: int,
-              request_for: Callable[[Side], Request], check: Callable[[Side, object], None]) -> dict[str, Measure]:
+def alternate(
+    sides: Sequence[Side],
+    rounds: int,
+    per_round: int,
+    warm: int,
+    request_for: Callable[[Side], Request],
+    check: Callable[[Side, object], None],
+) -> dict[str, Measure]:
     """Time the same prepared request on both sides in alternating rounds."""
     measures = {s.name: Measure() for s in sides}
     clients = {s.name: s.client() for s in sides}
@@ -261,11 +287,15 @@ def alternate(sides: Sequence[Side], rounds: int, per_round: int, warm: int,
 CLIENTS = 8
 
 
-def concurrent(sides: Sequence[Side], rounds: int, per_thread: int,
-               prepare: Callable[[Side, httpx.Client, int, int], list[Request]],
-               check: Callable[[Side, httpx.Client, httpx.Response], None],
-               settle: Callable[[Side, httpx.Client], None] | None = None,
-               threads: int = CLIENTS) -> dict[str, Measure]:
+def concurrent(
+    sides: Sequence[Side],
+    rounds: int,
+    per_thread: int,
+    prepare: Callable[[Side, httpx.Client, int, int], list[Request]],
+    check: Callable[[Side, httpx.Client, httpx.Response], None],
+    settle: Callable[[Side, httpx.Client], None] | None = None,
+    threads: int = CLIENTS,
+) -> dict[str, Measure]:
     """``threads`` clients at once, each on its own connection, in alternating rounds.
 
     ``prepare(side, client, thread, round)`` runs untimed in each thread before the start barrier
@@ -281,9 +311,15 @@ def concurrent(sides: Sequence[Side], rounds: int, per_thread: int,
             failures: list[BaseException] = []
             barrier = threading.Barrier(threads + 1)
 
-            def worker(k: int, side: Side = side, index: int = index, samples: list = samples,
-                       answers: list = answers, failures: list = failures,
-                       barrier: threading.Barrier = barrier) -> None:
+            def worker(
+                k: int,
+                side: Side = side,
+                index: int = index,
+                samples: list = samples,
+                answers: list = answers,
+                failures: list = failures,
+                barrier: threading.Barrier = barrier,
+            ) -> None:
                 try:
                     with side.client() as client:
                         requests = prepare(side, client, k, index)
@@ -301,10 +337,8 @@ def concurrent(sides: Sequence[Side], rounds: int, per_thread: int,
             for w in workers:
                 w.start()
             gc.collect()
-            try:
+            with contextlib.suppress(threading.BrokenBarrierError):
                 barrier.wait()
-            except threading.BrokenBarrierError:
-                pass
             started = time.perf_counter()
             for w in workers:
                 w.join()
@@ -339,22 +373,51 @@ def history_and_archives(sides: Sequence[Side], plan: Plan) -> list[Result]:
     rounds, per_round = 4, plan.pick(10, 3)
     summaries: dict[str, str] = {}
 
-    def check_rebuild(side: Side, response) -> None:  # noqa: ANN001
+    def check_rebuild(side: Side, response) -> None:
         summaries[side.name] = side.rebuild_summary(response)
 
-    measures = alternate(sides, rounds, per_round, 3, lambda s: s.rebuild(sid, transcript, PROMPT), check_rebuild)
-    rebuild = Result("rebuild", "history rebuild, 2,000 messages, 5 archives", 1, measures["ours"],
-                     measures["peer"], goal=5)
-    rebuild.notes.append(f"ours: pre_prompt /assemble, the host sends all 2,000 messages; returns {summaries['ours']}")
+    measures = alternate(
+        sides, rounds, per_round, 3, lambda s: s.rebuild(sid, transcript, PROMPT), check_rebuild
+    )
+    rebuild = Result(
+        "rebuild",
+        "history rebuild, 2,000 messages, 5 archives",
+        1,
+        measures["ours"],
+        measures["peer"],
+        goal=5,
+    )
+    rebuild.notes.append(
+        f"ours: pre_prompt /assemble, the host sends all 2,000 messages; returns {summaries['ours']}"
+    )
     rebuild.notes.append(f"peer: GET …/context?token_budget=128000; returns {summaries['peer']}")
-    ours_tail = alternate(sides[:1], 2, per_round, 2, lambda s: s.rebuild(sid, transcript[-50:], PROMPT),
-                          check_rebuild)["ours"]
-    rebuild.notes.append(f"ours with the host sending only its last 50 messages: p50 {_p50(ours_tail):.1f} ms")
+    ours_tail = alternate(
+        sides[:1],
+        2,
+        per_round,
+        2,
+        lambda s: s.rebuild(sid, transcript[-50:], PROMPT),
+        check_rebuild,
+    )["ours"]
+    rebuild.notes.append(
+        f"ours with the host sending only its last 50 messages: p50 {_p50(ours_tail):.1f} ms"
+    )
     per_thread = plan.pick(5, 2)
-    measures = concurrent(sides, 2, per_thread, lambda s, c, k, i: [s.rebuild(sid, transcript, PROMPT)] * per_thread,
-                          lambda s, c, r: check_rebuild(s, r))
-    rebuild8 = Result("rebuild-8", "history rebuild, 2,000 messages, 5 archives", CLIENTS, measures["ours"],
-                      measures["peer"], goal=5)
+    measures = concurrent(
+        sides,
+        2,
+        per_thread,
+        lambda s, c, k, i: [s.rebuild(sid, transcript, PROMPT)] * per_thread,
+        lambda s, c, r: check_rebuild(s, r),
+    )
+    rebuild8 = Result(
+        "rebuild-8",
+        "history rebuild, 2,000 messages, 5 archives",
+        CLIENTS,
+        measures["ours"],
+        measures["peer"],
+        goal=5,
+    )
 
     archive_ids = {}
     with sides[0].client() as c0, sides[1].client() as c1:
@@ -362,20 +425,34 @@ def history_and_archives(sides: Sequence[Side], plan: Plan) -> list[Result]:
         archive_ids[sides[1].name] = sides[1].archive_ids(c1, sid)
     counts: dict[str, int] = {}
 
-    def check_read(side: Side, response) -> None:  # noqa: ANN001
+    def check_read(side: Side, response) -> None:
         counts[side.name] = side.archive_messages(response)
 
-    measures = alternate(sides, rounds, per_round, 3, lambda s: s.archive_read(sid, archive_ids[s.name][1]),
-                         check_read)
-    read = Result("archive-read", "archive read (the 2nd of 5)", 1, measures["ours"], measures["peer"])
+    measures = alternate(
+        sides,
+        rounds,
+        per_round,
+        3,
+        lambda s: s.archive_read(sid, archive_ids[s.name][1]),
+        check_read,
+    )
+    read = Result(
+        "archive-read", "archive read (the 2nd of 5)", 1, measures["ours"], measures["peer"]
+    )
     read.notes.append(
         f"archive {archive_ids['ours'][1]} / {archive_ids['peer'][1]}: {counts['ours']} / {counts['peer']} messages "
         f"(ours / peer); archives per side {len(archive_ids['ours'])} / {len(archive_ids['peer'])}"
     )
-    measures = concurrent(sides, 2, per_thread,
-                          lambda s, c, k, i: [s.archive_read(sid, archive_ids[s.name][1])] * per_thread,
-                          lambda s, c, r: check_read(s, r))
-    read8 = Result("archive-read-8", "archive read (the 2nd of 5)", CLIENTS, measures["ours"], measures["peer"])
+    measures = concurrent(
+        sides,
+        2,
+        per_thread,
+        lambda s, c, k, i: [s.archive_read(sid, archive_ids[s.name][1])] * per_thread,
+        lambda s, c, r: check_read(s, r),
+    )
+    read8 = Result(
+        "archive-read-8", "archive read (the 2nd of 5)", CLIENTS, measures["ours"], measures["peer"]
+    )
     return [rebuild, rebuild8, read, read8]
 
 
@@ -401,20 +478,43 @@ def archive_search(sides: Sequence[Side], plan: Plan) -> list[Result]:
     for name, term in SEARCH_QUERIES:
         hits: dict[str, int] = {}
 
-        def check(side: Side, response, hits: dict[str, int] = hits) -> None:  # noqa: ANN001
+        def check(side: Side, response, hits: dict[str, int] = hits) -> None:
             hits[side.name] = side.hits(response)
 
-        measures = alternate(sides, rounds, per_round, 2, lambda s, term=term: s.search(sid, term), check)
-        result = Result(f"search-{name}", f"archive search, 2,000 archived: {name} '{term}'", 1,
-                        measures["ours"], measures["peer"], goal=5)
+        measures = alternate(
+            sides, rounds, per_round, 2, lambda s, term=term: s.search(sid, term), check
+        )
+        result = Result(
+            f"search-{name}",
+            f"archive search, 2,000 archived: {name} '{term}'",
+            1,
+            measures["ours"],
+            measures["peer"],
+            goal=5,
+        )
         result.notes.append(f"hits (limit 20): ours {hits['ours']}, peer {hits['peer']}")
         results.append(result)
-        measures = concurrent(sides, 2, per_thread, lambda s, c, k, i, term=term: [s.search(sid, term)] * per_thread,
-                              lambda s, c, r, check=check: check(s, r))
-        concurrent_results.append(Result(f"search-{name}-8", result.workload, CLIENTS, measures["ours"],
-                                         measures["peer"], goal=5))
-    results[0].notes.append("ours: POST /archives/search mode keyword; peer: POST /api/v1/search/grep over the "
-                            "session's history, the term regex-escaped, case-insensitive, node_limit 20")
+        measures = concurrent(
+            sides,
+            2,
+            per_thread,
+            lambda s, c, k, i, term=term: [s.search(sid, term)] * per_thread,
+            lambda s, c, r, check=check: check(s, r),
+        )
+        concurrent_results.append(
+            Result(
+                f"search-{name}-8",
+                result.workload,
+                CLIENTS,
+                measures["ours"],
+                measures["peer"],
+                goal=5,
+            )
+        )
+    results[0].notes.append(
+        "ours: POST /archives/search mode keyword; peer: POST /api/v1/search/grep over the "
+        "session's history, the term regex-escaped, case-insensitive, node_limit 20"
+    )
     return results + concurrent_results
 
 
@@ -452,13 +552,19 @@ def commit_keep(sides: Sequence[Side], plan: Plan) -> list[Result]:
         for c in clients.values():
             c.close()
     result = Result("commit", "commit keeping 10 of 200", 1, measures["ours"], measures["peer"])
-    result.notes.append("timed: the commit call (Phase 1; both answer before Phase 2); Phase 2 is awaited "
-                        "untimed before the next sample")
+    result.notes.append(
+        "timed: the commit call (Phase 1; both answer before Phase 2); Phase 2 is awaited "
+        "untimed before the next sample"
+    )
 
     def prepare(side: Side, client: httpx.Client, k: int, index: int) -> list[Request]:
         sid = f"commit8-{index}-{k}"
         side.create(client, sid)
-        side.seed(client, sid, Conversation(seed=5000 + 97 * index + k, prefix=f"d{index}-{k}-").messages(200))
+        side.seed(
+            client,
+            sid,
+            Conversation(seed=5000 + 97 * index + k, prefix=f"d{index}-{k}-").messages(200),
+        )
         return [side.commit(sid, 10)]
 
     committed: dict[str, list[str]] = {s.name: [] for s in sides}
@@ -473,8 +579,12 @@ def commit_keep(sides: Sequence[Side], plan: Plan) -> list[Result]:
         committed[side.name].clear()
 
     measures = concurrent(sides, 2, 1, prepare, check, settle)
-    result8 = Result("commit-8", "commit keeping 10 of 200", CLIENTS, measures["ours"], measures["peer"])
-    result8.notes.append("8 sessions committed at once, each by its own client; Phase 2 awaited untimed after each round")
+    result8 = Result(
+        "commit-8", "commit keeping 10 of 200", CLIENTS, measures["ours"], measures["peer"]
+    )
+    result8.notes.append(
+        "8 sessions committed at once, each by its own client; Phase 2 awaited untimed after each round"
+    )
     return [result, result8]
 
 
@@ -513,8 +623,9 @@ def _append(message: Message, extra: str) -> None:
     content.append({"type": "text", "text": extra})
 
 
-def size_series(sides: Sequence[Side], plan: Plan, sizes: list[int], budget_s: float,
-                log: Callable[[str], None]) -> tuple[list[SizePoint], str]:
+def size_series(
+    sides: Sequence[Side], plan: Plan, sizes: list[int], budget_s: float, log: Callable[[str], None]
+) -> tuple[list[SizePoint], str]:
     """One session per side grows by 1,000-message chunks, each followed by a commit keeping 20
     (the live window stays small, as with a host that commits), to each size in ``sizes``. At each
     size: the 4-message turn, the history rebuild and the selective archive search. Growth stops
@@ -551,12 +662,19 @@ def size_series(sides: Sequence[Side], plan: Plan, sizes: list[int], budget_s: f
                 point = _measure_point(sides, plan, clients, sid, size, host_tail, conv)
                 point.build_s = dict(build_s)
                 points.append(point)
-                log(f"  size {size:,}: " + ", ".join(
-                    f"{metric} {v['ours']:.1f} / {v['peer']:.1f} ms" for metric, v in point.p50.items()
-                ) + f" (ours / peer); built in {build_s['ours']:.0f} / {build_s['peer']:.0f} s")
+                log(
+                    f"  size {size:,}: "
+                    + ", ".join(
+                        f"{metric} {v['ours']:.1f} / {v['peer']:.1f} ms"
+                        for metric, v in point.p50.items()
+                    )
+                    + f" (ours / peer); built in {build_s['ours']:.0f} / {build_s['peer']:.0f} s"
+                )
             if out_of_time and size < target:
-                stop_note = (f"growth stopped at {size:,} messages: building used the series budget of "
-                             f"{budget_s:.0f} s before {target:,}")
+                stop_note = (
+                    f"growth stopped at {size:,} messages: building used the series budget of "
+                    f"{budget_s:.0f} s before {target:,}"
+                )
                 break
     finally:
         for c in clients.values():
@@ -564,8 +682,15 @@ def size_series(sides: Sequence[Side], plan: Plan, sizes: list[int], budget_s: f
     return points, stop_note
 
 
-def _measure_point(sides: Sequence[Side], plan: Plan, clients: dict, sid: str, size: int,  # noqa: ANN001
-                   host_tail: list[Message], conv: Conversation) -> SizePoint:
+def _measure_point(
+    sides: Sequence[Side],
+    plan: Plan,
+    clients: dict,
+    sid: str,
+    size: int,
+    host_tail: list[Message],
+    conv: Conversation,
+) -> SizePoint:
     """Turns are appended to ``host_tail`` (the host's transcript grows with them)."""
     rounds, per_round = 4, plan.pick(8, 2)
     turns = [conv.turn() for _ in range(rounds * per_round + 1)]
@@ -596,13 +721,17 @@ def _measure_point(sides: Sequence[Side], plan: Plan, clients: dict, sid: str, s
                 ms, responses = timed(client, [search])
                 hits = side.hits(responses[0])
                 if hits != 5:
-                    raise RuntimeError(f"{side.name}: selective search found {hits} at size {size}, expected 5")
+                    raise RuntimeError(
+                        f"{side.name}: selective search found {hits} at size {size}, expected 5"
+                    )
                 samples["search"][side.name].append(ms)
     for turn in turns:
         host_tail.extend(turn)
     del host_tail[:-200]
-    p50 = {metric: {name: _median(values) for name, values in per_side.items()}
-           for metric, per_side in samples.items()}
+    p50 = {
+        metric: {name: _median(values) for name, values in per_side.items()}
+        for metric, per_side in samples.items()
+    }
     return SizePoint(size=size, p50=p50, build_s={})
 
 

@@ -51,7 +51,9 @@ def _fill_redacted_bodies() -> None:
                 if secrets:
                     updates.append({"id": row_id, "redacted": compact_json(redacted)})
         if updates:
-            bind.execute(sa.text("UPDATE messages SET redacted_body = :redacted WHERE id = :id"), updates)
+            bind.execute(
+                sa.text("UPDATE messages SET redacted_body = :redacted WHERE id = :id"), updates
+            )
         last_id = rows[-1][0]
 
 

@@ -22,21 +22,33 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_table('session_search_stats',
-    sa.Column('session_pk', sa.Integer(), nullable=False),
-    sa.Column('tenant_id', sa.String(length=128), nullable=False),
-    sa.Column('documents', sa.Integer(), nullable=False),
-    sa.Column('total_chars', sa.BigInteger(), nullable=False),
-    sa.ForeignKeyConstraint(['session_pk'], ['agent_sessions.id'], name=op.f('fk_session_search_stats_session_pk_agent_sessions'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('session_pk', name=op.f('pk_session_search_stats'))
+    op.create_table(
+        "session_search_stats",
+        sa.Column("session_pk", sa.Integer(), nullable=False),
+        sa.Column("tenant_id", sa.String(length=128), nullable=False),
+        sa.Column("documents", sa.Integer(), nullable=False),
+        sa.Column("total_chars", sa.BigInteger(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["session_pk"],
+            ["agent_sessions.id"],
+            name=op.f("fk_session_search_stats_session_pk_agent_sessions"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("session_pk", name=op.f("pk_session_search_stats")),
     )
-    op.create_table('session_terms',
-    sa.Column('session_pk', sa.Integer(), nullable=False),
-    sa.Column('term', sa.String(length=256), nullable=False),
-    sa.Column('tenant_id', sa.String(length=128), nullable=False),
-    sa.Column('documents', sa.Integer(), nullable=False),
-    sa.ForeignKeyConstraint(['session_pk'], ['agent_sessions.id'], name=op.f('fk_session_terms_session_pk_agent_sessions'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('session_pk', 'term', name=op.f('pk_session_terms'))
+    op.create_table(
+        "session_terms",
+        sa.Column("session_pk", sa.Integer(), nullable=False),
+        sa.Column("term", sa.String(length=256), nullable=False),
+        sa.Column("tenant_id", sa.String(length=128), nullable=False),
+        sa.Column("documents", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["session_pk"],
+            ["agent_sessions.id"],
+            name=op.f("fk_session_terms_session_pk_agent_sessions"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("session_pk", "term", name=op.f("pk_session_terms")),
     )
     rebuild_message_vector_index("message_vec", 384, with_time=True)
     create_vocabulary("memory_fts_vocab", "memory_fts")
@@ -45,5 +57,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     drop_text_index("memory_fts_vocab")
     rebuild_message_vector_index("message_vec", 384, with_time=False)
-    op.drop_table('session_terms')
-    op.drop_table('session_search_stats')
+    op.drop_table("session_terms")
+    op.drop_table("session_search_stats")

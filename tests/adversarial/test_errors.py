@@ -35,56 +35,94 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
 
 
 async def archived_session(client: httpx.AsyncClient, session_id: str = "s-err") -> None:
-    await client.post("/after-turn", json={"sessionId": session_id, "messages": [user("deploy failed"), assistant("retrying")]})
-    commit = await client.post(f"/sessions/{session_id}/commit", json={"keepRecentCount": 0, "wait": True})
+    await client.post(
+        "/after-turn",
+        json={"sessionId": session_id, "messages": [user("deploy failed"), assistant("retrying")]},
+    )
+    commit = await client.post(
+        f"/sessions/{session_id}/commit", json={"keepRecentCount": 0, "wait": True}
+    )
     assert commit.json()["archive"]["status"] == "completed"
 
 
 # --- malformed ids, regexes and types ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("archive_id", ["archive_" + "9" * 20, "archive_1234567890", "archive_abc", "archive_", "001",
-                                        "ARCHIVE_001", "archive_٣"])
+@pytest.mark.parametrize(
+    "archive_id",
+    [
+        "archive_" + "9" * 20,
+        "archive_1234567890",
+        "archive_abc",
+        "archive_",
+        "001",
+        "ARCHIVE_001",
+        "archive_٣",
+    ],
+)
 async def test_a_malformed_archive_id_is_400(client: httpx.AsyncClient, archive_id: str) -> None:
     # A 20-digit number was a 500: the integer overflowed on its way to SQLite.
     await archived_session(client)
     expand = await client.get(f"/archives/{archive_id}", params={"sessionId": "s-err"})
-    assert assert_envelope(expand, 400, "INVALID_ARGUMENT")["details"]["errors"][0]["loc"] == ["path", "archiveId"]
-    search = await client.post("/archives/search", json={"sessionId": "s-err", "query": "deploy", "archiveId": archive_id})
+    assert assert_envelope(expand, 400, "INVALID_ARGUMENT")["details"]["errors"][0]["loc"] == [
+        "path",
+        "archiveId",
+    ]
+    search = await client.post(
+        "/archives/search", json={"sessionId": "s-err", "query": "deploy", "archiveId": archive_id}
+    )
     assert_envelope(search, 400, "INVALID_ARGUMENT")
 
 
-@pytest.mark.parametrize(("pattern", "reason"), [
-    ("(" * 500 + "a" + ")" * 500, "regex_too_deep"),  # was a 500: RecursionError while compiling
-    ("[" * 1000, "regex_too_deep"),
-    ("((a{1000}){1000}){1000}", "regex_too_large"),  # compiling it would take the machine's memory
-    ("(a{1000}){300}", "regex_too_large"),
-])
-async def test_a_pathological_regex_is_400_with_its_reason(client: httpx.AsyncClient, pattern: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        (
+            "(" * 500 + "a" + ")" * 500,
+            "regex_too_deep",
+        ),  # was a 500: RecursionError while compiling
+        ("[" * 1000, "regex_too_deep"),
+        (
+            "((a{1000}){1000}){1000}",
+            "regex_too_large",
+        ),  # compiling it would take the machine's memory
+        ("(a{1000}){300}", "regex_too_large"),
+    ],
+)
+async def test_a_pathological_regex_is_400_with_its_reason(
+    client: httpx.AsyncClient, pattern: str, reason: str
+) -> None:
     await archived_session(client)
-    response = await client.post("/archives/search", json={"sessionId": "s-err", "query": pattern, "mode": "regex"})
+    response = await client.post(
+        "/archives/search", json={"sessionId": "s-err", "query": pattern, "mode": "regex"}
+    )
     assert assert_envelope(response, 400, "INVALID_ARGUMENT")["details"]["reason"] == reason
-    fine = await client.post("/archives/search", json={"sessionId": "s-err", "query": r"deploy\s+fail", "mode": "regex"})
+    fine = await client.post(
+        "/archives/search", json={"sessionId": "s-err", "query": r"deploy\s+fail", "mode": "regex"}
+    )
     assert fine.status_code == 200 and fine.json()["count"] >= 1
 
 
 TURN = {"sessionId": "s-types", "messages": [{"role": "user", "content": "hello", "timestamp": 1}]}
 
 
-@pytest.mark.parametrize(("path", "change", "field"), [
-    ("/after-turn", {"isHeartbeat": 0}, "isHeartbeat"),
-    ("/after-turn", {"isHeartbeat": "true"}, "isHeartbeat"),
-    ("/after-turn", {"tokenBudget": False}, "tokenBudget"),
-    ("/after-turn", {"prePromptMessageCount": True}, "prePromptMessageCount"),
-    ("/after-turn", {"prePromptMessageCount": "1"}, "prePromptMessageCount"),
-    ("/assemble", {"tokenBudget": False}, "tokenBudget"),
-    ("/assemble", {"prompt": 5}, "prompt"),
-    ("/assemble", {"options": {"recallLimit": False}}, "recallLimit"),
-    ("/assemble", {"options": {"agentExperience": {"enabled": "yes"}}}, "enabled"),
-    ("/compact", {"timeoutMs": False}, "timeoutMs"),
-    ("/compact", {"wait": 1}, "wait"),
-    ("/compact", {"force": "no"}, "force"),
-])
+@pytest.mark.parametrize(
+    ("path", "change", "field"),
+    [
+        ("/after-turn", {"isHeartbeat": 0}, "isHeartbeat"),
+        ("/after-turn", {"isHeartbeat": "true"}, "isHeartbeat"),
+        ("/after-turn", {"tokenBudget": False}, "tokenBudget"),
+        ("/after-turn", {"prePromptMessageCount": True}, "prePromptMessageCount"),
+        ("/after-turn", {"prePromptMessageCount": "1"}, "prePromptMessageCount"),
+        ("/assemble", {"tokenBudget": False}, "tokenBudget"),
+        ("/assemble", {"prompt": 5}, "prompt"),
+        ("/assemble", {"options": {"recallLimit": False}}, "recallLimit"),
+        ("/assemble", {"options": {"agentExperience": {"enabled": "yes"}}}, "enabled"),
+        ("/compact", {"timeoutMs": False}, "timeoutMs"),
+        ("/compact", {"wait": 1}, "wait"),
+        ("/compact", {"force": "no"}, "force"),
+    ],
+)
 async def test_a_wrongly_typed_hook_field_is_400_and_stores_nothing(
     client: httpx.AsyncClient, path: str, change: dict[str, Any], field: str
 ) -> None:
@@ -94,9 +132,16 @@ async def test_a_wrongly_typed_hook_field_is_400_and_stores_nothing(
     assert (await client.get("/sessions/s-types")).status_code == 404
 
 
-async def test_hook_bodies_stay_permissive_where_the_service_interprets_nothing(client: httpx.AsyncClient) -> None:
-    body = {**TURN, "prePromptMessageCount": 0.0, "isHeartbeat": None, "someNewHostField": {"any": [1, "x"]},
-            "runtimeContext": {"tokenBudget": False}}
+async def test_hook_bodies_stay_permissive_where_the_service_interprets_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {
+        **TURN,
+        "prePromptMessageCount": 0.0,
+        "isHeartbeat": None,
+        "someNewHostField": {"any": [1, "x"]},
+        "runtimeContext": {"tokenBudget": False},
+    }
     response = await client.post("/after-turn", json=body)
     assert response.status_code == 200, response.text
     assert response.json()["ingested"] == 1
@@ -137,7 +182,11 @@ async def test_storage_failure_is_503_with_retry_after_and_readyz_fails_meanwhil
     context = app_client(make_settings(db={"storage_retry_after_s": 1}))
     async with context as client:
         switch = StorageSwitch(context.app.state.services.uow.engine)
-        assert (await client.post("/after-turn", json={"sessionId": "s-disk", "messages": [user("before")]})).status_code == 200
+        assert (
+            await client.post(
+                "/after-turn", json={"sessionId": "s-disk", "messages": [user("before")]}
+            )
+        ).status_code == 200
         switch.mode = mode
         big = [user("x " * 100_000)]
         for response in (
@@ -148,8 +197,13 @@ async def test_storage_failure_is_503_with_retry_after_and_readyz_fails_meanwhil
             assert error["details"] == {"reason": reason}
             assert response.headers["retry-after"] == "1"
         not_ready = await ready(client)
-        assert not_ready.status_code == 503 and "storage unavailable" in not_ready.json()["error"]["message"]
-        assert (await client.get("/sessions/s-disk")).json()["messageCount"] == 1  # reads still work
+        assert (
+            not_ready.status_code == 503
+            and "storage unavailable" in not_ready.json()["error"]["message"]
+        )
+        assert (await client.get("/sessions/s-disk")).json()[
+            "messageCount"
+        ] == 1  # reads still work
         switch.mode = "ok"
         await asyncio.sleep(1.1)  # the Retry-After the service asked for
         assert (await ready(client)).status_code == 200
@@ -160,7 +214,9 @@ async def test_storage_failure_is_503_with_retry_after_and_readyz_fails_meanwhil
 def job_row(db_path: Path) -> dict[str, Any]:
     conn = sqlite.connect(str(db_path))
     try:
-        row = conn.execute("SELECT status, attempts, last_error FROM jobs ORDER BY id DESC LIMIT 1").fetchone()
+        row = conn.execute(
+            "SELECT status, attempts, last_error FROM jobs ORDER BY id DESC LIMIT 1"
+        ).fetchone()
     finally:
         conn.close()
     return dict(zip(("status", "attempts", "last_error"), row, strict=True)) if row else {}
@@ -170,15 +226,24 @@ async def test_phase2_records_a_storage_failure_and_retries_without_spending_an_
     make_settings: Callable[..., Settings], db_path: Path
 ) -> None:
     # Phase 2 could not record its failure: the archive sat "running" until the lease expired.
-    settings = make_settings(db={"storage_retry_after_s": 1}, worker={"fault_delay_ms": 500, "max_attempts": 1})
+    settings = make_settings(
+        db={"storage_retry_after_s": 1}, worker={"fault_delay_ms": 500, "max_attempts": 1}
+    )
     context = app_client(settings)
     async with context as client:
         switch = StorageSwitch(context.app.state.services.uow.engine)
-        await client.post("/after-turn", json={"sessionId": "s-p2", "messages": [user("deploy the api"), assistant("done")]})
-        commit = await client.post("/sessions/s-p2/commit", json={"keepRecentCount": 0, "wait": False})
+        await client.post(
+            "/after-turn",
+            json={"sessionId": "s-p2", "messages": [user("deploy the api"), assistant("done")]},
+        )
+        commit = await client.post(
+            "/sessions/s-p2/commit", json={"keepRecentCount": 0, "wait": False}
+        )
         assert commit.json()["status"] == "accepted"
         await until(lambda: job_row(db_path).get("status") == "running")
-        switch.mode = "read_only"  # the job holds its claim for 500 ms: its results cannot be written
+        switch.mode = (
+            "read_only"  # the job holds its claim for 500 ms: its results cannot be written
+        )
         await asyncio.sleep(1.5)  # the write fails, recording the failure fails and is retried
         switch.mode = "ok"
         await until(lambda: job_row(db_path).get("status") == "succeeded", timeout_s=20)
@@ -203,8 +268,15 @@ async def until(condition: Callable[[], bool], timeout_s: float = 10) -> None:
 
 def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("CE_")}
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env={**environment, **env},
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        env={**environment, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def migrated(path: Path) -> Path:
@@ -214,14 +286,32 @@ def migrated(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("url", "says"), [
-    (lambda tmp: f"sqlite:///file:{migrated(tmp / 'ro.db')}?mode=ro&uri=true", "cannot be written"),
-    (lambda tmp: f"sqlite:///{(tmp / 'dir.db').mkdir() or tmp / 'dir.db'}", "cannot be opened"),
-    (lambda tmp: f"sqlite:///{(tmp / 'bad.db').write_text('not a database' * 100) and tmp / 'bad.db'}", "not a database"),
-    (lambda tmp: f"sqlite:///{(tmp / 'file').write_text('x') and tmp / 'file' / 'sub' / 'ce.db'}", "cannot create the directory"),
-])
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        (
+            lambda tmp: f"sqlite:///file:{migrated(tmp / 'ro.db')}?mode=ro&uri=true",
+            "cannot be written",
+        ),
+        (lambda tmp: f"sqlite:///{(tmp / 'dir.db').mkdir() or tmp / 'dir.db'}", "cannot be opened"),
+        (
+            lambda tmp: (
+                f"sqlite:///{(tmp / 'bad.db').write_text('not a database' * 100) and tmp / 'bad.db'}"
+            ),
+            "not a database",
+        ),
+        (
+            lambda tmp: (
+                f"sqlite:///{(tmp / 'file').write_text('x') and tmp / 'file' / 'sub' / 'ce.db'}"
+            ),
+            "cannot create the directory",
+        ),
+    ],
+)
 @pytest.mark.parametrize("command", ["serve", "migrate"])
-def test_an_unusable_database_stops_start_up_with_one_line(tmp_path: Path, url: Any, says: str, command: str) -> None:
+def test_an_unusable_database_stops_start_up_with_one_line(
+    tmp_path: Path, url: Any, says: str, command: str
+) -> None:
     # A read-only database file made start-up exit with a traceback.
     done = run_cli(command, CE_DATABASE_URL=url(tmp_path), CE_EMBEDDING__PROVIDER="none")
     assert done.returncode == 1
@@ -234,5 +324,8 @@ def test_an_empty_api_key_stops_start_up_without_printing_the_keys() -> None:
     # CE_API_KEYS=":t" let "Authorization: Bearer " in.
     done = run_cli("serve", CE_API_KEYS="k3y-of-tenant-a:a,:t")
     assert done.returncode == 2
-    assert done.stderr.startswith("error: invalid settings: CE_API_KEYS:") and "empty key" in done.stderr
+    assert (
+        done.stderr.startswith("error: invalid settings: CE_API_KEYS:")
+        and "empty key" in done.stderr
+    )
     assert "k3y-of-tenant-a" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

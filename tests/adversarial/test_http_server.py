@@ -25,12 +25,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CE_")},
-           "CE_DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('http') / 'ce.db'}", "CE_PORT": str(port),
-           "CE_LOG_LEVEL": "WARNING", "CE_EMBEDDING__PROVIDER": "none",
-           "CE_HTTP__HEADER_TIMEOUT_S": "1", "CE_HTTP__BODY_TIMEOUT_S": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("CE_")},
+        "CE_DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('http') / 'ce.db'}",
+        "CE_PORT": str(port),
+        "CE_LOG_LEVEL": "WARNING",
+        "CE_EMBEDDING__PROVIDER": "none",
+        "CE_HTTP__HEADER_TIMEOUT_S": "1",
+        "CE_HTTP__BODY_TIMEOUT_S": "1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -87,10 +97,15 @@ def test_a_head_trickled_past_the_header_timeout_is_cut_off(server: tuple[str, i
 
 @pytest.mark.slow
 def test_a_body_trickled_past_the_body_timeout_is_cut_off(server: tuple[str, int]) -> None:
-    body = json.dumps({"sessionId": "s-trickle", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    body = json.dumps(
+        {"sessionId": "s-trickle", "messages": [{"role": "user", "content": "hi"}]}
+    ).encode()
     with socket.create_connection(server) as sock:
-        sock.sendall(b"POST /after-turn HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
-                     + f"content-length: {len(body)}\r\n\r\n".encode() + body[:5])
+        sock.sendall(
+            b"POST /after-turn HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            + f"content-length: {len(body)}\r\n\r\n".encode()
+            + body[:5]
+        )
         sock.settimeout(GUARD_S)
         raw = b""
         for byte in body[5:]:
@@ -116,11 +131,19 @@ def test_a_body_trickled_past_the_body_timeout_is_cut_off(server: tuple[str, int
 
 @pytest.mark.slow
 @pytest.mark.parametrize("length", [b"-5", b"abc", b"99999999999999999999999"])
-def test_a_bad_content_length_gets_the_json_envelope(server: tuple[str, int], length: bytes) -> None:
+def test_a_bad_content_length_gets_the_json_envelope(
+    server: tuple[str, int], length: bytes
+) -> None:
     # "Content-Length: -5" got the HTTP layer's plain-text 400.
     with socket.create_connection(server) as sock:
-        sock.sendall(b"POST /after-turn HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: "
-                     + length + b"\r\n\r\n{}")
+        sock.sendall(
+            b"POST /after-turn HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: "
+            + length
+            + b"\r\n\r\n{}"
+        )
         status, body = envelope(read_until_closed(sock))
-    assert status in (400, 413) and body["error"]["code"] in ("INVALID_ARGUMENT", "PAYLOAD_TOO_LARGE")
+    assert status in (400, 413) and body["error"]["code"] in (
+        "INVALID_ARGUMENT",
+        "PAYLOAD_TOO_LARGE",
+    )
     assert status == 400 or length == b"99999999999999999999999"

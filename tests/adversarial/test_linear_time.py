@@ -42,7 +42,7 @@ from app.assembly.injection import recall_query
 from app.core.redaction import redact_secrets
 from app.core.tokens import estimate_text_tokens
 from app.memory.fields import NewMemory, clean_new_memory
-from app.sessions.sanitize import sanitize_text
+from app.core.sanitize import sanitize_text
 from app.sessions.stored_form import stored_form
 from bench.adversarial_texts import SHAPES, adversarial_text
 """
@@ -57,10 +57,20 @@ def test_a_megabyte_of_every_adversarial_shape_finishes(path: str) -> None:
             print(name, flush=True)
     """)
     try:
-        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                              timeout=HANG_GUARD_S, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=HANG_GUARD_S,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
-        finished = (exc.stdout or b"").decode().split() if isinstance(exc.stdout, bytes) else (exc.stdout or "").split()
+        finished = (
+            (exc.stdout or b"").decode().split()
+            if isinstance(exc.stdout, bytes)
+            else (exc.stdout or "").split()
+        )
         stuck = next((name for name in SHAPES if name not in finished), "?")
         pytest.fail(f"{path} did not finish 1 MB of {stuck!r} within {HANG_GUARD_S} s")
     assert done.returncode == 0, done.stderr[-2000:]

@@ -17,7 +17,9 @@ BASE64 = ALNUM + "+/"
 # Ordinary text around secrets: words, digits, punctuation, whitespace, a little Chinese.
 FILLER = st.text(alphabet=ALNUM + " \n\t.,:;=-_/()[]{}'\"@#?&*<>!密码是用户", max_size=60)
 SEPARATORS = st.sampled_from([" ", "\n", " (", ") ", ", ", "\t", " | "])
-PROPERTY_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _with_digit(body: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
@@ -33,7 +35,9 @@ def _secret_value(extra: str = "!#%^*+") -> st.SearchStrategy[str]:
 @st.composite
 def private_key(draw: st.DrawFn) -> tuple[str, list[str]]:
     kind = draw(st.sampled_from(["", "RSA ", "EC ", "OPENSSH ", "ENCRYPTED "]))
-    lines = draw(st.lists(st.text(alphabet=BASE64, min_size=40, max_size=64), min_size=1, max_size=4))
+    lines = draw(
+        st.lists(st.text(alphabet=BASE64, min_size=40, max_size=64), min_size=1, max_size=4)
+    )
     closed = draw(st.booleans())
     block = f"-----BEGIN {kind}PRIVATE KEY-----\n" + "\n".join(lines) + "\n"
     if closed:
@@ -43,23 +47,33 @@ def private_key(draw: st.DrawFn) -> tuple[str, list[str]]:
 
 # Each strategy gives (text to embed, the parts of it that must not survive).
 SECRETS = st.one_of(
-    st.text(alphabet=UPPER_DIGITS, min_size=16, max_size=16).map(lambda b: ("AKIA" + b, ["AKIA" + b])),
+    st.text(alphabet=UPPER_DIGITS, min_size=16, max_size=16).map(
+        lambda b: ("AKIA" + b, ["AKIA" + b])
+    ),
     st.text(alphabet=ALNUM, min_size=36, max_size=40).map(lambda b: ("ghp_" + b, [b])),
     st.text(alphabet=ALNUM + "_", min_size=22, max_size=40).map(lambda b: ("github_pat_" + b, [b])),
     _with_digit(st.text(alphabet=TOKEN, min_size=20, max_size=40)).map(lambda b: ("sk-" + b, [b])),
-    st.text(alphabet=ALNUM + "-", min_size=10, max_size=30).filter(lambda b: len(b.strip("-")) > 8).map(
-        lambda b: ("xoxb-" + b, ["xoxb-" + b])),
+    st.text(alphabet=ALNUM + "-", min_size=10, max_size=30)
+    .filter(lambda b: len(b.strip("-")) > 8)
+    .map(lambda b: ("xoxb-" + b, ["xoxb-" + b])),
     st.text(alphabet=TOKEN, min_size=35, max_size=35).map(lambda b: ("AIza" + b, [b])),
     st.tuples(*(st.text(alphabet=TOKEN, min_size=8, max_size=30) for _ in range(3))).map(
-        lambda p: ("eyJ" + ".".join(p), [".".join(p)])),
+        lambda p: ("eyJ" + ".".join(p), [".".join(p)])
+    ),
     _with_digit(st.text(alphabet=ALNUM + "._~+/-", min_size=16, max_size=40)).map(
-        lambda t: (f"Authorization: Bearer {t}", [t])),
-    st.tuples(st.sampled_from(["password", "db_password", "API_KEY", "client_secret", "auth_token", "SECRET_KEY"]),
-              st.sampled_from(["=", ": ", " = ", '": "', "='"]), _secret_value()).map(
-        lambda p: (f"{p[0]}{p[1]}{p[2]}", [p[2]])),
+        lambda t: (f"Authorization: Bearer {t}", [t])
+    ),
+    st.tuples(
+        st.sampled_from(
+            ["password", "db_password", "API_KEY", "client_secret", "auth_token", "SECRET_KEY"]
+        ),
+        st.sampled_from(["=", ": ", " = ", '": "', "='"]),
+        _secret_value(),
+    ).map(lambda p: (f"{p[0]}{p[1]}{p[2]}", [p[2]])),
     # A URL's password cannot hold "#", "?", "/" or "@" unencoded.
-    st.tuples(st.sampled_from(["postgres", "https", "redis", "mysql+pymysql"]), _secret_value("!%^*+")).map(
-        lambda p: (f"{p[0]}://user:{p[1]}@db.internal:5432/app", [p[1]])),
+    st.tuples(
+        st.sampled_from(["postgres", "https", "redis", "mysql+pymysql"]), _secret_value("!%^*+")
+    ).map(lambda p: (f"{p[0]}://user:{p[1]}@db.internal:5432/app", [p[1]])),
     private_key(),
 )
 
@@ -73,8 +87,13 @@ def test_redaction_is_idempotent_on_any_text(text: str) -> None:
 
 @PROPERTY_SETTINGS
 @given(st.lists(st.tuples(FILLER, SEPARATORS, SECRETS, SEPARATORS), min_size=1, max_size=4), FILLER)
-def test_no_known_secret_shape_survives(parts: list[tuple[str, str, tuple[str, list[str]], str]], tail: str) -> None:
-    text = "".join(f"{before}{left}{secret}{right}" for before, left, (secret, _), right in parts) + tail
+def test_no_known_secret_shape_survives(
+    parts: list[tuple[str, str, tuple[str, list[str]], str]], tail: str
+) -> None:
+    text = (
+        "".join(f"{before}{left}{secret}{right}" for before, left, (secret, _), right in parts)
+        + tail
+    )
     hidden = [h for _, _, (_, secrets), _ in parts for h in secrets]
     ordinary = "".join(before + left + right for before, left, _, right in parts) + tail
     assume(not any(h in ordinary for h in hidden))  # the filler happened to spell a secret
@@ -86,9 +105,13 @@ def test_no_known_secret_shape_survives(parts: list[tuple[str, str, tuple[str, l
 
 
 @PROPERTY_SETTINGS
-@given(st.recursive(st.none() | st.booleans() | st.integers() | FILLER | SECRETS.map(lambda s: s[0]),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(FILLER, inner, max_size=3),
-                    max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | FILLER | SECRETS.map(lambda s: s[0]),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(FILLER, inner, max_size=3),
+        max_leaves=12,
+    )
+)
 def test_structured_values_are_redacted_throughout(value: object) -> None:
     once = redact_message(value)
     assert redact_message(once) == once

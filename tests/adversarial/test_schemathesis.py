@@ -37,7 +37,9 @@ def fuzzed_app() -> Any:
     directory = Path(tempfile.mkdtemp(prefix="ce-fuzz-"))
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
     settings = Settings(
-        database_url=f"sqlite:///{directory / 'ce.db'}", auto_migrate=False, embedding={"provider": "none"},
+        database_url=f"sqlite:///{directory / 'ce.db'}",
+        auto_migrate=False,
+        embedding={"provider": "none"},
         worker={"poll_interval_ms": 20, "lease_s": 5},
         # Fuzzing sends far more than a tenant may: the limits have their own tests.
         rate_limit={"hooks_per_s": 0, "search_per_s": 0},

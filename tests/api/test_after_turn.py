@@ -48,14 +48,16 @@ class TestIdempotency:
         result = tool_result("c1", "exec", "a.txt")
         final = assistant("done")
         # The tool loop resends earlier messages with a stale prePromptMessageCount.
-        await after_turn(client, history + [call], pre=0)
-        await after_turn(client, history + [call, result], pre=1)
-        await after_turn(client, history + [call, result, final], pre=2)
+        await after_turn(client, [*history, call], pre=0)
+        await after_turn(client, [*history, call, result], pre=1)
+        await after_turn(client, [*history, call, result, final], pre=2)
         bodies = [json.loads(body) for _, body in stored_rows(db_path)]
-        assert bodies == history + [call, result, final]
+        assert bodies == [*history, call, result, final]
         assert [seq for seq, _ in stored_rows(db_path)] == [1, 2, 3, 4, 5]
 
-    async def test_identical_messages_repeated_in_one_snapshot_are_both_stored(self, client, db_path):
+    async def test_identical_messages_repeated_in_one_snapshot_are_both_stored(
+        self, client, db_path
+    ):
         repeated = {"role": "user", "content": "ok"}
         snapshot = [repeated, assistant("a"), dict(repeated)]
         await after_turn(client, snapshot)
@@ -80,14 +82,18 @@ class TestSkipping:
         settings = make_settings(capture={"bypass_session_patterns": ["agent:*:cron:**"]})
         async with app_client(settings) as client:
             body = await after_turn(client, turn(1), sessionKey="agent:main:cron:nightly:1")
-            kept = await after_turn(client, turn(2), session_id="s2", sessionKey="agent:main:direct:1")
+            kept = await after_turn(
+                client, turn(2), session_id="s2", sessionKey="agent:main:direct:1"
+            )
         assert body["ingested"] == 0 and body["skipped"] == 2
         assert kept["ingested"] == 2
         assert stored_rows(db_path) == []
         assert len(stored_rows(db_path, "s2")) == 2
 
     async def test_system_messages_are_skipped(self, client, db_path):
-        body = await after_turn(client, [{"role": "system", "content": "rules"}, user("hello there")])
+        body = await after_turn(
+            client, [{"role": "system", "content": "rules"}, user("hello there")]
+        )
         assert (body["ingested"], body["skipped"]) == (1, 1)
 
     async def test_pre_prompt_count_beyond_the_array_is_clamped(self, client, db_path):
@@ -108,7 +114,12 @@ class TestSanitation:
             "content": [
                 {"type": "text", "text": "<relevant-memories>x</relevant-memories>"},
                 {"type": "text", "text": "kept\nwith newline"},
-                {"type": "toolCall", "id": "c9", "name": "read", "arguments": {"path": "<relevant-memories>"}},
+                {
+                    "type": "toolCall",
+                    "id": "c9",
+                    "name": "read",
+                    "arguments": {"path": "<relevant-memories>"},
+                },
             ],
             "custom": {"unknown": True},
         }
@@ -123,7 +134,9 @@ class TestSanitation:
 
     async def test_tool_result_stored_in_full(self, client, db_path):
         big = "line\n" * 20000
-        await after_turn(client, [tool_call("c1", "cat", {"p": "x"}), tool_result("c1", "cat", big)])
+        await after_turn(
+            client, [tool_call("c1", "cat", {"p": "x"}), tool_result("c1", "cat", big)]
+        )
         stored = json.loads(stored_rows(db_path)[1][1])
         assert stored["content"][0]["text"] == big
 
@@ -154,8 +167,11 @@ class TestWindowAndAutoCommit:
                 break
         assert fired is not None
         assert fired["commit"] == {
-            "triggered": True, "archiveId": "archive_001", "reason": "threshold",
-            "threshold": threshold, "keepRecentCount": 10,
+            "triggered": True,
+            "archiveId": "archive_001",
+            "reason": "threshold",
+            "threshold": threshold,
+            "keepRecentCount": 10,
         }
         session = (await client.get("/sessions/s1")).json()
         assert session["messageCount"] == 10
@@ -164,7 +180,11 @@ class TestWindowAndAutoCommit:
 
     async def test_below_threshold_reports_the_threshold(self, client):
         body = await after_turn(client, turn(1), tokenBudget=100000)
-        assert body["commit"] == {"triggered": False, "reason": "below_threshold", "threshold": 50000}
+        assert body["commit"] == {
+            "triggered": False,
+            "reason": "below_threshold",
+            "threshold": 50000,
+        }
 
     async def test_threshold_uses_runtime_context_budget(self, client):
         body = await after_turn(client, turn(1), runtimeContext={"tokenBudget": 1000})
@@ -180,7 +200,9 @@ class TestWindowAndAutoCommit:
 
 
 class TestConcurrency:
-    async def _run_clients(self, client, sessions: list[str], turns: int, clients: int, serial_per_session: bool) -> dict[str, list]:
+    async def _run_clients(
+        self, client, sessions: list[str], turns: int, clients: int, serial_per_session: bool
+    ) -> dict[str, list]:
         """``clients`` concurrent senders; with ``serial_per_session`` a session's turns are sent one
         at a time (as a host does), otherwise turns of one session race each other."""
         transcripts: dict[str, list] = {s: [] for s in sessions}
@@ -196,25 +218,37 @@ class TestConcurrency:
                 async with locks[session_id]:
                     transcript = transcripts[session_id]
                     pre = len(transcript)
-                    transcript.extend([user(f"{session_id} turn {t}"), assistant(f"{session_id} answer {t}")])
+                    transcript.extend(
+                        [user(f"{session_id} turn {t}"), assistant(f"{session_id} answer {t}")]
+                    )
                     snapshot = list(transcript)
                     if serial_per_session:
-                        await after_turn(client, snapshot, pre=pre, session_id=session_id, tokenBudget=10_000_000)
+                        await after_turn(
+                            client, snapshot, pre=pre, session_id=session_id, tokenBudget=10_000_000
+                        )
                 if not serial_per_session:
-                    await after_turn(client, snapshot, pre=pre, session_id=session_id, tokenBudget=10_000_000)
+                    await after_turn(
+                        client, snapshot, pre=pre, session_id=session_id, tokenBudget=10_000_000
+                    )
 
         await asyncio.gather(*(worker() for _ in range(clients)))
         return transcripts
 
     async def test_eight_clients_fifty_turns_one_session(self, client, db_path):
-        transcripts = await self._run_clients(client, ["one"], turns=50, clients=8, serial_per_session=False)
+        transcripts = await self._run_clients(
+            client, ["one"], turns=50, clients=8, serial_per_session=False
+        )
         rows = stored_rows(db_path, "one")
         assert [seq for seq, _ in rows] == list(range(1, 101))
-        assert sorted(b for _, b in rows) == sorted(json.dumps(m, separators=(",", ":")) for m in transcripts["one"])
+        assert sorted(b for _, b in rows) == sorted(
+            json.dumps(m, separators=(",", ":")) for m in transcripts["one"]
+        )
 
     async def test_eight_clients_many_sessions(self, client, db_path):
         sessions = [f"s{i}" for i in range(8)]
-        transcripts = await self._run_clients(client, sessions, turns=50, clients=8, serial_per_session=True)
+        transcripts = await self._run_clients(
+            client, sessions, turns=50, clients=8, serial_per_session=True
+        )
         for session_id in sessions:
             rows = stored_rows(db_path, session_id)
             assert [seq for seq, _ in rows] == list(range(1, 101))

@@ -34,8 +34,13 @@ def ranking(result: dict[str, Any]) -> list[tuple[int, float]]:
 
 
 async def test_a_sessions_ranking_ignores_other_sessions_and_tenants(make_settings: Any) -> None:
-    mine = [user("the cache eviction policy is LRU"), user("cache warmup runs nightly"),
-            user("eviction notices went out"), user("lunch was good"), user("cache cache cache sizes")]
+    mine = [
+        user("the cache eviction policy is LRU"),
+        user("cache warmup runs nightly"),
+        user("eviction notices went out"),
+        user("lunch was good"),
+        user("cache cache cache sizes"),
+    ]
     crowd = [user(f"cache eviction storm number {i}, eviction everywhere") for i in range(40)]
     settings = make_settings(api_keys="ka:tenant-a,kb:tenant-b")
     a, b = {"Authorization": "Bearer ka"}, {"Authorization": "Bearer kb"}
@@ -51,23 +56,42 @@ async def test_a_sessions_ranking_ignores_other_sessions_and_tenants(make_settin
 
 
 async def test_hits_carry_the_hosts_time_and_filter_by_it(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-time", [
-        said("the router firmware was upgraded", MAY_8),
-        said("we rolled the router back", MAY_8 + 24 * HOUR, "assistant"),
-        said("router is stable again", MAY_8 + 48 * HOUR),
-    ])
+    await archive(
+        client,
+        "s-time",
+        [
+            said("the router firmware was upgraded", MAY_8),
+            said("we rolled the router back", MAY_8 + 24 * HOUR, "assistant"),
+            said("router is stable again", MAY_8 + 48 * HOUR),
+        ],
+    )
     for mode in ("keyword", "ranked", "regex"):
         hits = message_hits(await search(client, "s-time", "router", mode=mode))
         times = {h["seq"]: h["timestamp"] for h in hits}
-        assert times == {1: "2023-05-08T10:00:00.000Z", 2: "2023-05-09T10:00:00.000Z", 3: "2023-05-10T10:00:00.000Z"}, mode
-        narrowed = await search(client, "s-time", "router", mode=mode, since="2023-05-09T00:00:00Z",
-                                until="2023-05-09T23:59:59Z")
+        assert times == {
+            1: "2023-05-08T10:00:00.000Z",
+            2: "2023-05-09T10:00:00.000Z",
+            3: "2023-05-10T10:00:00.000Z",
+        }, mode
+        narrowed = await search(
+            client,
+            "s-time",
+            "router",
+            mode=mode,
+            since="2023-05-09T00:00:00Z",
+            until="2023-05-09T23:59:59Z",
+        )
         assert [h["seq"] for h in message_hits(narrowed)] == [2], mode
 
 
 async def test_context_returns_neighbouring_turns(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-ctx", [user(f"turn {i} filler") for i in range(1, 4)] + [user("the needle is here")]
-                  + [user(f"turn {i} filler") for i in range(5, 8)])
+    await archive(
+        client,
+        "s-ctx",
+        [user(f"turn {i} filler") for i in range(1, 4)]
+        + [user("the needle is here")]
+        + [user(f"turn {i} filler") for i in range(5, 8)],
+    )
     hit = message_hits(await search(client, "s-ctx", "needle", context=2))[0]
     assert hit["seq"] == 4
     assert [n["seq"] for n in hit["context"]] == [2, 3, 5, 6]
@@ -76,57 +100,94 @@ async def test_context_returns_neighbouring_turns(client: httpx.AsyncClient) -> 
 
 
 async def test_relative_dates_are_found_by_the_day_they_meant(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-date", [
-        said("Caroline: yesterday I went camping by the lake", MAY_8),
-        said("Melanie: nice, I stayed home", MAY_8 + HOUR),
-        said("Caroline: on 2 May 2023 I painted the fence", MAY_8 + 2 * HOUR),
-    ])
-    hits = message_hits(await search(client, "s-date", "What did Caroline do on 7 May 2023?", mode="ranked"))
+    await archive(
+        client,
+        "s-date",
+        [
+            said("Caroline: yesterday I went camping by the lake", MAY_8),
+            said("Melanie: nice, I stayed home", MAY_8 + HOUR),
+            said("Caroline: on 2 May 2023 I painted the fence", MAY_8 + 2 * HOUR),
+        ],
+    )
+    hits = message_hits(
+        await search(client, "s-date", "What did Caroline do on 7 May 2023?", mode="ranked")
+    )
     assert hits and hits[0]["seq"] == 1
-    written = message_hits(await search(client, "s-date", "what happened on 2023-05-02", mode="ranked"))
+    written = message_hits(
+        await search(client, "s-date", "what happened on 2023-05-02", mode="ranked")
+    )
     assert written and written[0]["seq"] == 3
 
 
 async def test_speaker_names_are_not_evidence(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-speaker", [user(f"Caroline: small talk number {i}") for i in range(8)]
-                  + [user("Melanie: Caroline adopted a corgi puppy")])
+    await archive(
+        client,
+        "s-speaker",
+        [user(f"Caroline: small talk number {i}") for i in range(8)]
+        + [user("Melanie: Caroline adopted a corgi puppy")],
+    )
     hits = message_hits(await search(client, "s-speaker", "caroline", mode="ranked"))
     assert [h["seq"] for h in hits] == [9]
 
 
 async def test_phase2_vectors_find_a_paraphrase(make_settings: Any) -> None:
     async with app_client(make_settings(embedding={"provider": "local"})) as client:
-        await archive(client, "s-vec", [
-            user("Caroline: after a long shift I relax with pottery, it clears my head"),
-            user("Melanie: the traffic was terrible this morning"),
-            user("Caroline: my brother is moving to another city"),
-            user("Melanie: we had friends over for dinner on Friday"),
-        ])
-        result = await search(client, "s-vec", "How does she unwind once work is over?", mode="ranked")
-        lexical = await search(client, "s-vec", "How does she unwind once work is over?", mode="keyword")
+        await archive(
+            client,
+            "s-vec",
+            [
+                user("Caroline: after a long shift I relax with pottery, it clears my head"),
+                user("Melanie: the traffic was terrible this morning"),
+                user("Caroline: my brother is moving to another city"),
+                user("Melanie: we had friends over for dinner on Friday"),
+            ],
+        )
+        result = await search(
+            client, "s-vec", "How does she unwind once work is over?", mode="ranked"
+        )
+        lexical = await search(
+            client, "s-vec", "How does she unwind once work is over?", mode="keyword"
+        )
     assert result["retrieval"] == "hybrid"
     assert message_hits(result)[0]["seq"] == 1
-    assert all(h["seq"] != 1 for h in message_hits(lexical))  # no shared word: only the vector finds it
+    assert all(
+        h["seq"] != 1 for h in message_hits(lexical)
+    )  # no shared word: only the vector finds it
 
 
 async def test_a_time_window_is_applied_inside_the_vector_search(make_settings: Any) -> None:
     # 120 messages about the router on 8 May are all nearer to the question than anything said on
     # 20 May: filtered after a 100-nearest search, the window would be left with nothing.
     may_20 = MAY_8 + 12 * 24 * HOUR
-    router = [said(f"the router firmware upgrade step {i} finished", MAY_8 + i * 60_000) for i in range(120)]
+    router = [
+        said(f"the router firmware upgrade step {i} finished", MAY_8 + i * 60_000)
+        for i in range(120)
+    ]
     lunch = [said(f"lunch option {i}: soup and bread", may_20 + i * 60_000) for i in range(12)]
     async with app_client(make_settings(embedding={"provider": "local"})) as client:
         await archive(client, "s-window", router + lunch)
-        result = await search(client, "s-window", "router firmware", mode="ranked", limit=10,
-                              since="2023-05-20T00:00:00Z")
+        result = await search(
+            client,
+            "s-window",
+            "router firmware",
+            mode="ranked",
+            limit=10,
+            since="2023-05-20T00:00:00Z",
+        )
     assert result["retrieval"] == "hybrid"
     hits = message_hits(result)
     assert len(hits) == 10 and result["truncated"] is True
     assert all(h["timestamp"].startswith("2023-05-20") for h in hits)
 
 
-async def test_phase2_keeps_each_sessions_term_statistics(client: httpx.AsyncClient, db_path: Path) -> None:
-    first = [user("the cache eviction policy is LRU"), user("cache warmup runs nightly"), user("lunch was good")]
+async def test_phase2_keeps_each_sessions_term_statistics(
+    client: httpx.AsyncClient, db_path: Path
+) -> None:
+    first = [
+        user("the cache eviction policy is LRU"),
+        user("cache warmup runs nightly"),
+        user("lunch was good"),
+    ]
     await archive(client, "s-stats", first)
     await archive(client, "s-other", [user("cache cache cache")])
     documents, chars, terms = _stats(db_path, "s-stats")
@@ -139,23 +200,32 @@ async def test_phase2_keeps_each_sessions_term_statistics(client: httpx.AsyncCli
     # Phase 2 run again over the same archive (a retried job) counts nothing twice.
     uow = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///{db_path}")))
     with uow.read() as db:
-        archives = db.query(Archive).join(AgentSession).filter(AgentSession.session_id == "s-stats").all()
+        archives = (
+            db.query(Archive).join(AgentSession).filter(AgentSession.session_id == "s-stats").all()
+        )
         facts = facts_of(archives_repo.archive_messages(db, archives[0]))
     with uow.write() as db:
         write_search_index(db, uow.dialect, facts, {}, None)
     assert _stats(db_path, "s-stats")[0] == 4 and _stats(db_path, "s-stats")[2]["cache"] == 3
 
 
-async def test_candidates_take_the_rarest_terms_first_within_the_budget(client: httpx.AsyncClient, db_path: Path) -> None:
+async def test_candidates_take_the_rarest_terms_first_within_the_budget(
+    client: httpx.AsyncClient, db_path: Path
+) -> None:
     common = [user(f"deploy number {i} went fine") for i in range(30)]
     rare = [user("the deploy hit E_VAULT_7731"), user("E_VAULT_7731 again, deploy stopped")]
     await archive(client, "s-budget", rare + common)
     uow = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///{db_path}")))
     with uow.read() as db:
         session = db.query(AgentSession).filter(AgentSession.session_id == "s-budget").one()
-        rows = uow.dialect.message_candidates(db, session.id, ["e_vault_7731", "deploy"], [], None, budget=5)
+        rows = uow.dialect.message_candidates(
+            db, session.id, ["e_vault_7731", "deploy"], [], None, budget=5
+        )
     assert len(rows) == 5
-    assert {r.seq for r in rows} >= {1, 2}  # both messages of the rare term, then the newest of the common one
+    assert {r.seq for r in rows} >= {
+        1,
+        2,
+    }  # both messages of the rare term, then the newest of the common one
     assert {r.seq for r in rows} - {1, 2} == {30, 31, 32}
     # The bounded search still ranks the two messages holding both words first.
     hits = message_hits(await search(client, "s-budget", "deploy E_VAULT_7731", mode="ranked"))
@@ -165,10 +235,17 @@ async def test_candidates_take_the_rarest_terms_first_within_the_budget(client: 
 def _stats(db_path: Path, session_id: str) -> tuple[int, int, dict[str, int]]:
     conn = sqlite.connect(str(db_path))
     try:
-        pk = conn.execute("SELECT id FROM agent_sessions WHERE session_id = ?", (session_id,)).fetchone()[0]
+        pk = conn.execute(
+            "SELECT id FROM agent_sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()[0]
         documents, chars = conn.execute(
-            "SELECT documents, total_chars FROM session_search_stats WHERE session_pk = ?", (pk,)).fetchone()
-        terms = dict(conn.execute("SELECT term, documents FROM session_terms WHERE session_pk = ?", (pk,)).fetchall())
+            "SELECT documents, total_chars FROM session_search_stats WHERE session_pk = ?", (pk,)
+        ).fetchone()
+        terms = dict(
+            conn.execute(
+                "SELECT term, documents FROM session_terms WHERE session_pk = ?", (pk,)
+            ).fetchall()
+        )
     finally:
         conn.close()
     return documents, chars, terms

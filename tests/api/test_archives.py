@@ -16,19 +16,28 @@ from tests.helpers.messages import assistant, tool_call, tool_result, user
 NOT_FOUND_CODE = "NOT_FOUND"
 
 
-async def ingest(client: httpx.AsyncClient, session_id: str, messages: list[dict[str, Any]],
-                 headers: dict[str, str] | None = None) -> dict[str, Any]:
-    response = await client.post("/after-turn", json={"sessionId": session_id, "messages": messages},
-                                 headers=headers)
+async def ingest(
+    client: httpx.AsyncClient,
+    session_id: str,
+    messages: list[dict[str, Any]],
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    response = await client.post(
+        "/after-turn", json={"sessionId": session_id, "messages": messages}, headers=headers
+    )
     assert response.status_code == 200, response.text
     assert response.json()["ingested"] == len(messages)
     return response.json()
 
 
-async def commit(client: httpx.AsyncClient, session_id: str, keep: int = 0,
-                 headers: dict[str, str] | None = None) -> dict[str, Any]:
-    response = await client.post(f"/sessions/{session_id}/commit",
-                                 json={"keepRecentCount": keep, "wait": True}, headers=headers)
+async def commit(
+    client: httpx.AsyncClient, session_id: str, keep: int = 0, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    response = await client.post(
+        f"/sessions/{session_id}/commit",
+        json={"keepRecentCount": keep, "wait": True},
+        headers=headers,
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["status"] == "accepted", body
@@ -36,15 +45,24 @@ async def commit(client: httpx.AsyncClient, session_id: str, keep: int = 0,
     return body
 
 
-async def archive(client: httpx.AsyncClient, session_id: str, messages: list[dict[str, Any]],
-                  keep: int = 0, headers: dict[str, str] | None = None) -> str:
+async def archive(
+    client: httpx.AsyncClient,
+    session_id: str,
+    messages: list[dict[str, Any]],
+    keep: int = 0,
+    headers: dict[str, str] | None = None,
+) -> str:
     """Store ``messages`` and archive them (all but ``keep``); returns the archive id."""
     await ingest(client, session_id, messages, headers)
     return (await commit(client, session_id, keep, headers))["archiveId"]
 
 
-async def search(client: httpx.AsyncClient, session_id: str, query: str, **options: Any) -> dict[str, Any]:
-    response = await client.post("/archives/search", json={"sessionId": session_id, "query": query, **options})
+async def search(
+    client: httpx.AsyncClient, session_id: str, query: str, **options: Any
+) -> dict[str, Any]:
+    response = await client.post(
+        "/archives/search", json={"sessionId": session_id, "query": query, **options}
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -85,7 +103,9 @@ def mixed_turn() -> list[dict[str, Any]]:
 # --- expand -----------------------------------------------------------------------------------
 
 
-async def test_expand_json_returns_completed_archive_with_verbatim_messages(client: httpx.AsyncClient) -> None:
+async def test_expand_json_returns_completed_archive_with_verbatim_messages(
+    client: httpx.AsyncClient,
+) -> None:
     messages = mixed_turn()
     archive_id = await archive(client, "s-expand", messages)
     assert archive_id == "archive_001"
@@ -135,9 +155,13 @@ async def test_expand_offset_and_limit_page_through_messages(client: httpx.Async
 
 async def test_expand_text_format_renders_a_tool_result(client: httpx.AsyncClient) -> None:
     archive_id = await archive(client, "s-text", mixed_turn())
-    abstract = (await client.get(f"/archives/{archive_id}", params={"sessionId": "s-text"})).json()["abstract"]
+    abstract = (await client.get(f"/archives/{archive_id}", params={"sessionId": "s-text"})).json()[
+        "abstract"
+    ]
 
-    response = await client.get(f"/archives/{archive_id}", params={"sessionId": "s-text", "format": "text"})
+    response = await client.get(
+        f"/archives/{archive_id}", params={"sessionId": "s-text", "format": "text"}
+    )
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
     text = response.text
@@ -149,13 +173,22 @@ async def test_expand_text_format_renders_a_tool_result(client: httpx.AsyncClien
     assert "[toolResult]:\n[Tool result: shell]\nOutput:\ntotal 2\nrelease.tar\nnotes.txt" in text
     assert "There are two files." in text
     # Message order is kept.
-    assert text.index("[user]:") < text.index("[Tool: shell]") < text.index("[Tool result: shell]") < text.index("There are two files.")
+    assert (
+        text.index("[user]:")
+        < text.index("[Tool: shell]")
+        < text.index("[Tool result: shell]")
+        < text.index("There are two files.")
+    )
 
 
 async def test_archive_ids_are_sequential_per_session(client: httpx.AsyncClient) -> None:
     ids = []
     for i in range(3):
-        ids.append(await archive(client, "s-seq", [user(f"batch {i} question"), assistant(f"batch {i} answer")]))
+        ids.append(
+            await archive(
+                client, "s-seq", [user(f"batch {i} question"), assistant(f"batch {i} answer")]
+            )
+        )
     assert ids == ["archive_001", "archive_002", "archive_003"]
     # Another session starts its own numbering.
     assert await archive(client, "s-seq-other", [user("other session")]) == "archive_001"
@@ -178,11 +211,15 @@ async def test_archive_ids_are_sequential_per_session(client: httpx.AsyncClient)
         ("archive_0001", "s-404"),
     ],
 )
-async def test_expand_unknown_or_malformed_is_404(client: httpx.AsyncClient, archive_id: str, session_id: str) -> None:
+async def test_expand_unknown_or_malformed_is_404(
+    client: httpx.AsyncClient, archive_id: str, session_id: str
+) -> None:
     await archive(client, "s-404", [user("only message")])
     response = await client.get(f"/archives/{archive_id}", params={"sessionId": session_id})
     assert_envelope(response, 404, NOT_FOUND_CODE)
-    text_response = await client.get(f"/archives/{archive_id}", params={"sessionId": session_id, "format": "text"})
+    text_response = await client.get(
+        f"/archives/{archive_id}", params={"sessionId": session_id, "format": "text"}
+    )
     assert_envelope(text_response, 404, NOT_FOUND_CODE)
 
 
@@ -208,22 +245,33 @@ async def test_other_tenants_archive_is_answered_like_a_missing_one(make_setting
         assert_envelope(missing_session, 404, NOT_FOUND_CODE)
         assert_envelope(missing_search, 404, NOT_FOUND_CODE)
 
-        assert await archive(client, "shared-id", [user("tenantsecret plans")], headers=a) == "archive_001"
+        assert (
+            await archive(client, "shared-id", [user("tenantsecret plans")], headers=a)
+            == "archive_001"
+        )
         own = await client.get(expand[0], params=expand[1], headers=a)
-        assert own.status_code == 200 and own.json()["messages"][0]["message"]["content"] == "tenantsecret plans"
+        assert (
+            own.status_code == 200
+            and own.json()["messages"][0]["message"]["content"] == "tenantsecret plans"
+        )
 
         # Now that tenant A owns it, tenant B gets exactly the same answers as before.
         for before, after in (
             (missing_expand, await client.get(expand[0], params=expand[1], headers=b)),
             (missing_session, await client.get("/sessions/shared-id", headers=b)),
             (missing_search, await client.post("/archives/search", json=search_body, headers=b)),
-            (missing_expand, await client.get(expand[0], params={**expand[1], "format": "text"}, headers=b)),
+            (
+                missing_expand,
+                await client.get(expand[0], params={**expand[1], "format": "text"}, headers=b),
+            ),
         ):
             assert after.status_code == before.status_code == 404
             assert after.json() == before.json()
 
         # Tenant B's own session of the same id is separate and never sees A's messages.
-        assert await archive(client, "shared-id", [user("tenant b words")], headers=b) == "archive_001"
+        assert (
+            await archive(client, "shared-id", [user("tenant b words")], headers=b) == "archive_001"
+        )
         b_search = await client.post("/archives/search", json=search_body, headers=b)
         assert b_search.status_code == 200 and b_search.json()["results"] == []
         b_view = (await client.get(expand[0], params=expand[1], headers=b)).json()
@@ -241,12 +289,16 @@ async def test_other_tenants_archive_is_answered_like_a_missing_one(make_setting
 
 
 async def test_keyword_puts_messages_with_every_term_first(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-kw", [
-        user("alpha bravo charlie"),
-        user("alpha delta only"),
-        user("bravo without the first"),
-        user("nothing relevant here"),
-    ])
+    await archive(
+        client,
+        "s-kw",
+        [
+            user("alpha bravo charlie"),
+            user("alpha delta only"),
+            user("bravo without the first"),
+            user("nothing relevant here"),
+        ],
+    )
     result = await search(client, "s-kw", "alpha bravo")
     assert result["mode"] == "keyword"
     hits = message_hits(result)
@@ -262,28 +314,38 @@ async def test_keyword_puts_messages_with_every_term_first(client: httpx.AsyncCl
 
 
 async def test_keyword_answers_a_natural_question(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-kw-q", [
-        user("Caroline: I went to the science museum with my kids last weekend"),
-        user("Melanie: what did you think of the new bakery?"),
-        user("Caroline: the bakery was fine, did you finish the painting?"),
-    ])
+    await archive(
+        client,
+        "s-kw-q",
+        [
+            user("Caroline: I went to the science museum with my kids last weekend"),
+            user("Melanie: what did you think of the new bakery?"),
+            user("Caroline: the bakery was fine, did you finish the painting?"),
+        ],
+    )
     # Punctuation, stop words and word forms no longer stand in the way.
-    hits = message_hits(await search(client, "s-kw-q", "Which museum did Caroline visit with her kids?"))
+    hits = message_hits(
+        await search(client, "s-kw-q", "Which museum did Caroline visit with her kids?")
+    )
     assert hits and hits[0]["seq"] == 1
     quoted = message_hits(await search(client, "s-kw-q", '"new bakery"'))
     assert [h["seq"] for h in quoted] == [2]
 
 
 async def test_keyword_treats_regex_metacharacters_literally(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-meta", [
-        user("version a.b shipped"),
-        user("version axb shipped"),
-        user("call f(x) now"),
-        user("call fx now"),
-        user("match [z]+ here"),
-        user("star a* ok"),
-        user("aaaa plain"),
-    ])
+    await archive(
+        client,
+        "s-meta",
+        [
+            user("version a.b shipped"),
+            user("version axb shipped"),
+            user("call f(x) now"),
+            user("call fx now"),
+            user("match [z]+ here"),
+            user("star a* ok"),
+            user("aaaa plain"),
+        ],
+    )
     assert [h["seq"] for h in message_hits(await search(client, "s-meta", "a.b"))] == [1]
     assert [h["seq"] for h in message_hits(await search(client, "s-meta", "(x)"))] == [3]
     assert [h["seq"] for h in message_hits(await search(client, "s-meta", "f(x)"))] == [3]
@@ -294,9 +356,14 @@ async def test_keyword_treats_regex_metacharacters_literally(client: httpx.Async
 
 async def test_keyword_case_sensitivity(client: httpx.AsyncClient) -> None:
     await archive(client, "s-case", [user("The Kubernetes Cluster is up"), user("nothing here")])
-    assert [h["seq"] for h in message_hits(await search(client, "s-case", "kubernetes CLUSTER"))] == [1]
+    assert [
+        h["seq"] for h in message_hits(await search(client, "s-case", "kubernetes CLUSTER"))
+    ] == [1]
     assert message_hits(await search(client, "s-case", "kubernetes", caseSensitive=True)) == []
-    assert [h["seq"] for h in message_hits(await search(client, "s-case", "Kubernetes", caseSensitive=True))] == [1]
+    assert [
+        h["seq"]
+        for h in message_hits(await search(client, "s-case", "Kubernetes", caseSensitive=True))
+    ] == [1]
 
 
 async def test_keyword_archive_id_narrows(client: httpx.AsyncClient) -> None:
@@ -308,11 +375,15 @@ async def test_keyword_archive_id_narrows(client: httpx.AsyncClient) -> None:
     assert {h["archiveId"] for h in only["results"]} == {"archive_002"}
     assert [h["seq"] for h in message_hits(only)] == [2]
     for mode in ("regex", "ranked"):
-        narrowed = await search(client, "s-narrow", "needleword", archiveId="archive_001", mode=mode)
+        narrowed = await search(
+            client, "s-narrow", "needleword", archiveId="archive_001", mode=mode
+        )
         assert {h["archiveId"] for h in narrowed["results"]} == {"archive_001"}, mode
         assert [h["seq"] for h in message_hits(narrowed)] == [1], mode
-    unknown = await client.post("/archives/search", json={"sessionId": "s-narrow", "query": "needleword",
-                                                           "archiveId": "archive_009"})
+    unknown = await client.post(
+        "/archives/search",
+        json={"sessionId": "s-narrow", "query": "needleword", "archiveId": "archive_009"},
+    )
     assert_envelope(unknown, 404, NOT_FOUND_CODE)
 
 
@@ -332,15 +403,23 @@ async def test_keyword_limit_and_truncated(client: httpx.AsyncClient) -> None:
     assert exact["truncated"] is False and exact["count"] == full["count"]
 
     for bad in (0, 201):
-        response = await client.post("/archives/search", json={"sessionId": "s-limit", "query": "x", "limit": bad})
+        response = await client.post(
+            "/archives/search", json={"sessionId": "s-limit", "query": "x", "limit": bad}
+        )
         assert_envelope(response, 400, "INVALID_ARGUMENT")
 
 
 async def test_search_finds_overviews(client: httpx.AsyncClient) -> None:
     archive_id = await archive(client, "s-ov", [user("hello there"), assistant("general kenobi")])
-    overview = (await client.get(f"/archives/{archive_id}", params={"sessionId": "s-ov"})).json()["overview"]
+    overview = (await client.get(f"/archives/{archive_id}", params={"sessionId": "s-ov"})).json()[
+        "overview"
+    ]
     assert "Working Memory" in overview  # the fixture Working Memory heading, never in a message
-    for mode, query in (("keyword", "Working Memory"), ("regex", r"Work\w+ Mem"), ("ranked", "Working")):
+    for mode, query in (
+        ("keyword", "Working Memory"),
+        ("regex", r"Work\w+ Mem"),
+        ("ranked", "Working"),
+    ):
         result = await search(client, "s-ov", query, mode=mode)
         assert all(h["kind"] == "message" for h in result["results"]), (mode, result)
         overview_hits = result["overviews"]
@@ -355,14 +434,21 @@ async def test_search_finds_overviews(client: httpx.AsyncClient) -> None:
 
 async def test_query_validation(client: httpx.AsyncClient) -> None:
     await archive(client, "s-val", [user("anything")])
-    for body in ({"sessionId": "s-val", "query": ""}, {"sessionId": "s-val", "query": "x", "mode": "fuzzy"},
-                 {"sessionId": "s-val"}, {"query": "x"}, {"sessionId": "s-val", "query": "x", "caseSensitive": "maybe"}):
+    for body in (
+        {"sessionId": "s-val", "query": ""},
+        {"sessionId": "s-val", "query": "x", "mode": "fuzzy"},
+        {"sessionId": "s-val"},
+        {"query": "x"},
+        {"sessionId": "s-val", "query": "x", "caseSensitive": "maybe"},
+    ):
         response = await client.post("/archives/search", json=body)
         body_json = assert_envelope(response, 400, "INVALID_ARGUMENT")
         assert body_json["error"]["details"]["errors"], body
     blank = await client.post("/archives/search", json={"sessionId": "s-val", "query": "   "})
     assert_envelope(blank, 400, "INVALID_ARGUMENT")
-    missing = await client.post("/archives/search", json={"sessionId": "nobody", "query": "anything"})
+    missing = await client.post(
+        "/archives/search", json={"sessionId": "nobody", "query": "anything"}
+    )
     assert_envelope(missing, 404, NOT_FOUND_CODE)
 
 
@@ -370,26 +456,36 @@ async def test_query_validation(client: httpx.AsyncClient) -> None:
 
 
 async def test_regex_mode_uses_a_real_regex(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-re", [
-        user("deployed v42 to prod"),
-        user("deploying v7 now"),
-        user("deploy v to nowhere"),
-        user("DEPLOYED V9 loudly"),
-    ])
+    await archive(
+        client,
+        "s-re",
+        [
+            user("deployed v42 to prod"),
+            user("deploying v7 now"),
+            user("deploy v to nowhere"),
+            user("DEPLOYED V9 loudly"),
+        ],
+    )
     result = await search(client, "s-re", r"deploy(ed|ing)\s+v\d+\b", mode="regex")
     assert result["mode"] == "regex"
     assert [h["seq"] for h in message_hits(result)] == [1, 2, 4]
     assert message_hits(result)[0]["snippet"] == "deployed v42 to prod"
-    sensitive = await search(client, "s-re", r"deploy(ed|ing)\s+v\d+\b", mode="regex", caseSensitive=True)
+    sensitive = await search(
+        client, "s-re", r"deploy(ed|ing)\s+v\d+\b", mode="regex", caseSensitive=True
+    )
     assert [h["seq"] for h in message_hits(sensitive)] == [1, 2]
     # "a.b" is a regex here: the dot matches any character.
-    assert [h["seq"] for h in message_hits(await search(client, "s-re", r"^deploy.v", mode="regex"))] == [3]
+    assert [
+        h["seq"] for h in message_hits(await search(client, "s-re", r"^deploy.v", mode="regex"))
+    ] == [3]
 
 
 @pytest.mark.parametrize("pattern", ["(", "[a-", "a{2,1}", "*oops", "x)"])
 async def test_regex_invalid_pattern_is_400(client: httpx.AsyncClient, pattern: str) -> None:
     await archive(client, "s-bad-re", [user("some text")])
-    response = await client.post("/archives/search", json={"sessionId": "s-bad-re", "query": pattern, "mode": "regex"})
+    response = await client.post(
+        "/archives/search", json={"sessionId": "s-bad-re", "query": pattern, "mode": "regex"}
+    )
     assert_envelope(response, 400, "INVALID_ARGUMENT")
 
 
@@ -400,7 +496,10 @@ async def test_regex_catastrophic_backtracking_answers_promptly(make_settings: A
             started = time.monotonic()
             # Bounded here too, so that a hang is reported as a failure instead of blocking the run.
             response = await asyncio.wait_for(
-                client.post("/archives/search", json={"sessionId": "s-redos", "query": pattern, "mode": "regex"}),
+                client.post(
+                    "/archives/search",
+                    json={"sessionId": "s-redos", "query": pattern, "mode": "regex"},
+                ),
                 timeout=20,
             )
             elapsed = time.monotonic() - started
@@ -421,12 +520,16 @@ async def test_regex_catastrophic_backtracking_answers_promptly(make_settings: A
 
 async def test_ranked_orders_by_bm25(client: httpx.AsyncClient) -> None:
     filler = " ".join(f"filler{i}" for i in range(120))
-    await archive(client, "s-rank", [
-        user(f"{filler} kubernetes {filler}"),
-        user("kubernetes kubernetes kubernetes cluster"),
-        user("unrelated message about lunch"),
-        user(f"kubernetes {filler}"),
-    ])
+    await archive(
+        client,
+        "s-rank",
+        [
+            user(f"{filler} kubernetes {filler}"),
+            user("kubernetes kubernetes kubernetes cluster"),
+            user("unrelated message about lunch"),
+            user(f"kubernetes {filler}"),
+        ],
+    )
     result = await search(client, "s-rank", "kubernetes", mode="ranked")
     assert result["mode"] == "ranked"
     hits = message_hits(result)
@@ -438,23 +541,31 @@ async def test_ranked_orders_by_bm25(client: httpx.AsyncClient) -> None:
     assert hits[0]["score"] > hits[-1]["score"]
 
     # With several terms, a message holding both outranks one holding either.
-    await archive(client, "s-rank2", [
-        user(f"cache layer {filler}"),
-        user(f"cache eviction policy {filler}"),
-        user(f"eviction notice {filler}"),
-    ])
+    await archive(
+        client,
+        "s-rank2",
+        [
+            user(f"cache layer {filler}"),
+            user(f"cache eviction policy {filler}"),
+            user(f"eviction notice {filler}"),
+        ],
+    )
     multi = message_hits(await search(client, "s-rank2", "cache eviction", mode="ranked"))
     assert multi[0]["seq"] == 2
     assert {h["seq"] for h in multi} == {1, 2, 3}
 
 
 async def test_chinese_text_is_found(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-zh", [
-        user("昨天部署失败了，需要回滚"),
-        assistant("好的，我来检查部署日志"),
-        user("用户喜欢喝绿茶"),
-        user("今天天气不错"),
-    ])
+    await archive(
+        client,
+        "s-zh",
+        [
+            user("昨天部署失败了，需要回滚"),
+            assistant("好的，我来检查部署日志"),
+            user("用户喜欢喝绿茶"),
+            user("今天天气不错"),
+        ],
+    )
     for mode in ("ranked", "keyword"):
         result = await search(client, "s-zh", "部署失败", mode=mode)
         hits = message_hits(result)
@@ -474,14 +585,19 @@ async def test_chinese_text_is_found(client: httpx.AsyncClient) -> None:
 
 
 async def test_search_text_format(client: httpx.AsyncClient) -> None:
-    await archive(client, "s-fmt", [
-        user("first question"),
-        assistant("first answer"),
-        user("where is the invoice ledger"),
-        user("the invoice ledger again"),
-    ])
-    response = await client.post("/archives/search", json={"sessionId": "s-fmt", "query": "invoice ledger",
-                                                           "format": "text"})
+    await archive(
+        client,
+        "s-fmt",
+        [
+            user("first question"),
+            assistant("first answer"),
+            user("where is the invoice ledger"),
+            user("the invoice ledger again"),
+        ],
+    )
+    response = await client.post(
+        "/archives/search", json={"sessionId": "s-fmt", "query": "invoice ledger", "format": "text"}
+    )
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
     as_json = await search(client, "s-fmt", "invoice ledger")
@@ -489,15 +605,25 @@ async def test_search_text_format(client: httpx.AsyncClient) -> None:
     assert text.startswith(f'Found {as_json["count"]} match(es) for "invoice ledger"')
     assert "(showing first" not in text
     said = [h["timestamp"] for h in as_json["results"]]
-    assert f"## Match 1: archive_001 (message 3, user, {said[0][:10]} {said[0][11:16]} UTC)\nwhere is the invoice ledger" in text
-    assert f"## Match 2: archive_001 (message 4, user, {said[1][:10]} {said[1][11:16]} UTC)\nthe invoice ledger again" in text
+    assert (
+        f"## Match 1: archive_001 (message 3, user, {said[0][:10]} {said[0][11:16]} UTC)\nwhere is the invoice ledger"
+        in text
+    )
+    assert (
+        f"## Match 2: archive_001 (message 4, user, {said[1][:10]} {said[1][11:16]} UTC)\nthe invoice ledger again"
+        in text
+    )
 
-    limited = await client.post("/archives/search", json={"sessionId": "s-fmt", "query": "invoice", "limit": 1,
-                                                          "format": "text"})
+    limited = await client.post(
+        "/archives/search",
+        json={"sessionId": "s-fmt", "query": "invoice", "limit": 1, "format": "text"},
+    )
     assert limited.text.startswith('Found 1 match(es) for "invoice" (showing first 1)')
     assert "## Match 2" not in limited.text
 
-    none = await client.post("/archives/search", json={"sessionId": "s-fmt", "query": "zeppelin", "format": "text"})
+    none = await client.post(
+        "/archives/search", json={"sessionId": "s-fmt", "query": "zeppelin", "format": "text"}
+    )
     assert none.status_code == 200
     assert "zeppelin" in none.text
     assert "synonyms" in none.text and "shorter fragments" in none.text
@@ -505,10 +631,16 @@ async def test_search_text_format(client: httpx.AsyncClient) -> None:
 
 
 async def test_snippet_is_bounded_around_the_match(client: httpx.AsyncClient) -> None:
-    long_text = ("lorem ipsum dolor " * 300) + "UNIQUEMARKER found here " + ("sit amet consectetur " * 300)
+    long_text = (
+        ("lorem ipsum dolor " * 300) + "UNIQUEMARKER found here " + ("sit amet consectetur " * 300)
+    )
     assert len(long_text) > 5000
     await archive(client, "s-snip", [user(long_text), user("short one")])
-    for mode, query in (("keyword", "UNIQUEMARKER"), ("regex", "UNIQUE[A-Z]+"), ("ranked", "UNIQUEMARKER")):
+    for mode, query in (
+        ("keyword", "UNIQUEMARKER"),
+        ("regex", "UNIQUE[A-Z]+"),
+        ("ranked", "UNIQUEMARKER"),
+    ):
         hits = message_hits(await search(client, "s-snip", query, mode=mode))
         assert [h["seq"] for h in hits] == [1], mode
         snippet = hits[0]["snippet"]
@@ -521,12 +653,16 @@ async def test_snippet_is_bounded_around_the_match(client: httpx.AsyncClient) ->
 
 
 async def test_live_messages_are_not_searched(client: httpx.AsyncClient) -> None:
-    await ingest(client, "s-live", [
-        user("archivedtoken one"),
-        assistant("archivedtoken two"),
-        user("livetoken kept"),
-        assistant("livetoken kept too"),
-    ])
+    await ingest(
+        client,
+        "s-live",
+        [
+            user("archivedtoken one"),
+            assistant("archivedtoken two"),
+            user("livetoken kept"),
+            assistant("livetoken kept too"),
+        ],
+    )
     await commit(client, "s-live", keep=2)
     await ingest(client, "s-live", [user("livetoken added later"), user("zz 绿茶 live")])
     for mode in ("keyword", "regex", "ranked"):

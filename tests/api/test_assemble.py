@@ -13,19 +13,29 @@ SUMMARY = "[Session History Summary]\n"
 
 
 async def after_turn(client, messages, session_id="s1", **extra):  # type: ignore[no-untyped-def]
-    response = await client.post("/after-turn", json={"sessionId": session_id, "messages": messages, **extra})
+    response = await client.post(
+        "/after-turn", json={"sessionId": session_id, "messages": messages, **extra}
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
 
 async def commit(client, keep=0, session_id="s1", wait=True):  # type: ignore[no-untyped-def]
-    response = await client.post(f"/sessions/{session_id}/commit", json={"keepRecentCount": keep, "wait": wait})
+    response = await client.post(
+        f"/sessions/{session_id}/commit", json={"keepRecentCount": keep, "wait": wait}
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
 
 async def pre_prompt(client, messages, session_id="s1", budget=128000, **extra):  # type: ignore[no-untyped-def]
-    body = {"sessionId": session_id, "messages": messages, "tokenBudget": budget, "prompt": "next question", **extra}
+    body = {
+        "sessionId": session_id,
+        "messages": messages,
+        "tokenBudget": budget,
+        "prompt": "next question",
+        **extra,
+    }
     response = await client.post("/assemble", json=body)
     assert response.status_code == 200, response.text
     return response.json()
@@ -35,7 +45,11 @@ def texts(messages: list[dict]) -> list[str]:
     out = []
     for m in messages:
         content = m["content"]
-        out.append(content if isinstance(content, str) else " ".join(b.get("text", "") for b in content if isinstance(b, dict)))
+        out.append(
+            content
+            if isinstance(content, str)
+            else " ".join(b.get("text", "") for b in content if isinstance(b, dict))
+        )
     return out
 
 
@@ -73,7 +87,9 @@ class TestPrePrompt:
         assert body["systemPromptAddition"].startswith("## Session Context Guide")
         assert body["diagnostics"]["archives"]["overviewIncluded"] is True
 
-    async def test_messages_of_pending_and_failed_archives_follow_the_overview(self, make_settings, db_path):
+    async def test_messages_of_pending_and_failed_archives_follow_the_overview(
+        self, make_settings, db_path
+    ):
         settings = make_settings(worker={"enabled": False})
         first, second, third, live = turn(1), turn(2), turn(3), turn(4)
         harness = app_client(settings)
@@ -86,21 +102,29 @@ class TestPrePrompt:
             await commit(client, wait=False)
             await after_turn(client, first + second + third + live)
             uow: UnitOfWork = harness.app.state.services.uow
-            _set_archive(uow, 1, "completed", overview="# Working Memory\n\n## Session Title\nFirst\n")
+            _set_archive(
+                uow, 1, "completed", overview="# Working Memory\n\n## Session Title\nFirst\n"
+            )
             _set_archive(uow, 2, "failed")
             body = await pre_prompt(client, first + second + third + live)
         first = body["messages"][0]
-        assert first["content"][0]["text"].startswith(SUMMARY + "# Working Memory\n\n## Session Title\nFirst")
+        assert first["content"][0]["text"].startswith(
+            SUMMARY + "# Working Memory\n\n## Session Title\nFirst"
+        )
         assert first["content"][1]["text"] == second[0]["content"]
         assert body["messages"][1:] == second[1:] + third + live
         assert body["diagnostics"]["archives"] == {
-            "total": 3, "completed": 1, "pending": 1, "failed": 1, "overviewIncluded": True,
+            "total": 3,
+            "completed": 1,
+            "pending": 1,
+            "failed": 1,
+            "overviewIncluded": True,
         }
 
     async def test_budget_drops_whole_oldest_steps_and_keeps_tool_pairs(self, client):
         call = tool_call("c1", "exec", {"command": "x" * 400})
         result = tool_result("c1", "exec", "y" * 400)
-        messages = turn(1, words=800) + [user("run it"), call, result, assistant("done")]
+        messages = [*turn(1, words=800), user("run it"), call, result, assistant("done")]
         await after_turn(client, messages, tokenBudget=10_000_000)
         budget = 4000  # reserve 600 -> 3400 for messages
         body = await pre_prompt(client, messages, budget=budget)
@@ -115,7 +139,9 @@ class TestPrePrompt:
         result = tool_result("c1", "exec", "b" * 2000)
         messages = [user("go"), call, result, user("q" * 40)]
         await after_turn(client, messages, tokenBudget=10_000_000)
-        body = await pre_prompt(client, messages, budget=1000)  # 850 for messages: the pair (1000+) cannot fit
+        body = await pre_prompt(
+            client, messages, budget=1000
+        )  # 850 for messages: the pair (1000+) cannot fit
         out = body["messages"]
         assert (call in out) == (result in out)
         assert call not in out
@@ -140,7 +166,11 @@ class TestPrePrompt:
         out = body["messages"]
         assert orphan not in out
         synthetic = out[out.index(call) + 1]
-        assert synthetic["role"] == "toolResult" and synthetic["toolCallId"] == "c7" and synthetic["isError"] is True
+        assert (
+            synthetic["role"] == "toolResult"
+            and synthetic["toolCallId"] == "c7"
+            and synthetic["isError"] is True
+        )
 
     async def test_consecutive_users_merged_and_assistants_separated(self, client):
         messages = [user("one"), user("two"), assistant("a1"), assistant("a2")]
@@ -153,7 +183,9 @@ class TestPrePrompt:
 
 class TestToolLoop:
     async def tool_loop(self, client, messages, **extra):  # type: ignore[no-untyped-def]
-        response = await client.post("/assemble", json={"sessionId": "s1", "messages": messages, **extra})
+        response = await client.post(
+            "/assemble", json={"sessionId": "s1", "messages": messages, **extra}
+        )
         assert response.status_code == 200
         body = response.json()
         assert body["diagnostics"]["phase"] == "tool_loop"
@@ -162,20 +194,30 @@ class TestToolLoop:
         return body["diagnostics"]["reason"]
 
     async def test_non_user_tail(self, client):
-        assert await self.tool_loop(client, [user("hello there"), assistant("hi")]) == "non_user_tail"
+        assert (
+            await self.tool_loop(client, [user("hello there"), assistant("hi")]) == "non_user_tail"
+        )
 
     async def test_empty_messages_is_non_user_tail(self, client):
         assert await self.tool_loop(client, []) == "non_user_tail"
 
     async def test_recall_disabled_by_option(self, client):
-        reason = await self.tool_loop(client, [user("deploy the billing service")], options={"autoRecall": False})
+        reason = await self.tool_loop(
+            client, [user("deploy the billing service")], options={"autoRecall": False}
+        )
         assert reason == "recall_disabled"
 
     async def test_recall_disabled_by_setting(self, make_settings):
         async with app_client(make_settings(assemble={"auto_recall": False})) as client:
-            assert await self.tool_loop(client, [user("deploy the billing service")]) == "recall_disabled"
+            assert (
+                await self.tool_loop(client, [user("deploy the billing service")])
+                == "recall_disabled"
+            )
 
-    @pytest.mark.parametrize("marker", ["<openviking-context>\nx\n</openviking-context>\n\nq?", "Source: openviking-auto-recall"])
+    @pytest.mark.parametrize(
+        "marker",
+        ["<openviking-context>\nx\n</openviking-context>\n\nq?", "Source: openviking-auto-recall"],
+    )
     async def test_already_injected(self, client, marker):
         assert await self.tool_loop(client, [user(marker + " deploy now")]) == "already_injected"
 
@@ -183,22 +225,35 @@ class TestToolLoop:
         assert await self.tool_loop(client, [user("hi")]) == "query_too_short"
 
     async def test_no_memories_means_no_recall_hits(self, client):
-        assert await self.tool_loop(client, [user("deploy the billing service please")]) == "no_recall_hits"
+        assert (
+            await self.tool_loop(client, [user("deploy the billing service please")])
+            == "no_recall_hits"
+        )
 
     async def test_experience_gate_is_reported_without_hits(self, client):
         messages = [user("deploy the billing service to production and run the migrations please")]
-        for options, gate in (({}, "disabled"), ({"agentExperience": {"enabled": True}}, "task_execution")):
-            response = await client.post("/assemble", json={"sessionId": "s-gate", "messages": messages, "options": options})
+        for options, gate in (
+            ({}, "disabled"),
+            ({"agentExperience": {"enabled": True}}, "task_execution"),
+        ):
+            response = await client.post(
+                "/assemble", json={"sessionId": "s-gate", "messages": messages, "options": options}
+            )
             diagnostics = response.json()["diagnostics"]
             assert diagnostics["reason"] == "no_recall_hits"
             assert diagnostics["recall"]["experience"]["gate"] == gate, diagnostics
             assert diagnostics["recall"]["experience"]["hits"] == 0
-        short = (await client.post("/assemble", json={"sessionId": "s-gate", "messages": [user("hi")]})).json()
+        short = (
+            await client.post("/assemble", json={"sessionId": "s-gate", "messages": [user("hi")]})
+        ).json()
         assert short["diagnostics"]["recall"]["experience"]["gate"] == "query_too_short"
 
     async def test_bypassed_session(self, make_settings):
         async with app_client(make_settings(capture={"bypass_session_patterns": ["s*"]})) as client:
-            assert await self.tool_loop(client, [user("deploy the billing service")]) == "session_bypassed"
+            assert (
+                await self.tool_loop(client, [user("deploy the billing service")])
+                == "session_bypassed"
+            )
 
 
 def _set_archive(uow: UnitOfWork, index: int, status: str, overview: str = "") -> None:
@@ -208,7 +263,11 @@ def _set_archive(uow: UnitOfWork, index: int, status: str, overview: str = "") -
     from app.db.models import Archive
 
     with uow.write() as db:
-        db.execute(update(Archive).where(Archive.archive_index == index).values(status=status, overview=overview, overview_tokens=10))
+        db.execute(
+            update(Archive)
+            .where(Archive.archive_index == index)
+            .values(status=status, overview=overview, overview_tokens=10)
+        )
 
 
 class TestReconciliation:

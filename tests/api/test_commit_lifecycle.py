@@ -6,13 +6,17 @@ from tests.helpers.messages import assistant, tool_call, tool_result, user
 
 
 async def after_turn(client, messages, session_id="s1"):  # type: ignore[no-untyped-def]
-    response = await client.post("/after-turn", json={"sessionId": session_id, "messages": messages, "tokenBudget": 10**9})
+    response = await client.post(
+        "/after-turn", json={"sessionId": session_id, "messages": messages, "tokenBudget": 10**9}
+    )
     assert response.status_code == 200
     return response.json()
 
 
 async def commit(client, keep, session_id="s1", wait=True):  # type: ignore[no-untyped-def]
-    response = await client.post(f"/sessions/{session_id}/commit", json={"keepRecentCount": keep, "wait": wait})
+    response = await client.post(
+        f"/sessions/{session_id}/commit", json={"keepRecentCount": keep, "wait": wait}
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -36,7 +40,12 @@ async def test_whole_session_inside_one_exchange_is_all_within_keep_window(clien
     messages = [call, tool_result("c1", "exec", "x"), user("and?")]
     await after_turn(client, messages)
     body = await commit(client, keep=2)
-    assert body == {"sessionId": "s1", "status": "skipped", "archiveId": None, "reason": "all_within_keep_window"}
+    assert body == {
+        "sessionId": "s1",
+        "status": "skipped",
+        "archiveId": None,
+        "reason": "all_within_keep_window",
+    }
 
 
 async def test_archive_ids_are_sequential_and_never_reused(client):
@@ -48,7 +57,11 @@ async def test_archive_ids_are_sequential_and_never_reused(client):
         ids.append((await commit(client, keep=0))["archiveId"])
     assert ids == ["archive_001", "archive_002", "archive_003"]
     session = (await client.get("/sessions/s1")).json()
-    assert session["commitCount"] == 3 and session["totalMessageCount"] == 6 and session["messageCount"] == 0
+    assert (
+        session["commitCount"] == 3
+        and session["totalMessageCount"] == 6
+        and session["messageCount"] == 0
+    )
     assert [a["archiveId"] for a in session["archives"]] == ids
 
 
@@ -58,7 +71,9 @@ async def test_extractive_working_memory_keeps_facts_across_twenty_archives(clie
         user("Please migrate the billing service; config lives in services/billing/config.yaml"),
         tool_call("c0", "exec", {"command": "alembic upgrade head"}),
         tool_result("c0", "exec", "Error: relation billing_events does not exist", is_error=True),
-        assistant("The migration failed. TODO: check whether the staging database has the billing schema?"),
+        assistant(
+            "The migration failed. TODO: check whether the staging database has the billing schema?"
+        ),
     ]
     history += first_facts
     await after_turn(client, history)
@@ -73,8 +88,15 @@ async def test_extractive_working_memory_keeps_facts_across_twenty_archives(clie
         assert body["archive"]["status"] == "completed"
     last = (await client.get("/archives/archive_020", params={"sessionId": "s1"})).json()
     overview = last["overview"]
-    for section in ("## Session Title", "## Current State", "## Task & Goals", "## Key Facts & Decisions",
-                    "## Files & Context", "## Errors & Corrections", "## Open Issues"):
+    for section in (
+        "## Session Title",
+        "## Current State",
+        "## Task & Goals",
+        "## Key Facts & Decisions",
+        "## Files & Context",
+        "## Errors & Corrections",
+        "## Open Issues",
+    ):
         assert section in overview
     assert "services/billing/config.yaml" in overview
     assert "relation billing_events does not exist" in overview

@@ -10,7 +10,9 @@ from tests.helpers.messages import turn
 
 
 async def after_turn(client, messages, session_id="s1"):  # type: ignore[no-untyped-def]
-    response = await client.post("/after-turn", json={"sessionId": session_id, "messages": messages})
+    response = await client.post(
+        "/after-turn", json={"sessionId": session_id, "messages": messages}
+    )
     assert response.status_code == 200
     return response.json()
 
@@ -22,7 +24,11 @@ async def compact(client, session_id="s1", **extra):  # type: ignore[no-untyped-
 
 
 async def test_unknown_session(client):
-    assert await compact(client, "nobody") == {"ok": True, "compacted": False, "reason": "session_not_found"}
+    assert await compact(client, "nobody") == {
+        "ok": True,
+        "compacted": False,
+        "reason": "session_not_found",
+    }
 
 
 async def test_completed_compaction_reduces_tokens(client):
@@ -46,7 +52,11 @@ async def test_nothing_left_to_compact(client):
     await after_turn(client, history)
     await compact(client)
     again = await compact(client)
-    assert again["ok"] is True and again["compacted"] is False and again["reason"] == "nothing_to_compact"
+    assert (
+        again["ok"] is True
+        and again["compacted"] is False
+        and again["reason"] == "nothing_to_compact"
+    )
     # Honest: the summary is all that is left and nothing shrank.
     assert again["result"]["tokensAfter"] == again["result"]["tokensBefore"] > 0
     assert again["result"]["details"]["messagesArchived"] == 0
@@ -79,11 +89,22 @@ async def test_timeout_reports_and_archive_completes_later(make_settings):
     async with harness as client:
         await after_turn(client, turn(1))
         body = await compact(client, timeoutMs=50)
-        assert body == {"ok": False, "compacted": False, "reason": "commit_timeout",
-                        "result": {"tokensBefore": body["result"]["tokensBefore"],
-                                   "details": {"archiveId": "archive_001", "messagesArchived": 2,
-                                               "durationMs": body["result"]["details"]["durationMs"]}}}
-        committed = await client.post("/sessions/s1/commit", json={"wait": True, "keepRecentCount": 0})
+        assert body == {
+            "ok": False,
+            "compacted": False,
+            "reason": "commit_timeout",
+            "result": {
+                "tokensBefore": body["result"]["tokensBefore"],
+                "details": {
+                    "archiveId": "archive_001",
+                    "messagesArchived": 2,
+                    "durationMs": body["result"]["details"]["durationMs"],
+                },
+            },
+        }
+        committed = await client.post(
+            "/sessions/s1/commit", json={"wait": True, "keepRecentCount": 0}
+        )
         assert committed.json()["reason"] == "no_messages"
         for _ in range(100):
             archives = (await client.get("/sessions/s1")).json()["archives"]
@@ -109,7 +130,11 @@ async def test_failed_archive_reports_commit_failed(make_settings):
         task = asyncio.ensure_future(body_task)
         await asyncio.sleep(0.2)
         with uow.write() as db:
-            db.execute(update(Archive).values(status="failed", error="model exploded", error_stage="working_memory"))
+            db.execute(
+                update(Archive).values(
+                    status="failed", error="model exploded", error_stage="working_memory"
+                )
+            )
             db.execute(update(Job).values(status="failed"))
         body = await task
     assert body["ok"] is False and body["compacted"] is False and body["reason"] == "commit_failed"

@@ -58,5 +58,9 @@ def test_readme_starts_with_the_two_commands():
 def test_every_endpoint_has_a_readme_example():
     readme = (ROOT / "README.md").read_text()
     for path in openapi_document()["paths"]:
-        example = path.replace("{archiveId}", "archive_001").replace("{sessionId}", "demo").replace("{memoryId}", "$ID")
+        example = (
+            path.replace("{archiveId}", "archive_001")
+            .replace("{sessionId}", "demo")
+            .replace("{memoryId}", "$ID")
+        )
         assert f"localhost:8080{example}" in readme, path

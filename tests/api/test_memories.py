@@ -37,24 +37,36 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
     return body
 
 
-async def remember(client: httpx.AsyncClient, content: str, category: str = "preferences",
-                   headers: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
-    response = await client.post("/memories", json={"content": content, "category": category, **extra},
-                                 headers=headers)
+async def remember(
+    client: httpx.AsyncClient,
+    content: str,
+    category: str = "preferences",
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    response = await client.post(
+        "/memories", json={"content": content, "category": category, **extra}, headers=headers
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
 
-async def add(client: httpx.AsyncClient, content: str, category: str = "preferences",
-              headers: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+async def add(
+    client: httpx.AsyncClient,
+    content: str,
+    category: str = "preferences",
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """Commit a memory that must be new; returns the memory object."""
     body = await remember(client, content, category, headers, **extra)
     assert body["action"] == "ADD", body
     return body["memory"]
 
 
-async def list_items(client: httpx.AsyncClient, headers: dict[str, str] | None = None,
-                     **params: Any) -> list[dict[str, Any]]:
+async def list_items(
+    client: httpx.AsyncClient, headers: dict[str, str] | None = None, **params: Any
+) -> list[dict[str, Any]]:
     response = await client.get("/memories", params={"limit": 200, **params}, headers=headers)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -62,9 +74,12 @@ async def list_items(client: httpx.AsyncClient, headers: dict[str, str] | None =
     return body["items"]
 
 
-async def search(client: httpx.AsyncClient, query: str, headers: dict[str, str] | None = None,
-                 **options: Any) -> dict[str, Any]:
-    response = await client.post("/memories/search", json={"query": query, **options}, headers=headers)
+async def search(
+    client: httpx.AsyncClient, query: str, headers: dict[str, str] | None = None, **options: Any
+) -> dict[str, Any]:
+    response = await client.post(
+        "/memories/search", json={"query": query, **options}, headers=headers
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -73,8 +88,9 @@ async def search_contents(client: httpx.AsyncClient, query: str, **options: Any)
     return [hit["content"] for hit in (await search(client, query, **options))["results"]]
 
 
-async def export_records(client: httpx.AsyncClient, headers: dict[str, str] | None = None,
-                         **params: Any) -> list[dict[str, Any]]:
+async def export_records(
+    client: httpx.AsyncClient, headers: dict[str, str] | None = None, **params: Any
+) -> list[dict[str, Any]]:
     response = await client.get("/memories/export", params=params, headers=headers)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/x-ndjson")
@@ -82,11 +98,15 @@ async def export_records(client: httpx.AsyncClient, headers: dict[str, str] | No
     return [json.loads(line) for line in response.text.splitlines()]
 
 
-async def import_records(client: httpx.AsyncClient, records: list[dict[str, Any]],
-                         headers: dict[str, str] | None = None) -> dict[str, Any]:
+async def import_records(
+    client: httpx.AsyncClient, records: list[dict[str, Any]], headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    response = await client.post("/memories/import", content=body.encode(),
-                                 headers={"Content-Type": "application/x-ndjson", **(headers or {})})
+    response = await client.post(
+        "/memories/import",
+        content=body.encode(),
+        headers={"Content-Type": "application/x-ndjson", **(headers or {})},
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -99,15 +119,22 @@ def parse_iso(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-def record(memory_id: str, content: str, category: str = "events", owner: str = "default",
-           **fields: Any) -> dict[str, Any]:
+def record(
+    memory_id: str, content: str, category: str = "events", owner: str = "default", **fields: Any
+) -> dict[str, Any]:
     """A memory as /memories/export writes it (the fields import needs, plus any given)."""
     kind = "agent" if category in {"experiences", "skills", "tools"} else "user"
     return {
         "id": memory_id,
         "uri": f"viking://{kind}/{owner}/memories/{category}/imported-{memory_id[:8]}.md",
-        "category": category, "title": content[:60], "abstract": content, "content": content,
-        "ownerKind": kind, "ownerId": owner, "source": {"kind": "api"}, **fields,
+        "category": category,
+        "title": content[:60],
+        "abstract": content,
+        "content": content,
+        "ownerKind": kind,
+        "ownerId": owner,
+        "source": {"kind": "api"},
+        **fields,
     }
 
 
@@ -125,21 +152,30 @@ def open_db(path: Path) -> Iterator[sqlite.Connection]:
 
 def chunk_ids(path: Path, memory_id: str) -> list[int]:
     with open_db(path) as conn:
-        return [r[0] for r in conn.execute("SELECT id FROM memory_chunks WHERE memory_id = ?", (memory_id,))]
+        return [
+            r[0]
+            for r in conn.execute("SELECT id FROM memory_chunks WHERE memory_id = ?", (memory_id,))
+        ]
 
 
 def index_counts(path: Path, chunks: list[int]) -> dict[str, int]:
     """Rows of the given chunks in the word index and in the vector table."""
     marks = ",".join("?" * len(chunks))
     with open_db(path) as conn:
-        fts = conn.execute(f"SELECT count(*) FROM memory_fts WHERE rowid IN ({marks})", chunks).fetchone()[0]
-        vec = conn.execute(f"SELECT count(*) FROM memory_vec WHERE chunk_id IN ({marks})", chunks).fetchone()[0]
+        fts = conn.execute(
+            f"SELECT count(*) FROM memory_fts WHERE rowid IN ({marks})", chunks
+        ).fetchone()[0]
+        vec = conn.execute(
+            f"SELECT count(*) FROM memory_vec WHERE chunk_id IN ({marks})", chunks
+        ).fetchone()[0]
     return {"fts": fts, "vec": vec}
 
 
 def fts_hits(path: Path, word: str) -> int:
     with open_db(path) as conn:
-        return conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (f'"{word}"',)).fetchone()[0]
+        return conn.execute(
+            "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (f'"{word}"',)
+        ).fetchone()[0]
 
 
 def memory_row_count(path: Path) -> int:
@@ -152,7 +188,8 @@ def audit_rows(path: Path, memory_id: str) -> list[dict[str, Any]]:
         conn.row_factory = sqlite.Row
         rows = conn.execute(
             "SELECT action, actor, reason, before_json, after_json, created_at, tenant_id FROM memory_audit "
-            "WHERE memory_id = ? ORDER BY id", (memory_id,),
+            "WHERE memory_id = ? ORDER BY id",
+            (memory_id,),
         ).fetchall()
     return [dict(r) for r in rows]
 
@@ -165,11 +202,19 @@ def local_settings(make_settings: Callable[..., Settings], **overrides: Any) -> 
 
 
 async def test_add_returns_the_memory_object(client: httpx.AsyncClient) -> None:
-    body = await remember(client, "The user likes green tea in the morning.", "preferences",
-                          headers={"X-User-Id": "alice"}, confidence=0.8, priority=3)
+    body = await remember(
+        client,
+        "The user likes green tea in the morning.",
+        "preferences",
+        headers={"X-User-Id": "alice"},
+        confidence=0.8,
+        priority=3,
+    )
     assert body["action"] == "ADD"
     memory = body["memory"]
-    assert re.fullmatch(r"viking://user/alice/memories/preferences/[a-z0-9-]+\.md", memory["uri"]), memory["uri"]
+    assert re.fullmatch(
+        r"viking://user/alice/memories/preferences/[a-z0-9-]+\.md", memory["uri"]
+    ), memory["uri"]
     assert memory["category"] == "preferences"
     assert memory["content"] == "The user likes green tea in the morning."
     assert memory["abstract"] == "The user likes green tea in the morning."
@@ -187,16 +232,35 @@ async def test_add_returns_the_memory_object(client: httpx.AsyncClient) -> None:
     fetched = await client.get(f"/memories/{memory['id']}")
     assert fetched.status_code == 200, fetched.text
     view = fetched.json()
-    for key in ("id", "uri", "category", "title", "abstract", "content", "confidence", "sensitivity",
-                "version", "source", "createdAt", "updatedAt"):
+    for key in (
+        "id",
+        "uri",
+        "category",
+        "title",
+        "abstract",
+        "content",
+        "confidence",
+        "sensitivity",
+        "version",
+        "source",
+        "createdAt",
+        "updatedAt",
+    ):
         assert view[key] == memory[key], key
     assert {"expiresAt", "observedAt"} <= set(view)
 
 
 async def test_experience_and_profile_uris(client: httpx.AsyncClient) -> None:
-    experience = await add(client, "## Situation\n- deploy failed\n## Approach\n- rerun migrations\n"
-                                   "## Reflect\n- check migrations first", "experiences", agentId="builder")
-    assert re.fullmatch(r"viking://agent/builder/memories/experiences/[a-z0-9-]+\.md", experience["uri"]), experience["uri"]
+    experience = await add(
+        client,
+        "## Situation\n- deploy failed\n## Approach\n- rerun migrations\n"
+        "## Reflect\n- check migrations first",
+        "experiences",
+        agentId="builder",
+    )
+    assert re.fullmatch(
+        r"viking://agent/builder/memories/experiences/[a-z0-9-]+\.md", experience["uri"]
+    ), experience["uri"]
     assert experience["ownerKind"] == "agent" and experience["ownerId"] == "builder"
 
     profile = await add(client, "Name: Alice", "profile", headers={"X-User-Id": "alice"})
@@ -250,8 +314,14 @@ async def test_second_profile_commit_updates_the_profile(client: httpx.AsyncClie
 
 
 async def test_never_store_is_not_stored(client: httpx.AsyncClient, db_path: Path) -> None:
-    response = await client.post("/memories", json={"content": "My therapist is Dr. Quentin Blake",
-                                                     "category": "entities", "sensitivity": "never-store"})
+    response = await client.post(
+        "/memories",
+        json={
+            "content": "My therapist is Dr. Quentin Blake",
+            "category": "entities",
+            "sensitivity": "never-store",
+        },
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     assert set(body) == {"action", "reason"}
@@ -261,7 +331,9 @@ async def test_never_store_is_not_stored(client: httpx.AsyncClient, db_path: Pat
     assert memory_row_count(db_path) == 0
 
 
-async def test_content_that_is_only_a_secret_is_none(client: httpx.AsyncClient, db_path: Path) -> None:
+async def test_content_that_is_only_a_secret_is_none(
+    client: httpx.AsyncClient, db_path: Path
+) -> None:
     secret = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
     body = await remember(client, secret, "entities")
     assert body["action"] == "NONE" and body.get("reason"), body
@@ -270,9 +342,13 @@ async def test_content_that_is_only_a_secret_is_none(client: httpx.AsyncClient, 
     assert memory_row_count(db_path) == 0
 
 
-async def test_secret_inside_content_is_stored_redacted(client: httpx.AsyncClient, db_path: Path) -> None:
+async def test_secret_inside_content_is_stored_redacted(
+    client: httpx.AsyncClient, db_path: Path
+) -> None:
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
-    memory = await add(client, f"The deploy bot uses the token {secret} for the infra repo", "tools")
+    memory = await add(
+        client, f"The deploy bot uses the token {secret} for the infra repo", "tools"
+    )
     assert "[REDACTED:" in memory["content"] and secret not in memory["content"]
     assert secret not in memory["title"] and secret not in memory["abstract"]
     fetched = (await client.get(f"/memories/{memory['id']}")).json()
@@ -291,7 +367,13 @@ async def test_secret_inside_content_is_stored_redacted(client: httpx.AsyncClien
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("category", "hobbies"), ("sensitivity", "secret"), ("category", None), ("ttlDays", 0), ("confidence", 2)],
+    [
+        ("category", "hobbies"),
+        ("sensitivity", "secret"),
+        ("category", None),
+        ("ttlDays", 0),
+        ("confidence", 2),
+    ],
 )
 async def test_invalid_fields_are_400(client: httpx.AsyncClient, field: str, value: Any) -> None:
     body = {"content": "The user likes tea", "category": "preferences", field: value}
@@ -302,9 +384,14 @@ async def test_invalid_fields_are_400(client: httpx.AsyncClient, field: str, val
 
 
 async def test_missing_content_is_400(client: httpx.AsyncClient) -> None:
-    assert_envelope(await client.post("/memories", json={"category": "preferences"}), 400, "INVALID_ARGUMENT")
-    assert_envelope(await client.post("/memories", json={"content": "", "category": "events"}), 400,
-                    "INVALID_ARGUMENT")
+    assert_envelope(
+        await client.post("/memories", json={"category": "preferences"}), 400, "INVALID_ARGUMENT"
+    )
+    assert_envelope(
+        await client.post("/memories", json={"content": "", "category": "events"}),
+        400,
+        "INVALID_ARGUMENT",
+    )
 
 
 async def test_ttl_days_sets_expires_at(client: httpx.AsyncClient) -> None:
@@ -319,14 +406,24 @@ async def test_ttl_days_sets_expires_at(client: httpx.AsyncClient) -> None:
     assert await search_contents(client, "Lisbon") == ["The user is in Lisbon this week"]
 
 
-async def test_expired_memory_is_hidden_from_list_and_search_but_exported(client: httpx.AsyncClient) -> None:
+async def test_expired_memory_is_hidden_from_list_and_search_but_exported(
+    client: httpx.AsyncClient,
+) -> None:
     now = datetime.now(UTC)
-    expired = record("11111111-0000-4000-8000-000000000001", "Parked the car on level 4 near the lift",
-                     expiresAt=iso(now - timedelta(hours=1)), createdAt=iso(now - timedelta(days=3)),
-                     updatedAt=iso(now - timedelta(days=3)))
-    live = record("11111111-0000-4000-8000-000000000002", "Parked the bike at the station",
-                  expiresAt=iso(now + timedelta(days=3)), createdAt=iso(now - timedelta(days=1)),
-                  updatedAt=iso(now - timedelta(days=1)))
+    expired = record(
+        "11111111-0000-4000-8000-000000000001",
+        "Parked the car on level 4 near the lift",
+        expiresAt=iso(now - timedelta(hours=1)),
+        createdAt=iso(now - timedelta(days=3)),
+        updatedAt=iso(now - timedelta(days=3)),
+    )
+    live = record(
+        "11111111-0000-4000-8000-000000000002",
+        "Parked the bike at the station",
+        expiresAt=iso(now + timedelta(days=3)),
+        createdAt=iso(now - timedelta(days=1)),
+        updatedAt=iso(now - timedelta(days=1)),
+    )
     assert (await import_records(client, [expired, live]))["imported"] == 2
 
     assert [m["id"] for m in await list_items(client)] == [live["id"]]
@@ -348,13 +445,26 @@ async def test_list_filters_by_category_text_and_owner(client: httpx.AsyncClient
     skill = await add(client, "Use ripgrep for code search", "skills", agentId="builder")
     main_tool = await add(client, "The shell tool needs absolute paths", "tools")
 
-    assert {m["id"] for m in await list_items(client, userId="alice")} == {tea["id"], trip["id"], main_tool["id"]}
-    assert [m["id"] for m in await list_items(client, userId="alice", category="events")] == [trip["id"]]
-    assert [m["id"] for m in await list_items(client, userId="bob", category="preferences")] == [bob["id"]]
+    assert {m["id"] for m in await list_items(client, userId="alice")} == {
+        tea["id"],
+        trip["id"],
+        main_tool["id"],
+    }
+    assert [m["id"] for m in await list_items(client, userId="alice", category="events")] == [
+        trip["id"]
+    ]
+    assert [m["id"] for m in await list_items(client, userId="bob", category="preferences")] == [
+        bob["id"]
+    ]
     assert {m["id"] for m in await list_items(client, userId="alice", q="DRINKS")} == {tea["id"]}
     assert await list_items(client, userId="alice", q="espresso") == []
-    assert {m["id"] for m in await list_items(client, userId="bob", agentId="builder")} == {bob["id"], skill["id"]}
-    assert [m["id"] for m in await list_items(client, agentId="builder", category="skills")] == [skill["id"]]
+    assert {m["id"] for m in await list_items(client, userId="bob", agentId="builder")} == {
+        bob["id"],
+        skill["id"],
+    }
+    assert [m["id"] for m in await list_items(client, agentId="builder", category="skills")] == [
+        skill["id"]
+    ]
     # The X-User-Id header selects the user as well.
     via_header = await list_items(client, headers={"X-User-Id": "bob"}, category="preferences")
     assert [m["id"] for m in via_header] == [bob["id"]]
@@ -364,8 +474,10 @@ async def test_list_filters_by_category_text_and_owner(client: httpx.AsyncClient
 
 
 async def test_list_pagination_returns_every_item_once(client: httpx.AsyncClient) -> None:
-    created = [await add(client, f"Fact number {i}: the user owns plant species {i * 7}", "entities")
-               for i in range(11)]
+    created = [
+        await add(client, f"Fact number {i}: the user owns plant species {i * 7}", "entities")
+        for i in range(11)
+    ]
     seen: list[str] = []
     cursor: str | None = None
     pages = 0
@@ -410,7 +522,9 @@ def without_ids(body: dict[str, Any], *ids: str) -> str:
     return text
 
 
-async def test_unknown_and_other_tenants_memory_are_the_same_404(make_settings: Callable[..., Settings]) -> None:
+async def test_unknown_and_other_tenants_memory_are_the_same_404(
+    make_settings: Callable[..., Settings],
+) -> None:
     settings = make_settings(api_keys=["ka:tenantA", "kb:tenantB"])
     a_headers = {"Authorization": "Bearer ka"}
     b_headers = {"Authorization": "Bearer kb"}
@@ -426,7 +540,9 @@ async def test_unknown_and_other_tenants_memory_are_the_same_404(make_settings: 
         assert without_ids(unknown.json(), unknown_id) == without_ids(foreign.json(), memory["id"])
 
         # Edits and deletes from tenant B are 404 too and change nothing.
-        patch = await client.patch(f"/memories/{memory['id']}", json={"content": "hijacked"}, headers=b_headers)
+        patch = await client.patch(
+            f"/memories/{memory['id']}", json={"content": "hijacked"}, headers=b_headers
+        )
         assert_envelope(patch, 404, "NOT_FOUND")
         delete = await client.delete(f"/memories/{memory['id']}", headers=b_headers)
         assert_envelope(delete, 404, "NOT_FOUND")
@@ -436,14 +552,17 @@ async def test_unknown_and_other_tenants_memory_are_the_same_404(make_settings: 
         assert_envelope(await client.get(f"/memories/{memory['id']}"), 401, "UNAUTHENTICATED")
 
 
-async def test_masked_memory_needs_the_read_sensitive_scope(make_settings: Callable[..., Settings]) -> None:
+async def test_masked_memory_needs_the_read_sensitive_scope(
+    make_settings: Callable[..., Settings],
+) -> None:
     settings = make_settings(api_keys=["ka:tenantA", "kc:tenantA:memories:read-sensitive"])
     plain = {"Authorization": "Bearer ka"}
     sensitive = {"Authorization": "Bearer kc"}
     content = "The user takes sertraline every morning"
     async with app_client(settings) as client:
-        created = await remember(client, content, "entities", headers=plain, sensitivity="masked",
-                                 title="Medication")
+        created = await remember(
+            client, content, "entities", headers=plain, sensitivity="masked", title="Medication"
+        )
         assert created["action"] == "ADD"
         memory_id = created["memory"]["id"]
         assert created["memory"]["content"] == MASKED
@@ -464,7 +583,9 @@ async def test_masked_memory_needs_the_read_sensitive_scope(make_settings: Calla
 
 
 async def test_masked_memory_is_readable_without_api_keys(client: httpx.AsyncClient) -> None:
-    memory = await add(client, "The user's PIN hint is the cat's birthday", "entities", sensitivity="masked")
+    memory = await add(
+        client, "The user's PIN hint is the cat's birthday", "entities", sensitivity="masked"
+    )
     assert memory["content"] == "The user's PIN hint is the cat's birthday"
     fetched = (await client.get(f"/memories/{memory['id']}")).json()
     assert fetched["content"] == memory["content"] and fetched["sensitivity"] == "masked"
@@ -477,8 +598,9 @@ async def test_patch_with_if_match_and_body_version(client: httpx.AsyncClient) -
     memory = await add(client, "The user's favourite fruit is mango", "preferences")
     url = f"/memories/{memory['id']}"
 
-    response = await client.patch(url, json={"content": "The user's favourite fruit is papaya"},
-                                  headers={"If-Match": "1"})
+    response = await client.patch(
+        url, json={"content": "The user's favourite fruit is papaya"}, headers={"If-Match": "1"}
+    )
     assert response.status_code == 200, response.text
     updated = response.json()
     assert updated["version"] == 2 and updated["id"] == memory["id"]
@@ -491,13 +613,19 @@ async def test_patch_with_if_match_and_body_version(client: httpx.AsyncClient) -
     assert [hit["id"] for hit in (await search(client, "papaya"))["results"]] == [memory["id"]]
     assert (await search(client, "mango"))["results"] == []
 
-    stale = await client.patch(url, json={"content": "The user's favourite fruit is kiwi"}, headers={"If-Match": "1"})
+    stale = await client.patch(
+        url, json={"content": "The user's favourite fruit is kiwi"}, headers={"If-Match": "1"}
+    )
     error = assert_envelope(stale, 409, "CONFLICT")["error"]
     assert error["details"]["currentVersion"] == 2
 
     by_body = await client.patch(url, json={"version": 2, "priority": 5, "title": "Fruit"})
     assert by_body.status_code == 200, by_body.text
-    assert by_body.json()["version"] == 3 and by_body.json()["priority"] == 5 and by_body.json()["title"] == "Fruit"
+    assert (
+        by_body.json()["version"] == 3
+        and by_body.json()["priority"] == 5
+        and by_body.json()["title"] == "Fruit"
+    )
     stale_body = await client.patch(url, json={"version": 2, "priority": 7})
     assert assert_envelope(stale_body, 409, "CONFLICT")["error"]["details"]["currentVersion"] == 3
 
@@ -512,16 +640,23 @@ async def test_patch_with_if_match_and_body_version(client: httpx.AsyncClient) -
 
 async def test_patch_without_a_version_applies(client: httpx.AsyncClient) -> None:
     memory = await add(client, "The office is on the third floor", "entities")
-    response = await client.patch(f"/memories/{memory['id']}", json={"content": "The office is on the fifth floor"})
+    response = await client.patch(
+        f"/memories/{memory['id']}", json={"content": "The office is on the fifth floor"}
+    )
     assert response.status_code == 200, response.text
     assert response.json()["version"] == 2
 
 
 @pytest.mark.parametrize("if_match", ["abc", "v2", "*"])
-async def test_patch_with_an_invalid_if_match_is_400(client: httpx.AsyncClient, if_match: str) -> None:
+async def test_patch_with_an_invalid_if_match_is_400(
+    client: httpx.AsyncClient, if_match: str
+) -> None:
     memory = await add(client, "The user's bike is blue", "entities")
-    response = await client.patch(f"/memories/{memory['id']}", json={"content": "The user's bike is red"},
-                                  headers={"If-Match": if_match})
+    response = await client.patch(
+        f"/memories/{memory['id']}",
+        json={"content": "The user's bike is red"},
+        headers={"If-Match": if_match},
+    )
     assert_envelope(response, 400, "INVALID_ARGUMENT")
     assert (await client.get(f"/memories/{memory['id']}")).json()["version"] == 1
 
@@ -530,7 +665,9 @@ async def test_patch_rejects_bad_values_and_unknown_ids(client: httpx.AsyncClien
     memory = await add(client, "The user's car is a hatchback", "entities")
     url = f"/memories/{memory['id']}"
     assert_envelope(await client.patch(url, json={"category": "hobbies"}), 400, "INVALID_ARGUMENT")
-    assert_envelope(await client.patch(url, json={"sensitivity": "never-store"}), 400, "INVALID_ARGUMENT")
+    assert_envelope(
+        await client.patch(url, json={"sensitivity": "never-store"}), 400, "INVALID_ARGUMENT"
+    )
     assert_envelope(await client.patch(url, json={"content": ""}), 400, "INVALID_ARGUMENT")
     assert_envelope(await client.patch("/memories/nope", json={"content": "x"}), 404, "NOT_FOUND")
     assert (await client.get(url)).json()["version"] == 1
@@ -539,8 +676,10 @@ async def test_patch_rejects_bad_values_and_unknown_ids(client: httpx.AsyncClien
 async def test_patch_redacts_secrets_in_new_content(client: httpx.AsyncClient) -> None:
     memory = await add(client, "The CI job uploads to the artifacts bucket", "tools")
     secret = "AKIAIOSFODNN7EXAMPLE"
-    response = await client.patch(f"/memories/{memory['id']}",
-                                  json={"content": f"The CI job uploads with access key {secret}"})
+    response = await client.patch(
+        f"/memories/{memory['id']}",
+        json={"content": f"The CI job uploads with access key {secret}"},
+    )
     assert response.status_code == 200, response.text
     assert secret not in response.json()["content"] and "[REDACTED:" in response.json()["content"]
     assert await search_contents(client, secret, mode="bm25") == []
@@ -550,14 +689,21 @@ async def test_patch_redacts_secrets_in_new_content(client: httpx.AsyncClient) -
 
 
 async def test_delete_removes_chunks_word_index_and_vectors(
-    make_settings: Callable[..., Settings], db_path: Path,
+    make_settings: Callable[..., Settings],
+    db_path: Path,
 ) -> None:
     async with app_client(local_settings(make_settings)) as client:
         doomed = await add(client, "The staging cluster runs in the Frankfurt region", "entities")
         kept = await add(client, "The user's dentist appointment is on Fridays", "events")
-        doomed_chunks, kept_chunks = chunk_ids(db_path, doomed["id"]), chunk_ids(db_path, kept["id"])
+        doomed_chunks, kept_chunks = (
+            chunk_ids(db_path, doomed["id"]),
+            chunk_ids(db_path, kept["id"]),
+        )
         assert doomed_chunks and kept_chunks
-        assert index_counts(db_path, doomed_chunks) == {"fts": len(doomed_chunks), "vec": len(doomed_chunks)}
+        assert index_counts(db_path, doomed_chunks) == {
+            "fts": len(doomed_chunks),
+            "vec": len(doomed_chunks),
+        }
         assert fts_hits(db_path, "frankfurt") == 1
 
         response = await client.delete(f"/memories/{doomed['id']}")
@@ -567,7 +713,10 @@ async def test_delete_removes_chunks_word_index_and_vectors(
         assert chunk_ids(db_path, doomed["id"]) == []
         assert index_counts(db_path, doomed_chunks) == {"fts": 0, "vec": 0}
         assert fts_hits(db_path, "frankfurt") == 0
-        assert index_counts(db_path, kept_chunks) == {"fts": len(kept_chunks), "vec": len(kept_chunks)}
+        assert index_counts(db_path, kept_chunks) == {
+            "fts": len(kept_chunks),
+            "vec": len(kept_chunks),
+        }
 
         assert_envelope(await client.get(f"/memories/{doomed['id']}"), 404, "NOT_FOUND")
         assert_envelope(await client.delete(f"/memories/{doomed['id']}"), 404, "NOT_FOUND")
@@ -579,14 +728,19 @@ async def test_delete_removes_chunks_word_index_and_vectors(
 
 async def test_add_update_delete_write_audit_rows(client: httpx.AsyncClient, db_path: Path) -> None:
     memory = await add(client, "The user plays the cello", "preferences")
-    patched = await client.patch(f"/memories/{memory['id']}", json={"content": "The user plays the viola"},
-                                 headers={"If-Match": "1"})
+    patched = await client.patch(
+        f"/memories/{memory['id']}",
+        json={"content": "The user plays the viola"},
+        headers={"If-Match": "1"},
+    )
     assert patched.status_code == 200, patched.text
     assert (await client.delete(f"/memories/{memory['id']}")).status_code == 200
 
     rows = audit_rows(db_path, memory["id"])
     assert [r["action"] for r in rows] == ["ADD", "UPDATE", "DELETE"]
-    assert all(r["actor"] == "api" and r["tenant_id"] == "default" and r["created_at"] for r in rows)
+    assert all(
+        r["actor"] == "api" and r["tenant_id"] == "default" and r["created_at"] for r in rows
+    )
     add_row, update_row, delete_row = rows
     assert add_row["before_json"] is None
     assert json.loads(add_row["after_json"])["content"] == "The user plays the cello"
@@ -609,7 +763,9 @@ async def test_profile_update_writes_an_audit_row(client: httpx.AsyncClient, db_
 # --- POST /memories/forget -------------------------------------------------------------------
 
 
-async def test_forget_by_subject_dry_run_then_delete(make_settings: Callable[..., Settings], db_path: Path) -> None:
+async def test_forget_by_subject_dry_run_then_delete(
+    make_settings: Callable[..., Settings], db_path: Path
+) -> None:
     async with app_client(local_settings(make_settings)) as client:
         about = [
             await add(client, "The user's sister Marguerite lives in Lyon", "entities"),
@@ -643,8 +799,14 @@ async def test_forget_by_subject_dry_run_then_delete(make_settings: Callable[...
 async def test_forget_by_days_deletes_only_recent_memories(client: httpx.AsyncClient) -> None:
     now = datetime.now(UTC)
     month_ago = iso(now - timedelta(days=30))
-    old = record("22222222-0000-4000-8000-000000000001", "Visited the Louvre", "events",
-                 observedAt=month_ago, createdAt=month_ago, updatedAt=month_ago)
+    old = record(
+        "22222222-0000-4000-8000-000000000001",
+        "Visited the Louvre",
+        "events",
+        observedAt=month_ago,
+        createdAt=month_ago,
+        updatedAt=month_ago,
+    )
     await import_records(client, [old])
     recent = await add(client, "Visited the Prado museum", "events")
     recent_pref = await add(client, "Prefers window seats", "preferences")
@@ -659,8 +821,14 @@ async def test_forget_by_days_deletes_only_recent_memories(client: httpx.AsyncCl
 async def test_forget_by_days_and_subject_needs_both(client: httpx.AsyncClient) -> None:
     now = datetime.now(UTC)
     month_ago = iso(now - timedelta(days=30))
-    old = record("22222222-0000-4000-8000-000000000002", "Old note about Zanzibar", "events",
-                 observedAt=month_ago, createdAt=month_ago, updatedAt=month_ago)
+    old = record(
+        "22222222-0000-4000-8000-000000000002",
+        "Old note about Zanzibar",
+        "events",
+        observedAt=month_ago,
+        createdAt=month_ago,
+        updatedAt=month_ago,
+    )
     await import_records(client, [old])
     fresh = await add(client, "New note about Zanzibar", "events")
     await add(client, "New note about Madagascar", "events")
@@ -668,8 +836,12 @@ async def test_forget_by_days_and_subject_needs_both(client: httpx.AsyncClient) 
     assert response.json()["ids"] == [fresh["id"]]
 
 
-@pytest.mark.parametrize("body", [{}, {"dryRun": True}, {"userId": "alice"}, {"subject": ""}, {"days": 0}])
-async def test_forget_without_days_or_subject_is_400(client: httpx.AsyncClient, body: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "body", [{}, {"dryRun": True}, {"userId": "alice"}, {"subject": ""}, {"days": 0}]
+)
+async def test_forget_without_days_or_subject_is_400(
+    client: httpx.AsyncClient, body: dict[str, Any]
+) -> None:
     memory = await add(client, "The user collects stamps", "preferences")
     assert_envelope(await client.post("/memories/forget", json=body), 400, "INVALID_ARGUMENT")
     assert [m["id"] for m in await list_items(client)] == [memory["id"]]
@@ -681,22 +853,42 @@ async def test_forget_without_days_or_subject_is_400(client: httpx.AsyncClient, 
 async def populate(client: httpx.AsyncClient) -> None:
     await add(client, "Name: Dana", "profile")
     await remember(client, "Lives in Oslo", "profile")
-    await add(client, "Dana prefers aisle seats on long flights", "preferences", confidence=0.7, priority=2)
-    await add(client, "Dana's passport number is stored with her lawyer", "entities", sensitivity="masked")
+    await add(
+        client,
+        "Dana prefers aisle seats on long flights",
+        "preferences",
+        confidence=0.7,
+        priority=2,
+    )
+    await add(
+        client, "Dana's passport number is stored with her lawyer", "entities", sensitivity="masked"
+    )
     await add(client, "Dana is in Tromsø for the aurora this week", "events", ttlDays=5)
-    await add(client, "## Situation\n- flaky test\n## Approach\n- rerun with -x\n## Reflect\n- seed the RNG",
-              "experiences", title="Flaky tests")
+    await add(
+        client,
+        "## Situation\n- flaky test\n## Approach\n- rerun with -x\n## Reflect\n- seed the RNG",
+        "experiences",
+        title="Flaky tests",
+    )
     await add(client, "用户喜欢喝绿茶", "preferences")
 
 
 async def test_export_import_into_a_fresh_database_round_trips(
-    make_settings: Callable[..., Settings], tmp_path: Path, migrated_template: Path,
+    make_settings: Callable[..., Settings],
+    tmp_path: Path,
+    migrated_template: Path,
 ) -> None:
     async with app_client(make_settings()) as source:
         await populate(source)
         exported = await export_records(source)
     assert len(exported) == 6
-    assert {r["category"] for r in exported} == {"profile", "preferences", "entities", "events", "experiences"}
+    assert {r["category"] for r in exported} == {
+        "profile",
+        "preferences",
+        "entities",
+        "events",
+        "experiences",
+    }
     assert all(r["version"] >= 1 and r["uri"].startswith("viking://") for r in exported)
 
     fresh_path = tmp_path / "fresh.db"
@@ -720,7 +912,9 @@ async def test_export_import_into_a_fresh_database_round_trips(
 
 
 async def test_export_import_round_trips_with_vectors(
-    make_settings: Callable[..., Settings], tmp_path: Path, migrated_template: Path,
+    make_settings: Callable[..., Settings],
+    tmp_path: Path,
+    migrated_template: Path,
 ) -> None:
     async with app_client(local_settings(make_settings)) as source:
         await add(source, "The user's dog is called Biscuit", "entities")
@@ -745,11 +939,17 @@ async def test_import_with_a_bad_line_is_400_naming_the_line(client: httpx.Async
     for body, line in [
         (f"{good}\n{{not json\n", 2),
         (f"{good}\n\n{json.dumps({'id': 'x', 'content': 'missing fields'})}\n", 3),
-        (f"{json.dumps(record('33333333-0000-4000-8000-000000000002', 'x', category='hobbies'))}\n", 1),
+        (
+            f"{json.dumps(record('33333333-0000-4000-8000-000000000002', 'x', category='hobbies'))}\n",
+            1,
+        ),
         (f"{good}\n[1, 2]\n", 2),
     ]:
-        response = await client.post("/memories/import", content=body.encode(),
-                                     headers={"Content-Type": "application/x-ndjson"})
+        response = await client.post(
+            "/memories/import",
+            content=body.encode(),
+            headers={"Content-Type": "application/x-ndjson"},
+        )
         error = assert_envelope(response, 400, "INVALID_ARGUMENT")["error"]
         assert error["details"]["line"] == line
         assert f"line {line}" in error["message"]
@@ -758,8 +958,11 @@ async def test_import_with_a_bad_line_is_400_naming_the_line(client: httpx.Async
 
 
 async def test_import_of_non_utf8_is_400(client: httpx.AsyncClient) -> None:
-    response = await client.post("/memories/import", content=b"\xff\xfe{}\n",
-                                 headers={"Content-Type": "application/x-ndjson"})
+    response = await client.post(
+        "/memories/import",
+        content=b"\xff\xfe{}\n",
+        headers={"Content-Type": "application/x-ndjson"},
+    )
     assert_envelope(response, 400, "INVALID_ARGUMENT")
 
 
@@ -770,4 +973,7 @@ async def test_export_is_per_user_and_agent(client: httpx.AsyncClient) -> None:
     erin = await export_records(client, userId="erin")
     assert [r["content"] for r in erin] == ["Erin likes hiking"]
     frank_ops = await export_records(client, userId="frank", agentId="ops")
-    assert {r["content"] for r in frank_ops} == {"Frank likes sailing", "Use the staging DB for load tests"}
+    assert {r["content"] for r in frank_ops} == {
+        "Frank likes sailing",
+        "Use the staging DB for load tests",
+    }

@@ -42,18 +42,25 @@ async def client(make_settings: Callable[..., Settings]) -> AsyncIterator[httpx.
         yield c
 
 
-async def add(client: httpx.AsyncClient, content: str, category: str = "preferences",
-              headers: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
-    response = await client.post("/memories", json={"content": content, "category": category, **extra},
-                                 headers=headers)
+async def add(
+    client: httpx.AsyncClient,
+    content: str,
+    category: str = "preferences",
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    response = await client.post(
+        "/memories", json={"content": content, "category": category, **extra}, headers=headers
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["action"] == "ADD", body
     return body["memory"]
 
 
-async def add_all(client: httpx.AsyncClient, contents: list[str], category: str = "preferences",
-                  **extra: Any) -> list[dict[str, Any]]:
+async def add_all(
+    client: httpx.AsyncClient, contents: list[str], category: str = "preferences", **extra: Any
+) -> list[dict[str, Any]]:
     return [await add(client, content, category, **extra) for content in contents]
 
 
@@ -61,30 +68,46 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def record(content: str, category: str = "cases", owner: str = "default", memory_id: str | None = None,
-           **fields: Any) -> dict[str, Any]:
+def record(
+    content: str,
+    category: str = "cases",
+    owner: str = "default",
+    memory_id: str | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
     """An exported memory line; import stores it as given (no dedupe), which lets a test hold
     memories that commit_memory would merge as near-duplicates."""
     memory_id = memory_id or str(uuid.uuid4())
     kind = "agent" if category in {"experiences", "skills", "tools"} else "user"
     return {
-        "id": memory_id, "uri": f"viking://{kind}/{owner}/memories/{category}/m-{memory_id[:8]}.md",
-        "category": category, "title": fields.pop("title", content[:60]), "abstract": content,
-        "content": content, "ownerKind": kind, "ownerId": owner, "source": {"kind": "api"}, **fields,
+        "id": memory_id,
+        "uri": f"viking://{kind}/{owner}/memories/{category}/m-{memory_id[:8]}.md",
+        "category": category,
+        "title": fields.pop("title", content[:60]),
+        "abstract": content,
+        "content": content,
+        "ownerKind": kind,
+        "ownerId": owner,
+        "source": {"kind": "api"},
+        **fields,
     }
 
 
-async def import_records(client: httpx.AsyncClient, records: list[dict[str, Any]],
-                         headers: dict[str, str] | None = None) -> None:
+async def import_records(
+    client: httpx.AsyncClient, records: list[dict[str, Any]], headers: dict[str, str] | None = None
+) -> None:
     body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     response = await client.post("/memories/import", content=body.encode(), headers=headers)
     assert response.status_code == 200, response.text
     assert response.json()["imported"] == len(records)
 
 
-async def search(client: httpx.AsyncClient, query: str, headers: dict[str, str] | None = None,
-                 **options: Any) -> dict[str, Any]:
-    response = await client.post("/memories/search", json={"query": query, **options}, headers=headers)
+async def search(
+    client: httpx.AsyncClient, query: str, headers: dict[str, str] | None = None, **options: Any
+) -> dict[str, Any]:
+    response = await client.post(
+        "/memories/search", json={"query": query, **options}, headers=headers
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -119,7 +142,9 @@ async def test_chinese_query_finds_english_memory(client: httpx.AsyncClient) -> 
         assert result["mode"] == "hybrid"
         first = result["results"][0]
         assert first["content"] == "The user is allergic to peanuts.", (query, result["results"])
-        assert first["explain"]["text"] == 0 and first["explain"]["vector"] > 0  # found by meaning alone
+        assert (
+            first["explain"]["text"] == 0 and first["explain"]["vector"] > 0
+        )  # found by meaning alone
 
 
 async def test_english_query_finds_chinese_memory(client: httpx.AsyncClient) -> None:
@@ -133,9 +158,18 @@ async def test_english_query_finds_chinese_memory(client: httpx.AsyncClient) -> 
 # --- identifiers by keyword ----------------------------------------------------------------
 
 
-async def test_error_code_is_found_by_keyword_among_similar_memories(client: httpx.AsyncClient) -> None:
-    codes = ["ERR_CONN_RESET_4011", "ERR_CONN_RESET_4013", "ERR_CONN_REFUSED_4012", "ERR_SOCKET_RESET_4012",
-             "ERR_CONN_TIMEOUT_5003", "ERR_CONN_RESET_4102", "ERR_TLS_RESET_4012"]
+async def test_error_code_is_found_by_keyword_among_similar_memories(
+    client: httpx.AsyncClient,
+) -> None:
+    codes = [
+        "ERR_CONN_RESET_4011",
+        "ERR_CONN_RESET_4013",
+        "ERR_CONN_REFUSED_4012",
+        "ERR_SOCKET_RESET_4012",
+        "ERR_CONN_TIMEOUT_5003",
+        "ERR_CONN_RESET_4102",
+        "ERR_TLS_RESET_4012",
+    ]
     template = "The payments API call failed with connection error {} after a network blip."
     await import_records(client, [record(template.format(code)) for code in codes])
     target = template.format("ERR_CONN_RESET_4012")
@@ -152,9 +186,19 @@ async def test_error_code_is_found_by_keyword_among_similar_memories(client: htt
         assert first["explain"]["text"] > 0 and all(hit["explain"]["text"] == 0 for hit in rest)
 
 
-async def test_host_name_is_found_by_keyword_among_similar_memories(client: httpx.AsyncClient) -> None:
+async def test_host_name_is_found_by_keyword_among_similar_memories(
+    client: httpx.AsyncClient,
+) -> None:
     template = "The database host {} ran out of disk space during the nightly backup."
-    hosts = ["db-prod-3", "db-prod-5", "db-prod-12", "db-staging-7", "db-dev-7", "db-prod-17", "db-prod-70"]
+    hosts = [
+        "db-prod-3",
+        "db-prod-5",
+        "db-prod-12",
+        "db-staging-7",
+        "db-dev-7",
+        "db-prod-17",
+        "db-prod-70",
+    ]
     await import_records(client, [record(template.format(host)) for host in hosts])
     target = template.format("db-prod-7")
     await import_records(client, [record(target)])
@@ -195,15 +239,30 @@ async def test_explain_returns_each_component(client: httpx.AsyncClient) -> None
     assert all(isinstance(explain[k], float) for k in ("vector", "text", "decay", "mmr"))
     assert 0 < explain["vector"] <= 1 and 0 < explain["text"] <= 1
     assert explain["decay"] == 1.0  # preferences are evergreen
-    assert first["score"] == pytest.approx(0.7 * explain["vector"] + 0.3 * explain["text"], abs=1e-5)
-    hit_keys = {"id", "uri", "category", "title", "abstract", "content", "score", "level", "createdAt",
-                "updatedAt", "explain"}
+    assert first["score"] == pytest.approx(
+        0.7 * explain["vector"] + 0.3 * explain["text"], abs=1e-5
+    )
+    hit_keys = {
+        "id",
+        "uri",
+        "category",
+        "title",
+        "abstract",
+        "content",
+        "score",
+        "level",
+        "createdAt",
+        "updatedAt",
+        "explain",
+    }
     assert hit_keys <= set(first)
     scores = [hit["score"] for hit in result["results"]]
     assert scores[0] == max(scores)
 
 
-async def test_keyword_only_without_an_embedding_provider(make_settings: Callable[..., Settings]) -> None:
+async def test_keyword_only_without_an_embedding_provider(
+    make_settings: Callable[..., Settings],
+) -> None:
     async with app_client(make_settings(embedding={"provider": "none"})) as client:
         memory = await add(client, "The user's favourite band is Radiohead.")
         assert memory.get("embeddingModel") is None
@@ -233,11 +292,22 @@ async def test_score_threshold_filters(client: httpx.AsyncClient) -> None:
     assert len(some) == sum(1 for s in scores if s >= middle)
     assert all(hit["score"] >= middle for hit in some)
     # No keyword match and nothing above the threshold: nothing at all.
-    assert (await search(client, "feline companion", mode="vector", scoreThreshold=0.99))["results"] == []
+    assert (await search(client, "feline companion", mode="vector", scoreThreshold=0.99))[
+        "results"
+    ] == []
 
 
-@pytest.mark.parametrize("body", [{"scoreThreshold": 1.5}, {"limit": 0}, {"limit": 101}, {"mode": "fuzzy"},
-                                  {"categories": ["hobbies"]}, {"query": ""}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"scoreThreshold": 1.5},
+        {"limit": 0},
+        {"limit": 101},
+        {"mode": "fuzzy"},
+        {"categories": ["hobbies"]},
+        {"query": ""},
+    ],
+)
 async def test_bad_search_requests_are_400(client: httpx.AsyncClient, body: dict[str, Any]) -> None:
     response = await client.post("/memories/search", json={"query": "tea", **body})
     assert response.status_code == 400, response.text
@@ -253,7 +323,11 @@ async def test_categories_filter(client: httpx.AsyncClient) -> None:
     pref = await add(client, "The user likes sushi for dinner.", "preferences")
     event = await add(client, "The user had sushi with Ana last Friday.", "events")
     entity = await add(client, "Sushi Sato is the user's favourite restaurant.", "entities")
-    assert {hit["id"] for hit in (await search(client, "sushi"))["results"]} == {pref["id"], event["id"], entity["id"]}
+    assert {hit["id"] for hit in (await search(client, "sushi"))["results"]} == {
+        pref["id"],
+        event["id"],
+        entity["id"],
+    }
     events = (await search(client, "sushi", categories=["events"]))["results"]
     assert [hit["id"] for hit in events] == [event["id"]]
     two = (await search(client, "sushi", categories=["preferences", "entities"]))["results"]
@@ -265,21 +339,36 @@ async def test_categories_filter(client: httpx.AsyncClient) -> None:
 async def test_target_uri_prefix_filter(client: httpx.AsyncClient) -> None:
     pref = await add(client, "The user deploys with Kubernetes.", "preferences")
     case = await add(client, "A Kubernetes deploy failed because of a missing secret.", "cases")
-    experience = await add(client, "## Situation\n- Kubernetes deploy\n## Approach\n- apply manifests\n"
-                                   "## Reflect\n- check secrets first", "experiences")
+    experience = await add(
+        client,
+        "## Situation\n- Kubernetes deploy\n## Approach\n- apply manifests\n"
+        "## Reflect\n- check secrets first",
+        "experiences",
+    )
     assert {hit["id"] for hit in (await search(client, "Kubernetes deploy"))["results"]} == {
-        pref["id"], case["id"], experience["id"]}
+        pref["id"],
+        case["id"],
+        experience["id"],
+    }
 
-    agent = (await search(client, "Kubernetes deploy", targetUri="viking://agent/main/memories/experiences/"))
+    agent = await search(
+        client, "Kubernetes deploy", targetUri="viking://agent/main/memories/experiences/"
+    )
     assert [hit["id"] for hit in agent["results"]] == [experience["id"]]
-    user = (await search(client, "Kubernetes deploy", targetUri="viking://user/default/memories/"))["results"]
+    user = (await search(client, "Kubernetes deploy", targetUri="viking://user/default/memories/"))[
+        "results"
+    ]
     assert {hit["id"] for hit in user} == {pref["id"], case["id"]}
     assert all(hit["uri"].startswith("viking://user/default/memories/") for hit in user)
-    cases = (await search(client, "Kubernetes deploy", targetUri="viking://user/default/memories/cases"))
+    cases = await search(
+        client, "Kubernetes deploy", targetUri="viking://user/default/memories/cases"
+    )
     assert [hit["id"] for hit in cases["results"]] == [case["id"]]
     exact = (await search(client, "Kubernetes deploy", targetUri=pref["uri"]))["results"]
     assert [hit["id"] for hit in exact] == [pref["id"]]
-    assert (await search(client, "Kubernetes deploy", targetUri="viking://user/someone-else/"))["results"] == []
+    assert (await search(client, "Kubernetes deploy", targetUri="viking://user/someone-else/"))[
+        "results"
+    ] == []
 
 
 # --- ranking -------------------------------------------------------------------------------
@@ -290,14 +379,32 @@ async def test_temporal_decay_on_dated_categories_only(client: httpx.AsyncClient
     text = "The user went to a jazz concert at the Blue Note club."
 
     def dated(category: str, days: int, memory_id: str) -> dict[str, Any]:
-        return record(text, category, memory_id=memory_id, title="Jazz concert",
-                      observedAt=iso(now - timedelta(days=days)))
+        return record(
+            text,
+            category,
+            memory_id=memory_id,
+            title="Jazz concert",
+            observedAt=iso(now - timedelta(days=days)),
+        )
 
     # With equal scores the lower id would come first: the old memories get the lower ids.
-    old_event, new_event = "00000000-0000-4000-8000-00000000e001", "00000000-0000-4000-8000-00000000e002"
-    old_pref, new_pref = "00000000-0000-4000-8000-00000000f001", "00000000-0000-4000-8000-00000000f002"
-    await import_records(client, [dated("events", 200, old_event), dated("events", 1, new_event),
-                                  dated("preferences", 200, old_pref), dated("preferences", 1, new_pref)])
+    old_event, new_event = (
+        "00000000-0000-4000-8000-00000000e001",
+        "00000000-0000-4000-8000-00000000e002",
+    )
+    old_pref, new_pref = (
+        "00000000-0000-4000-8000-00000000f001",
+        "00000000-0000-4000-8000-00000000f002",
+    )
+    await import_records(
+        client,
+        [
+            dated("events", 200, old_event),
+            dated("events", 1, new_event),
+            dated("preferences", 200, old_pref),
+            dated("preferences", 1, new_pref),
+        ],
+    )
 
     events = (await search(client, "jazz concert", categories=["events"], explain=True))["results"]
     assert [hit["id"] for hit in events] == [new_event, old_event]
@@ -308,14 +415,18 @@ async def test_temporal_decay_on_dated_categories_only(client: httpx.AsyncClient
     assert old_hit["explain"]["decay"] == pytest.approx(math.exp(-math.log(2) / 30 * 200), rel=1e-2)
     assert new_hit["score"] > old_hit["score"]
 
-    prefs = (await search(client, "jazz concert", categories=["preferences"], explain=True))["results"]
+    prefs = (await search(client, "jazz concert", categories=["preferences"], explain=True))[
+        "results"
+    ]
     assert {hit["id"] for hit in prefs} == {old_pref, new_pref}
     assert [hit["explain"]["decay"] for hit in prefs] == [1.0, 1.0]
     assert prefs[0]["score"] == pytest.approx(prefs[1]["score"], abs=1e-6)
     assert prefs[0]["id"] == old_pref  # age does not push the old preference down
 
 
-async def test_mmr_prefers_a_distinct_memory_over_a_second_near_duplicate(client: httpx.AsyncClient) -> None:
+async def test_mmr_prefers_a_distinct_memory_over_a_second_near_duplicate(
+    client: httpx.AsyncClient,
+) -> None:
     await add_all(client, FILLERS)
     near = [
         "Always run the database migrations before you deploy the backend service.",
@@ -324,7 +435,9 @@ async def test_mmr_prefers_a_distinct_memory_over_a_second_near_duplicate(client
     ]
     distinct = "Database migrations are reviewed by the DBA team and kept in the schema folder."
     # Imported: commit_memory would rightly refuse the near-duplicates.
-    await import_records(client, [record(text, "preferences", title="Deploy checklist") for text in near])
+    await import_records(
+        client, [record(text, "preferences", title="Deploy checklist") for text in near]
+    )
     await import_records(client, [record(distinct, "preferences", title="Migration reviews")])
 
     result = await search(client, "run database migrations before deploying", explain=True)
@@ -345,10 +458,23 @@ async def test_days_find_memories_that_said_them_relatively(client: httpx.AsyncC
     # relative days against today.
     yesterday = datetime.now(UTC) - timedelta(days=1)
     boiler, bike = "00000000-0000-4000-8000-0000000b0001", "00000000-0000-4000-8000-0000000b0002"
-    await import_records(client, [
-        record("Today I fixed the boiler in the basement.", "events", memory_id=boiler, observedAt=iso(yesterday)),
-        record("Last week I fixed the bike in the basement.", "events", memory_id=bike, observedAt=iso(yesterday)),
-    ])
+    await import_records(
+        client,
+        [
+            record(
+                "Today I fixed the boiler in the basement.",
+                "events",
+                memory_id=boiler,
+                observedAt=iso(yesterday),
+            ),
+            record(
+                "Last week I fixed the bike in the basement.",
+                "events",
+                memory_id=bike,
+                observedAt=iso(yesterday),
+            ),
+        ],
+    )
     hits = (await search(client, "what did I fix yesterday?", explain=True))["results"]
     assert [h["id"] for h in hits] == [boiler, bike]
     assert hits[0]["explain"]["text"] > hits[1]["explain"]["text"]
@@ -356,7 +482,9 @@ async def test_days_find_memories_that_said_them_relatively(client: httpx.AsyncC
     assert (await search(client, f"what did I fix on {week_before}?"))["results"][0]["id"] == bike
 
 
-async def test_scores_are_calibrated_so_an_unrelated_memory_scores_nothing(client: httpx.AsyncClient) -> None:
+async def test_scores_are_calibrated_so_an_unrelated_memory_scores_nothing(
+    client: httpx.AsyncClient,
+) -> None:
     await add_all(client, FILLERS)
     hits = (await search(client, "quarterly tax filing deadline", explain=True))["results"]
     # The local model rates almost any two sentences above 0.7 in cosine; above its floor, an
@@ -369,26 +497,55 @@ async def test_scores_are_calibrated_so_an_unrelated_memory_scores_nothing(clien
 # --- isolation -----------------------------------------------------------------------------
 
 
-async def test_tenants_and_users_never_see_each_others_memories(make_settings: Callable[..., Settings]) -> None:
+async def test_tenants_and_users_never_see_each_others_memories(
+    make_settings: Callable[..., Settings],
+) -> None:
     settings = make_settings(embedding={"provider": "local"}, api_keys=["ka:tenantA", "kb:tenantB"])
     a = {"Authorization": "Bearer ka"}
     b = {"Authorization": "Bearer kb"}
     async with app_client(settings) as client:
-        a_alice = await add(client, "Alice keeps her spare keys under the blue flowerpot.", headers={**a, "X-User-Id": "alice"})
-        a_bob = await add(client, "Bob keeps his spare keys in the garage drawer.", headers={**a, "X-User-Id": "bob"})
-        a_tool = await add(client, "The deploy tool needs the --force flag for hotfixes.", "tools", headers=a)
-        b_alice = await add(client, "Tenant B's Alice keeps her keys at the office.", headers={**b, "X-User-Id": "alice"})
+        a_alice = await add(
+            client,
+            "Alice keeps her spare keys under the blue flowerpot.",
+            headers={**a, "X-User-Id": "alice"},
+        )
+        a_bob = await add(
+            client,
+            "Bob keeps his spare keys in the garage drawer.",
+            headers={**a, "X-User-Id": "bob"},
+        )
+        a_tool = await add(
+            client, "The deploy tool needs the --force flag for hotfixes.", "tools", headers=a
+        )
+        b_alice = await add(
+            client,
+            "Tenant B's Alice keeps her keys at the office.",
+            headers={**b, "X-User-Id": "alice"},
+        )
 
         async def found(headers: dict[str, str], query: str, **body: Any) -> set[str]:
             ids: set[str] = set()
             for mode in ("hybrid", "bm25", "vector"):
-                ids |= {hit["id"] for hit in (await search(client, query, headers=headers, mode=mode, **body))["results"]}
+                ids |= {
+                    hit["id"]
+                    for hit in (await search(client, query, headers=headers, mode=mode, **body))[
+                        "results"
+                    ]
+                }
             return ids
 
         # Search.
-        assert await found({**a, "X-User-Id": "alice"}, "spare keys") == {a_alice["id"], a_tool["id"]}
-        assert await found({**a, "X-User-Id": "bob"}, "spare keys flowerpot") == {a_bob["id"], a_tool["id"]}
-        assert await found({**b, "X-User-Id": "alice"}, "spare keys flowerpot deploy tool") == {b_alice["id"]}
+        assert await found({**a, "X-User-Id": "alice"}, "spare keys") == {
+            a_alice["id"],
+            a_tool["id"],
+        }
+        assert await found({**a, "X-User-Id": "bob"}, "spare keys flowerpot") == {
+            a_bob["id"],
+            a_tool["id"],
+        }
+        assert await found({**b, "X-User-Id": "alice"}, "spare keys flowerpot deploy tool") == {
+            b_alice["id"]
+        }
         assert await found(b, "spare keys flowerpot deploy tool", userId="alice") == {b_alice["id"]}
         assert await found(b, "spare keys", userId="bob") == set()
 
@@ -421,12 +578,18 @@ async def test_tenants_and_users_never_see_each_others_memories(make_settings: C
         assert await exported(b, userId="bob") == set()
 
         # Forget in tenant B does not touch tenant A.
-        response = await client.post("/memories/forget", json={"subject": "keys", "userId": "alice"}, headers=b)
+        response = await client.post(
+            "/memories/forget", json={"subject": "keys", "userId": "alice"}, headers=b
+        )
         assert response.json()["ids"] == [b_alice["id"]]
         assert await listed({**a, "X-User-Id": "alice"}) == {a_alice["id"], a_tool["id"]}
 
         # Importing another tenant's memory id cannot take it over.
-        record_of_a = json.loads((await client.get("/memories/export", headers={**a, "X-User-Id": "alice"})).text.splitlines()[0])
+        record_of_a = json.loads(
+            (
+                await client.get("/memories/export", headers={**a, "X-User-Id": "alice"})
+            ).text.splitlines()[0]
+        )
         hijack = json.dumps({**record_of_a, "content": "hijacked"}) + "\n"
         response = await client.post("/memories/import", content=hijack.encode(), headers=b)
         # Answered as if the id did not exist: tenant B gets its own copy under a new id.

@@ -16,8 +16,12 @@ import pytest
 from tests.helpers.messages import assistant, tool_call, tool_result, turn, user
 
 
-async def ingest(client: httpx.AsyncClient, session_id: str, messages: list[dict[str, Any]], **extra: Any) -> None:
-    response = await client.post("/after-turn", json={"sessionId": session_id, "messages": messages, **extra})
+async def ingest(
+    client: httpx.AsyncClient, session_id: str, messages: list[dict[str, Any]], **extra: Any
+) -> None:
+    response = await client.post(
+        "/after-turn", json={"sessionId": session_id, "messages": messages, **extra}
+    )
     assert response.status_code == 200, response.text
     assert response.json()["ingested"] == len(messages)
 
@@ -43,7 +47,9 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
 
 
 def is_iso_utc(value: Any) -> bool:
-    return isinstance(value, str) and value.endswith("Z") and datetime.fromisoformat(value) is not None
+    return (
+        isinstance(value, str) and value.endswith("Z") and datetime.fromisoformat(value) is not None
+    )
 
 
 @contextmanager
@@ -58,16 +64,27 @@ def open_db(path: Path) -> Iterator[sqlite.Connection]:
 def fts_count(path: Path, table: str, term: str) -> int:
     with open_db(path) as conn:
         phrase = '"' + term.replace('"', '""') + '"'
-        return int(conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (phrase,)).fetchone()[0])
+        return int(
+            conn.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (phrase,)
+            ).fetchone()[0]
+        )
 
 
 def row_counts(path: Path, session_id: str) -> dict[str, int]:
     with open_db(path) as conn:
-        pks = [r[0] for r in conn.execute("SELECT id FROM agent_sessions WHERE session_id = ?", (session_id,))]
+        pks = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM agent_sessions WHERE session_id = ?", (session_id,)
+            )
+        ]
         counts = {"sessions": len(pks), "messages": 0, "archives": 0, "jobs": 0}
         for pk in pks:
             for table in ("messages", "archives", "jobs"):
-                counts[table] += conn.execute(f"SELECT count(*) FROM {table} WHERE session_pk = ?", (pk,)).fetchone()[0]
+                counts[table] += conn.execute(
+                    f"SELECT count(*) FROM {table} WHERE session_pk = ?", (pk,)
+                ).fetchone()[0]
         return counts
 
 
@@ -123,7 +140,9 @@ async def test_get_unknown_session_is_404(client: httpx.AsyncClient) -> None:
 
 
 @pytest.mark.parametrize("keep", [-1, 10001, "three", 2.5, None])
-async def test_commit_rejects_keep_recent_count_out_of_range(client: httpx.AsyncClient, keep: Any) -> None:
+async def test_commit_rejects_keep_recent_count_out_of_range(
+    client: httpx.AsyncClient, keep: Any
+) -> None:
     await ingest(client, "s-range", [user("a"), assistant("b")])
     before = await get_session(client, "s-range")
     response = await commit(client, "s-range", keepRecentCount=keep)
@@ -185,13 +204,17 @@ async def test_commit_without_body_uses_defaults(client: httpx.AsyncClient) -> N
 
 
 async def test_commit_wait_returns_completed_archive(client: httpx.AsyncClient) -> None:
-    await ingest(client, "s-wait", [
-        user("please check disk usage"),
-        tool_call("c1", "shell", {"cmd": "df -h"}),
-        tool_result("c1", "shell", "/dev/sda1 40%"),
-        assistant("disk is at 40 percent"),
-        user("thanks"),
-    ])
+    await ingest(
+        client,
+        "s-wait",
+        [
+            user("please check disk usage"),
+            tool_call("c1", "shell", {"cmd": "df -h"}),
+            tool_result("c1", "shell", "/dev/sda1 40%"),
+            assistant("disk is at 40 percent"),
+            user("thanks"),
+        ],
+    )
     response = await commit(client, "s-wait", keepRecentCount=1, wait=True, timeoutMs=30000)
     assert response.status_code == 200
     body = response.json()
@@ -223,11 +246,15 @@ async def test_commit_without_wait_completes_in_background(client: httpx.AsyncCl
 
 
 async def test_commit_keeps_tool_exchange_together(client: httpx.AsyncClient) -> None:
-    await ingest(client, "s-split", [
-        user("run it"),
-        tool_call("c9", "build", {"target": "all"}),
-        tool_result("c9", "build", "ok"),
-    ])
+    await ingest(
+        client,
+        "s-split",
+        [
+            user("run it"),
+            tool_call("c9", "build", {"target": "all"}),
+            tool_result("c9", "build", "ok"),
+        ],
+    )
     # Keeping one message would separate the call from its result: the split moves earlier.
     response = await commit(client, "s-split", keepRecentCount=1, wait=True)
     assert response.json()["status"] == "accepted"
@@ -238,8 +265,12 @@ async def test_commit_keeps_tool_exchange_together(client: httpx.AsyncClient) ->
 # --- delete -----------------------------------------------------------------------------------
 
 
-async def test_delete_removes_messages_archives_and_index(client: httpx.AsyncClient, db_path: Path) -> None:
-    await ingest(client, "s-del", [user("zebraquartz archived one"), assistant("zebraquartz archived two")])
+async def test_delete_removes_messages_archives_and_index(
+    client: httpx.AsyncClient, db_path: Path
+) -> None:
+    await ingest(
+        client, "s-del", [user("zebraquartz archived one"), assistant("zebraquartz archived two")]
+    )
     await commit(client, "s-del", keepRecentCount=0, wait=True)
     await ingest(client, "s-del", [user("zebraquartz second archive")])
     await commit(client, "s-del", keepRecentCount=0, wait=True)
@@ -253,7 +284,9 @@ async def test_delete_removes_messages_archives_and_index(client: httpx.AsyncCli
     keep_before = row_counts(db_path, "s-keep")
     keep_fts_before = fts_count(db_path, "message_fts", "ottermango")
     keep_view_before = await get_session(client, "s-keep")
-    keep_archive_before = (await client.get("/archives/archive_001", params={"sessionId": "s-keep"})).json()
+    keep_archive_before = (
+        await client.get("/archives/archive_001", params={"sessionId": "s-keep"})
+    ).json()
 
     response = await client.delete("/sessions/s-del")
     assert response.status_code == 200, response.text
@@ -263,17 +296,26 @@ async def test_delete_removes_messages_archives_and_index(client: httpx.AsyncCli
     assert fts_count(db_path, "message_fts", "zebraquartz") == 0
     assert fts_count(db_path, "archive_fts", "zebraquartz") == 0
     assert_envelope(await client.get("/sessions/s-del"), 404, "NOT_FOUND")
-    assert_envelope(await client.get("/archives/archive_001", params={"sessionId": "s-del"}), 404, "NOT_FOUND")
-    assert_envelope(await client.post("/archives/search", json={"sessionId": "s-del", "query": "zebraquartz"}),
-                    404, "NOT_FOUND")
+    assert_envelope(
+        await client.get("/archives/archive_001", params={"sessionId": "s-del"}), 404, "NOT_FOUND"
+    )
+    assert_envelope(
+        await client.post("/archives/search", json={"sessionId": "s-del", "query": "zebraquartz"}),
+        404,
+        "NOT_FOUND",
+    )
     assert_envelope(await client.delete("/sessions/s-del"), 404, "NOT_FOUND")
 
     # The other session is untouched.
     assert row_counts(db_path, "s-keep") == keep_before
     assert fts_count(db_path, "message_fts", "ottermango") == keep_fts_before == 2
     assert await get_session(client, "s-keep") == keep_view_before
-    assert (await client.get("/archives/archive_001", params={"sessionId": "s-keep"})).json() == keep_archive_before
-    found = await client.post("/archives/search", json={"sessionId": "s-keep", "query": "ottermango"})
+    assert (
+        await client.get("/archives/archive_001", params={"sessionId": "s-keep"})
+    ).json() == keep_archive_before
+    found = await client.post(
+        "/archives/search", json={"sessionId": "s-keep", "query": "ottermango"}
+    )
     assert [h["seq"] for h in found.json()["results"] if h["kind"] == "message"] == [1]
 
 
@@ -284,7 +326,12 @@ async def test_deleted_session_id_starts_fresh(client: httpx.AsyncClient, db_pat
     # The same messages are new again after a delete, and numbering restarts.
     await ingest(client, "s-again", [user("new content")])
     state = await get_session(client, "s-again")
-    assert (state["messageCount"], state["totalMessageCount"], state["commitCount"], state["archives"]) == (1, 1, 0, [])
+    assert (
+        state["messageCount"],
+        state["totalMessageCount"],
+        state["commitCount"],
+        state["archives"],
+    ) == (1, 1, 0, [])
     response = await commit(client, "s-again", keepRecentCount=0, wait=True)
     assert response.json()["archiveId"] == "archive_001"
     view = (await client.get("/archives/archive_001", params={"sessionId": "s-again"})).json()

@@ -16,21 +16,40 @@ PROGRESS = re.compile(r"(\d+)/(\d+)")
 
 
 def cli_env(db: Path, **env: str) -> dict[str, str]:
-    return {**os.environ, "CE_DATABASE_URL": f"sqlite:///{db}", "CE_EMBEDDING__PROVIDER": "none",
-            "CE_LOG_LEVEL": "WARNING", **env}
+    return {
+        **os.environ,
+        "CE_DATABASE_URL": f"sqlite:///{db}",
+        "CE_EMBEDDING__PROVIDER": "none",
+        "CE_LOG_LEVEL": "WARNING",
+        **env,
+    }
 
 
-def run_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+def run_cli(
+    *args: str, env: dict[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 class RunningCommand:
     """A command whose stderr is read line by line on a thread."""
 
     def __init__(self, *args: str, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "app", *args], cwd=ROOT, env=env,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "app", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()

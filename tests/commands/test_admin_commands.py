@@ -57,8 +57,12 @@ def test_jobs_list_retry_then_a_worker_process_finishes_the_archive(database: Pa
     status, out, _ = run(capsys, "jobs", "list")
     assert status == 0 and "archive_003" in out and "failed" in out and out.startswith("JOB")
 
-    assert run(capsys, "jobs", "retry", str(job["jobId"]), "--tenant", "globex")[0] == 1  # not that tenant's
-    assert run(capsys, "jobs", "retry", str(job["jobId"]))[1] == f"job {job['jobId']} queued again\n"
+    assert (
+        run(capsys, "jobs", "retry", str(job["jobId"]), "--tenant", "globex")[0] == 1
+    )  # not that tenant's
+    assert (
+        run(capsys, "jobs", "retry", str(job["jobId"]))[1] == f"job {job['jobId']} queued again\n"
+    )
     status, _, err = run(capsys, "jobs", "retry", str(job["jobId"]))
     assert status == 1 and "only failed or cancelled jobs can be retried" in err
 
@@ -69,13 +73,19 @@ def test_jobs_list_retry_then_a_worker_process_finishes_the_archive(database: Pa
     assert [a["status"] for a in json.loads(out)["archives"]] == ["completed"] * 4
 
 
-def test_cancel_a_queued_job_fails_its_archive_and_retry_brings_it_back(database: Path, capsys) -> None:
+def test_cancel_a_queued_job_fails_its_archive_and_retry_brings_it_back(
+    database: Path, capsys
+) -> None:
     job = failed_job(capsys)
     run(capsys, "jobs", "retry", str(job["jobId"]))
     assert run(capsys, "jobs", "cancel", str(job["jobId"]))[1] == f"job {job['jobId']} cancelled\n"
     _, out, _ = run(capsys, "sessions", "show", SESSION, "--tenant", "acme", "--json")
     third = json.loads(out)["archives"][2]
-    assert (third["status"], third["error"], third["errorStage"]) == ("failed", "cancelled by an operator", "cancelled")
+    assert (third["status"], third["error"], third["errorStage"]) == (
+        "failed",
+        "cancelled by an operator",
+        "cancelled",
+    )
     status, _, err = run(capsys, "jobs", "cancel", str(job["jobId"]))
     assert status == 1 and "only queued or running jobs can be cancelled" in err
     assert run(capsys, "jobs", "retry", str(job["jobId"]))[0] == 0
@@ -84,7 +94,10 @@ def test_cancel_a_queued_job_fails_its_archive_and_retry_brings_it_back(database
 def test_sessions_list_show_and_export(database: Path, capsys, tmp_path: Path) -> None:
     _, out, _ = run(capsys, "sessions", "list", "--json")
     assert {(s["tenantId"], s["sessionId"]) for s in json_lines(out)} == {
-        ("acme", SESSION), ("acme", OTHER_SESSION), ("globex", "globex-secret")}
+        ("acme", SESSION),
+        ("acme", OTHER_SESSION),
+        ("globex", "globex-secret"),
+    }
     _, out, _ = run(capsys, "sessions", "list", "--tenant", "acme", "--search", "BILL")
     assert OTHER_SESSION in out and SESSION not in out and "globex" not in out
 
@@ -93,23 +106,36 @@ def test_sessions_list_show_and_export(database: Path, capsys, tmp_path: Path) -
     assert run(capsys, "sessions", "show", SESSION)[0] == 1  # tenant default has no such session
 
     target = tmp_path / "session.jsonl"
-    status, _, err = run(capsys, "sessions", "export", SESSION, "--tenant", "acme", "--output", str(target))
+    status, _, err = run(
+        capsys, "sessions", "export", SESSION, "--tenant", "acme", "--output", str(target)
+    )
     records = json_lines(target.read_text())
     assert status == 0 and "14 messages" in err
     assert [r["type"] for r in records] == ["session"] + ["archive"] * 4 + ["message"] * 14
     messages = [r for r in records if r["type"] == "message"]
     assert [m["seq"] for m in messages] == list(range(1, 15))
-    assert [m["archiveId"] for m in messages][:4] == ["archive_001"] * 4 and messages[-1]["archiveId"] is None
+    assert [m["archiveId"] for m in messages][:4] == ["archive_001"] * 4 and messages[-1][
+        "archiveId"
+    ] is None
     assert messages[-1]["message"]["content"][0]["text"] == "Yes: all pods run v1.4.2."
     assert records[1]["overview"].startswith("# Working Memory")
 
 
-def test_memories_export_then_import_into_another_tenant_twice(database: Path, capsys, tmp_path: Path) -> None:
+def test_memories_export_then_import_into_another_tenant_twice(
+    database: Path, capsys, tmp_path: Path
+) -> None:
     exported = tmp_path / "memories.jsonl"
-    status, _, err = run(capsys, "memories", "export", "--tenant", "acme", "--output", str(exported))
+    status, _, err = run(
+        capsys, "memories", "export", "--tenant", "acme", "--output", str(exported)
+    )
     records = json_lines(exported.read_text())
     assert status == 0 and "4/4 100%" in err
-    assert sorted(r["category"] for r in records) == ["entities", "events", "experiences", "preferences"]
+    assert sorted(r["category"] for r in records) == [
+        "entities",
+        "events",
+        "experiences",
+        "preferences",
+    ]
     for record in records:
         ImportRecord.model_validate(record)  # the format /memories/import takes
 
@@ -126,8 +152,10 @@ def test_memories_export_then_import_into_another_tenant_twice(database: Path, c
 
 def test_a_bad_line_imports_nothing(database: Path, capsys, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"id": "a", "uri": "u", "category": "entities", "content": "x", "ownerKind": "user", "ownerId": "u"}\n'
-                   "not json\n")
+    bad.write_text(
+        '{"id": "a", "uri": "u", "category": "entities", "content": "x", "ownerKind": "user", "ownerId": "u"}\n'
+        "not json\n"
+    )
     status, _, err = run(capsys, "memories", "import", str(bad), "--tenant", "fresh")
     assert status == 1 and "line 2 is not JSON" in err
     _, out, _ = run(capsys, "memories", "export", "--tenant", "fresh")
@@ -143,9 +171,13 @@ def test_commands_refuse_an_unmigrated_database(tmp_path: Path, monkeypatch, cap
 
 
 def test_keys_new_and_list(monkeypatch, capsys) -> None:
-    status, out, _ = run(capsys, "keys", "new", "--tenant", "acme", "--scope", "memories:read-sensitive")
+    status, out, _ = run(
+        capsys, "keys", "new", "--tenant", "acme", "--scope", "memories:read-sensitive"
+    )
     entry = out.strip()
-    assert status == 0 and re.fullmatch(r"ce_[A-Za-z0-9_-]{40,}:acme:memories:read-sensitive", entry)
+    assert status == 0 and re.fullmatch(
+        r"ce_[A-Za-z0-9_-]{40,}:acme:memories:read-sensitive", entry
+    )
     monkeypatch.setenv("CE_API_KEYS", f"{entry},other-key:globex")
     status, out, _ = run(capsys, "keys", "list")
     assert status == 0 and "acme" in out and "globex" in out and "memories:read-sensitive" in out

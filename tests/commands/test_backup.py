@@ -36,10 +36,16 @@ class Writer(threading.Thread):
             turn = 0
             while not self.stop.is_set():
                 text = f"{self.session} turn {turn}"
-                answer = client.post("/commit-turn", json={
-                    "sessionId": self.session, "advancementKey": f"k{turn}",
-                    "messages": [{"role": "user", "content": text, "timestamp": 1_760_000_000_000 + turn}],
-                })
+                answer = client.post(
+                    "/commit-turn",
+                    json={
+                        "sessionId": self.session,
+                        "advancementKey": f"k{turn}",
+                        "messages": [
+                            {"role": "user", "content": text, "timestamp": 1_760_000_000_000 + turn}
+                        ],
+                    },
+                )
                 if answer.status_code == 200:
                     with self._lock:
                         self.acked.append(text)
@@ -58,7 +64,9 @@ def stored_texts(db: Path) -> set[str]:
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        return {json.loads(body)["content"] for (body,) in conn.execute("SELECT body FROM messages")}
+        return {
+            json.loads(body)["content"] for (body,) in conn.execute("SELECT body FROM messages")
+        }
     finally:
         conn.close()
 
@@ -90,4 +98,6 @@ def test_backup_while_eight_clients_write(tmp_path: Path) -> None:
     saved = stored_texts(copy)
     assert set(before) <= saved
     assert not (tmp_path / "copy.db.partial").exists()
-    assert run_cli("backup", str(copy), env=cli_env(db)).returncode == 1  # never overwrites by accident
+    assert (
+        run_cli("backup", str(copy), env=cli_env(db)).returncode == 1
+    )  # never overwrites by accident

@@ -38,12 +38,21 @@ def scalar(db: Path, sql: str) -> int:
 
 
 def export_line(i: int) -> str:
-    return json.dumps({
-        "id": str(uuid.UUID(int=i + 1)), "uri": f"viking://user/u{i % 7}/memories/entities/fact-{i}.md",
-        "category": "entities", "title": f"Fact {i}", "content": f"Fact {i}: service s{i % 97} runs in r{i % 13}",
-        "ownerKind": "user", "ownerId": f"u{i % 7}", "version": 1, "sensitivity": "allowed",
-        "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-01T00:00:00.000Z",
-    })
+    return json.dumps(
+        {
+            "id": str(uuid.UUID(int=i + 1)),
+            "uri": f"viking://user/u{i % 7}/memories/entities/fact-{i}.md",
+            "category": "entities",
+            "title": f"Fact {i}",
+            "content": f"Fact {i}: service s{i % 97} runs in r{i % 13}",
+            "ownerKind": "user",
+            "ownerId": f"u{i % 7}",
+            "version": 1,
+            "sensitivity": "allowed",
+            "createdAt": "2026-01-01T00:00:00.000Z",
+            "updatedAt": "2026-01-01T00:00:00.000Z",
+        }
+    )
 
 
 @dataclass
@@ -57,7 +66,9 @@ class ImportRun:
 
 
 @pytest.fixture(scope="module")
-def interrupted_import(tmp_path_factory: pytest.TempPathFactory, migrated_template: Path) -> ImportRun:
+def interrupted_import(
+    tmp_path_factory: pytest.TempPathFactory, migrated_template: Path
+) -> ImportRun:
     """Import 10,000 memories, kill the command part-way (SIGKILL), then run it again."""
     folder = tmp_path_factory.mktemp("bulk")
     file, db = folder / "memories.jsonl", folder / "bulk.db"
@@ -78,11 +89,16 @@ def test_an_interrupted_import_resumes_and_loses_nothing(interrupted_import: Imp
     assert 0 < run.stored_when_killed < N and run.stored_when_killed % BATCH == 0
     assert run.resumed_status == 0, run.resumed_stderr
     assert "import: [" in run.resumed_stderr and f"{N}/{N} 100%" in run.resumed_stderr
-    assert f"done: {N - run.stored_when_killed} imported, {run.stored_when_killed} already there" in run.resumed_stderr
+    assert (
+        f"done: {N - run.stored_when_killed} imported, {run.stored_when_killed} already there"
+        in run.resumed_stderr
+    )
     conn = connect(run.db)
     try:
         stored = dict(conn.execute("SELECT id, content FROM memories").fetchall())
-        expected = {r["id"]: r["content"] for r in map(json.loads, run.file.read_text().splitlines())}
+        expected = {
+            r["id"]: r["content"] for r in map(json.loads, run.file.read_text().splitlines())
+        }
         assert stored == expected
         # One chunk, one word-index row and one audit entry per memory: nothing written twice.
         for table in ("memory_chunks", "memory_fts", "memory_audit"):
@@ -96,10 +112,16 @@ def test_an_interrupted_reembed_resumes_and_embeds_every_memory(
 ) -> None:
     db = tmp_path / "reembed.db"
     shutil.copyfile(interrupted_import.db, db)
-    assert scalar(db, "SELECT count(*) FROM memories WHERE embedding_model IS NULL") == N  # keyword-only so far
+    assert (
+        scalar(db, "SELECT count(*) FROM memories WHERE embedding_model IS NULL") == N
+    )  # keyword-only so far
     stub = StubEmbeddings()
-    env = cli_env(db, CE_EMBEDDING__PROVIDER="openai", CE_EMBEDDING__BASE_URL=stub.start(),
-                  CE_EMBEDDING__MODEL="stub-embed")
+    env = cli_env(
+        db,
+        CE_EMBEDDING__PROVIDER="openai",
+        CE_EMBEDDING__BASE_URL=stub.start(),
+        CE_EMBEDDING__MODEL="stub-embed",
+    )
     try:
         first = RunningCommand("reembed", "--batch", "100", env=env)
         first.wait_for_progress(2000)
@@ -114,7 +136,11 @@ def test_an_interrupted_reembed_resumes_and_embeds_every_memory(
     assert second.returncode == 0, second.stderr
     assert f"re-embedded {N - done} memories" in second.stdout
     assert f"{N - done}/{N - done} 100%" in second.stderr
-    assert scalar(db, "SELECT count(*) FROM memories WHERE embedding_model IS NOT 'stub-embed'") == 0
-    assert scalar(db, "SELECT count(*) FROM memory_chunks WHERE embedding_model = 'stub-embed'") == N
+    assert (
+        scalar(db, "SELECT count(*) FROM memories WHERE embedding_model IS NOT 'stub-embed'") == 0
+    )
+    assert (
+        scalar(db, "SELECT count(*) FROM memory_chunks WHERE embedding_model = 'stub-embed'") == N
+    )
     assert scalar(db, "SELECT count(*) FROM memory_vec") == N
     assert stub.texts <= N + 100  # at most the batch in flight when interrupted is embedded twice

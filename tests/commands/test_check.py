@@ -33,7 +33,7 @@ def models_endpoint() -> Iterator[str]:
     """An OpenAI-compatible endpoint answering GET /v1/models, as a reachable LLM does."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server API
+        def do_GET(self) -> None:
             data = json.dumps({"object": "list", "data": [{"id": "stub-model"}]}).encode()
             self.send_response(200 if self.path == "/v1/models" else 404)
             self.send_header("content-length", str(len(data)))
@@ -50,20 +50,35 @@ def models_endpoint() -> Iterator[str]:
     server.server_close()
 
 
-def check(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Path, **env: str) -> tuple[int, dict[str, str]]:
-    for key, value in {"CE_DATABASE_URL": f"sqlite:///{db}", "CE_EMBEDDING__PROVIDER": "none", **env}.items():
+def check(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Path, **env: str
+) -> tuple[int, dict[str, str]]:
+    for key, value in {
+        "CE_DATABASE_URL": f"sqlite:///{db}",
+        "CE_EMBEDDING__PROVIDER": "none",
+        **env,
+    }.items():
         monkeypatch.setenv(key, value)
     status = main(["check"])
     lines = capsys.readouterr().out.splitlines()
     return status, {line.split()[1]: line for line in lines}
 
 
-def test_everything_answering_is_ok(monkeypatch, capsys, db_path: Path, models_endpoint: str) -> None:
+def test_everything_answering_is_ok(
+    monkeypatch, capsys, db_path: Path, models_endpoint: str
+) -> None:
     embeddings = StubEmbeddings()
     try:
-        status, lines = check(monkeypatch, capsys, db_path, CE_LLM__BASE_URL=models_endpoint, CE_LLM__MODEL="stub-model",
-                              CE_EMBEDDING__PROVIDER="openai", CE_EMBEDDING__BASE_URL=embeddings.start(),
-                              CE_EMBEDDING__MODEL="stub-embed")
+        status, lines = check(
+            monkeypatch,
+            capsys,
+            db_path,
+            CE_LLM__BASE_URL=models_endpoint,
+            CE_LLM__MODEL="stub-model",
+            CE_EMBEDDING__PROVIDER="openai",
+            CE_EMBEDDING__BASE_URL=embeddings.start(),
+            CE_EMBEDDING__MODEL="stub-embed",
+        )
     finally:
         embeddings.stop()
     assert status == 0, lines
@@ -84,15 +99,23 @@ def test_an_unmigrated_database_is_a_problem(monkeypatch, capsys, tmp_path: Path
     assert lines["database"].startswith("ok")
 
 
-def test_a_missing_database_file_is_a_problem_and_is_not_created(monkeypatch, capsys, tmp_path: Path) -> None:
+def test_a_missing_database_file_is_a_problem_and_is_not_created(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
     status, lines = check(monkeypatch, capsys, tmp_path / "nowhere.db")
-    assert status == 1 and lines["database"].startswith("FAIL") and "does not exist" in lines["database"]
+    assert (
+        status == 1
+        and lines["database"].startswith("FAIL")
+        and "does not exist" in lines["database"]
+    )
     assert not (tmp_path / "nowhere.db").exists()
 
 
 def test_an_unreachable_llm_is_a_problem(monkeypatch, capsys, db_path: Path) -> None:
     closed = f"http://127.0.0.1:{free_port()}/v1"
-    status, lines = check(monkeypatch, capsys, db_path, CE_LLM__BASE_URL=closed, CE_LLM__MODEL="gpt-x")
+    status, lines = check(
+        monkeypatch, capsys, db_path, CE_LLM__BASE_URL=closed, CE_LLM__MODEL="gpt-x"
+    )
     assert status == 1
     assert lines["llm"].startswith("FAIL") and "unreachable" in lines["llm"]
     assert all(line.startswith("ok") for name, line in lines.items() if name != "llm"), lines
@@ -113,5 +136,8 @@ def test_a_missing_sqlite_extension_is_a_problem(tmp_path: Path, db_path: Path) 
     result = run_cli("check", env=cli_env(database, PYTHONPATH=str(shim)))
     assert result.returncode == 1, result.stdout + result.stderr
     lines = {line.split()[1]: line for line in result.stdout.splitlines()}
-    assert lines["extensions"].startswith("FAIL") and "sqlite-vec cannot be loaded" in lines["extensions"]
+    assert (
+        lines["extensions"].startswith("FAIL")
+        and "sqlite-vec cannot be loaded" in lines["extensions"]
+    )
     assert lines["config"].startswith("ok")

@@ -30,9 +30,11 @@ def chromium_executable() -> str:
     configured = os.environ.get("CE_TEST_CHROMIUM")
     found = configured or next((p for p in map(shutil.which, CHROMIUM_NAMES) if p), None)
     if not found or not Path(found).exists():
-        pytest.fail("Chromium is not installed: the console's browser tests need Debian's chromium package "
-                    "(`apt-get install -y chromium`, which `.ci/chromium` runs), or CE_TEST_CHROMIUM=<path>",
-                    pytrace=False)
+        pytest.fail(
+            "Chromium is not installed: the console's browser tests need Debian's chromium package "
+            "(`apt-get install -y chromium`, which `.ci/chromium` runs), or CE_TEST_CHROMIUM=<path>",
+            pytrace=False,
+        )
     return found
 
 
@@ -62,7 +64,9 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(asyncio.run, seed(db)).result()
     port = free_port()
-    server = start_server(db, port, CE_API_KEYS=API_KEYS, CE_EMBEDDING__PROVIDER="none", CE_AUTO_MIGRATE="false")
+    server = start_server(
+        db, port, CE_API_KEYS=API_KEYS, CE_EMBEDDING__PROVIDER="none", CE_AUTO_MIGRATE="false"
+    )
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -95,16 +99,31 @@ def js_errors() -> list[str]:
 
 
 @pytest.fixture
-def page(browser: object, request: pytest.FixtureRequest, tmp_path: Path, js_errors: list[str]) -> Iterator[object]:
+def page(
+    browser: object, request: pytest.FixtureRequest, tmp_path: Path, js_errors: list[str]
+) -> Iterator[object]:
     """A fresh browser context and page."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
     tab = context.new_page()
     tab.on("pageerror", lambda error: js_errors.append(str(error)))
     # An answer of 401 or 409 is part of a test; a script or style sheet that fails to load is not.
-    tab.on("console", lambda m: js_errors.append(m.text)
-           if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
-    tab.on("response", lambda r: js_errors.append(f"{r.status} for {r.url}")
-           if r.status >= 400 and r.request.resource_type in ("script", "stylesheet", "image", "font") else None)
+    tab.on(
+        "console",
+        lambda m: (
+            js_errors.append(m.text)
+            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
+    tab.on(
+        "response",
+        lambda r: (
+            js_errors.append(f"{r.status} for {r.url}")
+            if r.status >= 400
+            and r.request.resource_type in ("script", "stylesheet", "image", "font")
+            else None
+        ),
+    )
     tab.set_default_timeout(10_000)
     yield tab
     report = getattr(request.node, "report_call", None)

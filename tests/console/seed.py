@@ -14,7 +14,7 @@ from app.core.clock import utcnow
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
-from app.jobs import queue
+from app.jobs import repository as queue
 from app.settings import Settings
 from tests.conftest import app_client
 from tests.helpers.messages import assistant, tool_call, tool_result, user
@@ -30,7 +30,9 @@ AUTH = {"Authorization": f"Bearer {TENANT_KEY}"}
 
 def seed_settings(db: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
-        "database_url": f"sqlite:///{db}", "api_keys": API_KEYS, "embedding": {"provider": "none"},
+        "database_url": f"sqlite:///{db}",
+        "api_keys": API_KEYS,
+        "embedding": {"provider": "none"},
         "worker": {"poll_interval_ms": 20},
     }
     return Settings(**{**values, **overrides})
@@ -39,26 +41,45 @@ def seed_settings(db: Path, **overrides: Any) -> Settings:
 def first_turns() -> list[dict[str, Any]]:
     return [
         user("The deploy of api v1.4 failed at 14:00; config is in deploy/prod.yaml"),
-        tool_call("t1", "exec", {"command": "kubectl logs deploy/api --tail 20"}, text="Reading the logs."),
-        tool_result("t1", "exec", "Error: ImagePullBackOff for registry.local/api:v1.4", is_error=True),
+        tool_call(
+            "t1", "exec", {"command": "kubectl logs deploy/api --tail 20"}, text="Reading the logs."
+        ),
+        tool_result(
+            "t1", "exec", "Error: ImagePullBackOff for registry.local/api:v1.4", is_error=True
+        ),
         assistant("The image tag v1.4 does not exist. TODO: pin the tag in deploy/prod.yaml"),
     ]
 
 
 def second_turns() -> list[dict[str, Any]]:
     return [
-        user("We decided to pin v1.4.2 because v1.4 was never pushed. Update deploy/prod.yaml and charts/api/values.yaml"),
-        tool_call("t2", "edit", {"path": "deploy/prod.yaml", "replace": {"image": "registry.local/api:v1.4.2"}}),
+        user(
+            "We decided to pin v1.4.2 because v1.4 was never pushed. Update deploy/prod.yaml and charts/api/values.yaml"
+        ),
+        tool_call(
+            "t2",
+            "edit",
+            {"path": "deploy/prod.yaml", "replace": {"image": "registry.local/api:v1.4.2"}},
+        ),
         tool_result("t2", "edit", "deploy/prod.yaml: 1 line changed"),
-        assistant("Pinned v1.4.2 in deploy/prod.yaml. Open issue: charts/api/values.yaml still says v1.4"),
+        assistant(
+            "Pinned v1.4.2 in deploy/prod.yaml. Open issue: charts/api/values.yaml still says v1.4"
+        ),
     ]
 
 
-async def _commit(client: httpx.AsyncClient, session: str, messages: list[dict[str, Any]], wait: bool) -> dict[str, Any]:
-    stored = await client.post("/after-turn", headers=AUTH, json={"sessionId": session, "sessionKey": "agent:main:cli:7",
-                                                                   "messages": messages})
+async def _commit(
+    client: httpx.AsyncClient, session: str, messages: list[dict[str, Any]], wait: bool
+) -> dict[str, Any]:
+    stored = await client.post(
+        "/after-turn",
+        headers=AUTH,
+        json={"sessionId": session, "sessionKey": "agent:main:cli:7", "messages": messages},
+    )
     assert stored.status_code == 200, stored.text
-    answer = await client.post(f"/sessions/{session}/commit", headers=AUTH, json={"keepRecentCount": 0, "wait": wait})
+    answer = await client.post(
+        f"/sessions/{session}/commit", headers=AUTH, json={"keepRecentCount": 0, "wait": wait}
+    )
     assert answer.json()["status"] == "accepted", answer.text
     return answer.json()
 
@@ -69,25 +90,43 @@ async def _seed_completed(db: Path, history: list[dict[str, Any]]) -> None:
         assert (await _commit(client, SESSION, history, True))["archive"]["status"] == "completed"
         history += second_turns()
         assert (await _commit(client, SESSION, history, True))["archive"]["status"] == "completed"
-        await _commit(client, OTHER_SESSION, [user("Move billing to the new ledger on Friday"),
-                                              assistant("Noted: billing cutover on Friday.")], True)
+        await _commit(
+            client,
+            OTHER_SESSION,
+            [
+                user("Move billing to the new ledger on Friday"),
+                assistant("Noted: billing cutover on Friday."),
+            ],
+            True,
+        )
         for content, category in (
             ("The user prefers green tea in the afternoon", "preferences"),
             ("Production database is db-prod-7 in eu-west-1", "entities"),
             ("Deploys are frozen after 14:00 on Fridays", "events"),
-            ("To fix ImagePullBackOff, check that the image tag was pushed before editing manifests", "experiences"),
+            (
+                "To fix ImagePullBackOff, check that the image tag was pushed before editing manifests",
+                "experiences",
+            ),
         ):
-            made = await client.post("/memories", headers=AUTH, json={"content": content, "category": category})
+            made = await client.post(
+                "/memories", headers=AUTH, json={"content": content, "category": category}
+            )
             assert made.json()["action"] == "ADD", made.text
         other = {"Authorization": f"Bearer {OTHER_KEY}"}
-        await client.post("/after-turn", headers=other, json={"sessionId": "globex-secret", "messages": [user("globex only")]})
+        await client.post(
+            "/after-turn",
+            headers=other,
+            json={"sessionId": "globex-secret", "messages": [user("globex only")]},
+        )
 
 
 async def _seed_failed(db: Path, history: list[dict[str, Any]]) -> None:
     """A third archive whose job ran out of attempts, and live messages after it."""
     async with app_client(seed_settings(db, worker={"enabled": False})) as client:
-        history += [user("Rollout of v1.4.2 to eu-west-1 next; watch db-prod-7 connections"),
-                    assistant("Rolling out now.")]
+        history += [
+            user("Rollout of v1.4.2 to eu-west-1 next; watch db-prod-7 connections"),
+            assistant("Rolling out now."),
+        ]
         await _commit(client, SESSION, history, False)
         engine = create_db_engine(seed_settings(db))
         uow = UnitOfWork(engine)
@@ -102,11 +141,17 @@ async def _seed_failed(db: Path, history: list[dict[str, Any]]) -> None:
 async def _seed_after_failure(db: Path, history: list[dict[str, Any]]) -> None:
     """A fourth archive that completes although the third failed, then live messages."""
     async with app_client(seed_settings(db)) as client:
-        history += [user("Rollout finished in eu-west-1. Next: us-east-1 on Monday; check charts/api/values.yaml first"),
-                    assistant("Planned: us-east-1 on Monday.")]
+        history += [
+            user(
+                "Rollout finished in eu-west-1. Next: us-east-1 on Monday; check charts/api/values.yaml first"
+            ),
+            assistant("Planned: us-east-1 on Monday."),
+        ]
         assert (await _commit(client, SESSION, history, True))["archive"]["status"] == "completed"
         history += [user("Is the rollout done?"), assistant("Yes: all pods run v1.4.2.")]
-        await client.post("/after-turn", headers=AUTH, json={"sessionId": SESSION, "messages": history})
+        await client.post(
+            "/after-turn", headers=AUTH, json={"sessionId": SESSION, "messages": history}
+        )
 
 
 async def seed(db: Path) -> None:

@@ -31,17 +31,28 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
 def table_names(engine: Engine) -> set[str]:
     """Every table, virtual ones included, without SQLite's own (sqlite_sequence, ...)."""
     with engine.connect() as conn:
-        rows = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+        rows = conn.execute(
+            text("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        )
         return {name for (name,) in rows}
 
 
 def index_tables(engine: Engine) -> set[str]:
     """Virtual index tables and their shadow tables: keyed by the indexed row, no data of their own."""
     with engine.connect() as conn:
-        virtual = {name for (name,) in conn.execute(text(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
-        ))}
-    return {name for name in table_names(engine) if any(name == v or name.startswith(f"{v}_") for v in virtual)}
+        virtual = {
+            name
+            for (name,) in conn.execute(
+                text(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+                )
+            )
+        }
+    return {
+        name
+        for name in table_names(engine)
+        if any(name == v or name.startswith(f"{v}_") for v in virtual)
+    }
 
 
 def run_command(engine: Engine, name: str, *args: str) -> None:
@@ -66,7 +77,9 @@ def test_upgrade_creates_every_table_and_is_current(engine: Engine) -> None:
     assert current == head
     with engine.connect() as conn:
         for index in TEXT_INDEXES:
-            sql = conn.execute(text("SELECT sql FROM sqlite_master WHERE name = :n"), {"n": index}).scalar_one()
+            sql = conn.execute(
+                text("SELECT sql FROM sqlite_master WHERE name = :n"), {"n": index}
+            ).scalar_one()
             assert "fts5" in sql.lower() and "trigram" in sql.lower(), sql
 
 
@@ -96,12 +109,14 @@ def test_check_detects_drift(engine: Engine) -> None:
 def test_downgrade_to_base_then_upgrade_again(engine: Engine) -> None:
     upgrade_to_head(engine)
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO agent_sessions (tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
-            "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
-            "llm_completion_tokens, created_at, updated_at) "
-            "VALUES ('t', 's', 'main', 'default', 0, 0, 0, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
-        ))
+        conn.execute(
+            text(
+                "INSERT INTO agent_sessions (tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
+                "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
+                "llm_completion_tokens, created_at, updated_at) "
+                "VALUES ('t', 's', 'main', 'default', 0, 0, 0, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
+            )
+        )
 
     run_command(engine, "downgrade", "base")
     assert table_names(engine) <= {"alembic_version"}
@@ -109,7 +124,7 @@ def test_downgrade_to_base_then_upgrade_again(engine: Engine) -> None:
     assert current is None
 
     upgrade_to_head(engine)
-    assert TABLES | TEXT_INDEXES <= table_names(engine)
+    assert table_names(engine) >= TABLES | TEXT_INDEXES
     current, head = current_and_head(engine)
     assert current == head
     with engine.connect() as conn:
@@ -120,9 +135,9 @@ def test_downgrade_to_base_then_upgrade_again(engine: Engine) -> None:
 def test_every_tenant_data_table_has_tenant_id(engine: Engine) -> None:
     upgrade_to_head(engine)
     indexes = index_tables(engine)
-    assert TEXT_INDEXES <= indexes
+    assert indexes >= TEXT_INDEXES
     tenant_tables = table_names(engine) - indexes - SHARED_TABLES - {"alembic_version"}
-    assert TABLES <= tenant_tables
+    assert tenant_tables >= TABLES
     inspector = inspect(engine)
     for name in sorted(tenant_tables):
         columns = {c["name"]: c for c in inspector.get_columns(name)}
@@ -142,21 +157,31 @@ def test_stored_fingerprints_are_recomputed_for_replay_stable_identity(engine: E
     """0003: messages stored by an earlier release get the fingerprint a host replay matches."""
     import json
 
-    from app.sessions.fingerprint import message_fingerprint
+    from app.core.fingerprint import message_fingerprint
 
     run_command(engine, "upgrade", "0002_memories")
-    body = {"role": "toolResult", "toolCallId": "call_1", "timestamp": 5, "content": [{"type": "text", "text": "out"}]}
+    body = {
+        "role": "toolResult",
+        "toolCallId": "call_1",
+        "timestamp": 5,
+        "content": [{"type": "text", "text": "out"}],
+    }
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
-            "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
-            "llm_completion_tokens, created_at, updated_at) "
-            "VALUES (1, 't', 's', 'main', 'default', 1, 1, 1, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
-        ))
-        conn.execute(text(
-            "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, created_at) "
-            "VALUES ('t', 1, 1, 'toolResult', :body, 'out', 1, 'old-fingerprint', '2026-01-01')"
-        ), {"body": json.dumps(body)})
+        conn.execute(
+            text(
+                "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
+                "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
+                "llm_completion_tokens, created_at, updated_at) "
+                "VALUES (1, 't', 's', 'main', 'default', 1, 1, 1, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, created_at) "
+                "VALUES ('t', 1, 1, 'toolResult', :body, 'out', 1, 'old-fingerprint', '2026-01-01')"
+            ),
+            {"body": json.dumps(body)},
+        )
     upgrade_to_head(engine)
     with engine.connect() as conn:
         stored = conn.execute(text("SELECT fingerprint FROM messages")).scalar_one()
@@ -170,17 +195,22 @@ def test_redacted_bodies_are_filled_in_for_existing_messages(engine: Engine) -> 
     secret_body = '{"role":"user","content":"key AKIAIOSFODNN7EXAMPLE and password=hunter22"}'
     plain_body = '{"role":"user","content":"nothing to hide"}'
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
-            "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
-            "llm_completion_tokens, created_at, updated_at) "
-            "VALUES (1, 't', 's', 'main', 'default', 2, 2, 2, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
-        ))
+        conn.execute(
+            text(
+                "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
+                "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
+                "llm_completion_tokens, created_at, updated_at) "
+                "VALUES (1, 't', 's', 'main', 'default', 2, 2, 2, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
+            )
+        )
         for seq, body in ((1, secret_body), (2, plain_body)):
-            conn.execute(text(
-                "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, "
-                "created_at) VALUES ('t', 1, :seq, 'user', :body, '', 1, :fp, '2026-01-01')"
-            ), {"seq": seq, "body": body, "fp": f"fp{seq}"})
+            conn.execute(
+                text(
+                    "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, "
+                    "created_at) VALUES ('t', 1, :seq, 'user', :body, '', 1, :fp, '2026-01-01')"
+                ),
+                {"seq": seq, "body": body, "fp": f"fp{seq}"},
+            )
     upgrade_to_head(engine)
     with engine.connect() as conn:
         rows = dict(conn.execute(text("SELECT seq, redacted_body FROM messages")).all())
@@ -198,24 +228,39 @@ def test_message_vectors_keep_their_vectors_and_gain_the_message_time(engine: En
     run_command(engine, "upgrade", "0004_message_vectors")
     vector = sqlite_vec.serialize_float32([1.0] + [0.0] * 383)
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
-            "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
-            "llm_completion_tokens, created_at, updated_at) "
-            "VALUES (1, 't', 's', 'main', 'default', 1, 1, 1, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
-        ))
-        conn.execute(text(
-            "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, created_at) "
-            "VALUES (7, 't', 1, 1, 'user', '{}', 'hello', 1, 'f', '2026-01-01')"
-        ))
-        conn.execute(text("INSERT INTO message_search (message_id, tenant_id, session_pk, said_at_ms, dates, token_count) "
-                          "VALUES (7, 't', 1, 1683540000000, '', 1)"))
-        conn.execute(text("INSERT INTO message_vec (message_id, session_pk, embedding) VALUES (7, 1, :v)"), {"v": vector})
+        conn.execute(
+            text(
+                "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, total_message_count, "
+                "last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, llm_prompt_tokens, "
+                "llm_completion_tokens, created_at, updated_at) "
+                "VALUES (1, 't', 's', 'main', 'default', 1, 1, 1, 0, 10, 0, 0, 0, 0, '2026-01-01', '2026-01-01')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, created_at) "
+                "VALUES (7, 't', 1, 1, 'user', '{}', 'hello', 1, 'f', '2026-01-01')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO message_search (message_id, tenant_id, session_pk, said_at_ms, dates, token_count) "
+                "VALUES (7, 't', 1, 1683540000000, '', 1)"
+            )
+        )
+        conn.execute(
+            text("INSERT INTO message_vec (message_id, session_pk, embedding) VALUES (7, 1, :v)"),
+            {"v": vector},
+        )
     upgrade_to_head(engine)
-    knn = ("SELECT message_id, said_at_ms FROM message_vec WHERE embedding MATCH :v AND k = 5 AND session_pk = 1 "
-           "AND said_at_ms >= :since")
+    knn = (
+        "SELECT message_id, said_at_ms FROM message_vec WHERE embedding MATCH :v AND k = 5 AND session_pk = 1 "
+        "AND said_at_ms >= :since"
+    )
     with engine.connect() as conn:
-        assert conn.execute(text(knn), {"v": vector, "since": 1683500000000}).all() == [(7, 1683540000000)]
+        assert conn.execute(text(knn), {"v": vector, "since": 1683500000000}).all() == [
+            (7, 1683540000000)
+        ]
         assert conn.execute(text(knn), {"v": vector, "since": 1683600000000}).all() == []
     run_command(engine, "downgrade", "0004_message_vectors")
     with engine.connect() as conn:

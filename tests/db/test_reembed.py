@@ -22,10 +22,20 @@ async def test_memories_of_another_model_are_re_embedded(settings, db_path):
     uow = UnitOfWork(create_db_engine(settings))
     first = MemoryService(uow, CachedEmbedder(uow, FakeEmbedder(dimensions=384)))
     caller = Caller("default")
-    for text in ("green tea in the afternoon", "db-prod-7 is the primary", "deploys happen on Fridays"):
-        assert (await first.commit_memory(caller, NewMemory(content=text, category="entities")))["action"] == "ADD"
+    for text in (
+        "green tea in the afternoon",
+        "db-prod-7 is the primary",
+        "deploys happen on Fridays",
+    ):
+        assert (await first.commit_memory(caller, NewMemory(content=text, category="entities")))[
+            "action"
+        ] == "ADD"
     keyword_only = MemoryService(uow, None)
-    assert (await keyword_only.commit_memory(caller, NewMemory(content="no vector yet", category="entities")))["action"] == "ADD"
+    assert (
+        await keyword_only.commit_memory(
+            caller, NewMemory(content="no vector yet", category="entities")
+        )
+    )["action"] == "ADD"
     second = MemoryService(uow, CachedEmbedder(uow, other_model()))
     assert await reembed_stale(second) == 4
     assert await reembed_stale(second) == 0

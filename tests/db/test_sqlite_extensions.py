@@ -34,7 +34,9 @@ def test_sqlite_vec_is_loaded_on_every_connection(engine: Engine) -> None:
         with engine.connect() as conn:
             version = conn.execute(text("SELECT vec_version()")).scalar_one()
             assert isinstance(version, str) and version.startswith("v")
-            distance = conn.execute(text("SELECT vec_distance_l2(vec_f32('[0, 0]'), vec_f32('[3, 4]'))")).scalar_one()
+            distance = conn.execute(
+                text("SELECT vec_distance_l2(vec_f32('[0, 0]'), vec_f32('[3, 4]'))")
+            ).scalar_one()
             assert distance == pytest.approx(5.0)
     # A connection opened while another is checked out gets the extension too.
     with engine.connect() as first, engine.connect() as second:
@@ -43,32 +45,59 @@ def test_sqlite_vec_is_loaded_on_every_connection(engine: Engine) -> None:
 
 
 def test_extension_loading_is_switched_off_again(engine: Engine) -> None:
-    with engine.connect() as conn:
-        with pytest.raises(Exception, match="not authorized"):
-            conn.execute(text("SELECT load_extension('does_not_exist')"))
+    with engine.connect() as conn, pytest.raises(Exception, match="not authorized"):
+        conn.execute(text("SELECT load_extension('does_not_exist')"))
 
 
 def test_fts5_trigram_tokenizer_works(engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(text("CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='trigram')"))
-        conn.execute(text("INSERT INTO probe(rowid, body) VALUES (1, '昨天部署失败了'), (2, 'Deploy succeeded'), "
-                          "(3, 'nothing relevant')"))
-        assert conn.execute(text("SELECT rowid FROM probe WHERE probe MATCH '\"部署失败\"'")).scalars().all() == [1]
+        conn.execute(
+            text(
+                "INSERT INTO probe(rowid, body) VALUES (1, '昨天部署失败了'), (2, 'Deploy succeeded'), "
+                "(3, 'nothing relevant')"
+            )
+        )
+        assert conn.execute(
+            text("SELECT rowid FROM probe WHERE probe MATCH '\"部署失败\"'")
+        ).scalars().all() == [1]
         # Substring and case-insensitive matching: trigrams, not words.
-        assert conn.execute(text("SELECT rowid FROM probe WHERE probe MATCH '\"ploy succ\"'")).scalars().all() == [2]
-        assert conn.execute(text("SELECT rowid FROM probe WHERE probe MATCH '\"DEPLOY\"'")).scalars().all() == [2]
-        ranked = conn.execute(text("SELECT rowid, bm25(probe) FROM probe WHERE probe MATCH 'ing' ORDER BY bm25(probe)"))
+        assert conn.execute(
+            text("SELECT rowid FROM probe WHERE probe MATCH '\"ploy succ\"'")
+        ).scalars().all() == [2]
+        assert conn.execute(
+            text("SELECT rowid FROM probe WHERE probe MATCH '\"DEPLOY\"'")
+        ).scalars().all() == [2]
+        ranked = conn.execute(
+            text(
+                "SELECT rowid, bm25(probe) FROM probe WHERE probe MATCH 'ing' ORDER BY bm25(probe)"
+            )
+        )
         assert [row[0] for row in ranked] == [3]
 
 
 def test_contentless_delete_fts_tables_are_supported(engine: Engine) -> None:
     with engine.begin() as conn:
-        conn.execute(text("CREATE VIRTUAL TABLE probe_cl USING fts5(body, tokenize='trigram', content='', "
-                          "contentless_delete=1)"))
+        conn.execute(
+            text(
+                "CREATE VIRTUAL TABLE probe_cl USING fts5(body, tokenize='trigram', content='', "
+                "contentless_delete=1)"
+            )
+        )
         conn.execute(text("INSERT INTO probe_cl(rowid, body) VALUES (7, 'gamma delta')"))
-        assert conn.execute(text("SELECT count(*) FROM probe_cl WHERE probe_cl MATCH '\"amma\"'")).scalar_one() == 1
+        assert (
+            conn.execute(
+                text("SELECT count(*) FROM probe_cl WHERE probe_cl MATCH '\"amma\"'")
+            ).scalar_one()
+            == 1
+        )
         conn.execute(text("DELETE FROM probe_cl WHERE rowid = 7"))
-        assert conn.execute(text("SELECT count(*) FROM probe_cl WHERE probe_cl MATCH '\"amma\"'")).scalar_one() == 0
+        assert (
+            conn.execute(
+                text("SELECT count(*) FROM probe_cl WHERE probe_cl MATCH '\"amma\"'")
+            ).scalar_one()
+            == 0
+        )
 
 
 def test_connection_pragmas(engine: Engine) -> None:
@@ -80,8 +109,10 @@ def test_connection_pragmas(engine: Engine) -> None:
 
 
 def test_pragmas_follow_settings(tmp_path: Path) -> None:
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'tuned.db'}",
-                        db={"busy_timeout_ms": 1234, "sqlite_synchronous": "NORMAL"})
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'tuned.db'}",
+        db={"busy_timeout_ms": 1234, "sqlite_synchronous": "NORMAL"},
+    )
     engine = create_db_engine(settings)
     try:
         with engine.connect() as conn:
@@ -94,8 +125,12 @@ def test_pragmas_follow_settings(tmp_path: Path) -> None:
 def test_foreign_keys_are_enforced(engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(text("CREATE TABLE parent (id INTEGER PRIMARY KEY)"))
-        conn.execute(text("CREATE TABLE child (id INTEGER PRIMARY KEY, "
-                          "parent_id INTEGER REFERENCES parent(id) ON DELETE CASCADE)"))
+        conn.execute(
+            text(
+                "CREATE TABLE child (id INTEGER PRIMARY KEY, "
+                "parent_id INTEGER REFERENCES parent(id) ON DELETE CASCADE)"
+            )
+        )
         conn.execute(text("INSERT INTO parent(id) VALUES (1)"))
         conn.execute(text("INSERT INTO child(id, parent_id) VALUES (10, 1)"))
     with pytest.raises(Exception, match="FOREIGN KEY"), engine.begin() as conn:

@@ -24,14 +24,18 @@ def test_a_full_disk_is_disk_full(uow: UnitOfWork) -> None:
         conn.exec_driver_sql("CREATE TABLE filler (x TEXT)")
         conn.commit()
         pages = conn.exec_driver_sql("PRAGMA page_count").scalar()
-        conn.exec_driver_sql(f"PRAGMA max_page_count = {pages}")  # as a full disk: no page may be added
+        conn.exec_driver_sql(
+            f"PRAGMA max_page_count = {pages}"
+        )  # as a full disk: no page may be added
         with pytest.raises(OperationalError) as raised:
             conn.exec_driver_sql("INSERT INTO filler VALUES (?)", ("x" * 100_000,))
     assert storage_problem(raised.value) == "disk_full"
 
 
 def test_a_read_only_database_is_read_only_and_is_remembered(db_path: Path) -> None:
-    ro = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///file:{db_path}?mode=ro&uri=true")))
+    ro = UnitOfWork(
+        create_db_engine(Settings(database_url=f"sqlite:///file:{db_path}?mode=ro&uri=true"))
+    )
     assert ro.health.recent_failure(60) is None
     with pytest.raises(OperationalError) as raised, ro.write() as db:
         db.execute(text("CREATE TABLE t (x)"))
@@ -42,11 +46,20 @@ def test_a_read_only_database_is_read_only_and_is_remembered(db_path: Path) -> N
     assert ro.health.recent_failure(0) is None
 
 
-def test_probe_write_changes_nothing_and_finds_a_read_only_file(uow: UnitOfWork, db_path: Path) -> None:
+def test_probe_write_changes_nothing_and_finds_a_read_only_file(
+    uow: UnitOfWork, db_path: Path
+) -> None:
     uow.probe_write()
     with uow.engine.connect() as conn:
-        assert conn.exec_driver_sql("SELECT count(*) FROM sqlite_master WHERE name = 'ce_write_probe'").scalar() == 0
-    ro = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///file:{db_path}?mode=ro&uri=true")))
+        assert (
+            conn.exec_driver_sql(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'ce_write_probe'"
+            ).scalar()
+            == 0
+        )
+    ro = UnitOfWork(
+        create_db_engine(Settings(database_url=f"sqlite:///file:{db_path}?mode=ro&uri=true"))
+    )
     with pytest.raises(OperationalError):
         ro.probe_write()
 

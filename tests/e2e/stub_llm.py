@@ -15,16 +15,35 @@ Answer = tuple[int, dict[str, Any] | str, dict[str, str]]
 Responder = Callable[[dict[str, Any]], Answer]
 
 
-def chat_answer(content: str | None = None, tool_arguments: Any = None, usage: tuple[int, int] = (100, 50),
-                tool_name: str = "update_working_memory") -> Answer:
+def chat_answer(
+    content: str | None = None,
+    tool_arguments: Any = None,
+    usage: tuple[int, int] = (100, 50),
+    tool_name: str = "update_working_memory",
+) -> Answer:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_arguments is not None:
-        arguments = tool_arguments if isinstance(tool_arguments, str) else json.dumps(tool_arguments)
-        message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                  "function": {"name": tool_name, "arguments": arguments}}]
-    body = {"id": "x", "object": "chat.completion", "model": "stub-model",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+        arguments = (
+            tool_arguments if isinstance(tool_arguments, str) else json.dumps(tool_arguments)
+        )
+        message["tool_calls"] = [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": tool_name, "arguments": arguments},
+            }
+        ]
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "stub-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+        },
+    }
     return 200, body, {}
 
 
@@ -54,7 +73,10 @@ class StubLLM:
         """An OpenAI-compatible /embeddings answer: a deterministic 384-d vector per input."""
         inputs = body.get("input") or []
         self.embedding_inputs.extend(inputs)
-        data = [{"object": "embedding", "index": i, "embedding": _vector(text)} for i, text in enumerate(inputs)]
+        data = [
+            {"object": "embedding", "index": i, "embedding": _vector(text)}
+            for i, text in enumerate(inputs)
+        ]
         return 200, {"object": "list", "data": data, "model": body.get("model", "stub")}, {}
 
     def answer(self, body: dict[str, Any]) -> Answer:
@@ -76,11 +98,15 @@ class StubLLM:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                status, payload, headers = stub.embed(body) if self.path.endswith("/embeddings") else stub.answer(body)
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                status, payload, headers = (
+                    stub.embed(body) if self.path.endswith("/embeddings") else stub.answer(body)
+                )
+                data = (
+                    payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                )
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

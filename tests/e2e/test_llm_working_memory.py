@@ -39,15 +39,17 @@ Migrating the billing service.
 - Confirm the staging schema exists
 """
 
-HOSTILE_UPDATE = {"sections": {
-    "Session Title": {"op": "UPDATE", "content": "Completely Unrelated Topic"},
-    "Current State": {"op": "UPDATE", "content": "Now reviewing invoices."},
-    "Task & Goals": {"op": "KEEP"},
-    "Key Facts & Decisions": {"op": "UPDATE", "content": "- Things happened"},
-    "Files & Context": {"op": "UPDATE", "content": "- other/file.py — new helper"},
-    "Errors & Corrections": {"op": "UPDATE", "content": "- all good now"},
-    "Open Issues": {"op": "UPDATE", "content": "- [new] check invoice totals"},
-}}
+HOSTILE_UPDATE = {
+    "sections": {
+        "Session Title": {"op": "UPDATE", "content": "Completely Unrelated Topic"},
+        "Current State": {"op": "UPDATE", "content": "Now reviewing invoices."},
+        "Task & Goals": {"op": "KEEP"},
+        "Key Facts & Decisions": {"op": "UPDATE", "content": "- Things happened"},
+        "Files & Context": {"op": "UPDATE", "content": "- other/file.py — new helper"},
+        "Errors & Corrections": {"op": "UPDATE", "content": "- all good now"},
+        "Open Issues": {"op": "UPDATE", "content": "- [new] check invoice totals"},
+    }
+}
 
 
 @pytest.fixture
@@ -70,8 +72,15 @@ def llm_settings(make_settings, stub: StubLLM, **extra: Any):  # type: ignore[no
 async def chat(client: httpx.AsyncClient, history: list, new: list, budget: int = 400) -> dict:
     pre = len(history)
     history.extend(new)
-    response = await client.post("/after-turn", json={"sessionId": "s1", "messages": history,
-                                                       "prePromptMessageCount": pre, "tokenBudget": budget})
+    response = await client.post(
+        "/after-turn",
+        json={
+            "sessionId": "s1",
+            "messages": history,
+            "prePromptMessageCount": pre,
+            "tokenBudget": budget,
+        },
+    )
     assert response.status_code == 200
     return response.json()
 
@@ -107,11 +116,18 @@ async def test_update_receives_prior_and_guards_hold_against_a_hostile_model(mak
         history = await drive_two_archives(client)
         first = await archive_when_done(client, "archive_001")
         second = await archive_when_done(client, "archive_002")
-        assembled = (await client.post("/assemble", json={"sessionId": "s1", "messages": history, "prompt": "go"})).json()
+        assembled = (
+            await client.post(
+                "/assemble", json={"sessionId": "s1", "messages": history, "prompt": "go"}
+            )
+        ).json()
         session = (await client.get("/sessions/s1")).json()
     assert first["workingMemoryPath"] == "create" and first["usage"]["total_tokens"] == 150
     update_request = stub.update_requests()[0]
-    assert update_request["tool_choice"] == {"type": "function", "function": {"name": "update_working_memory"}}
+    assert update_request["tool_choice"] == {
+        "type": "function",
+        "function": {"name": "update_working_memory"},
+    }
     prompt = update_request["messages"][-1]["content"]
     assert "<current_wm>" in prompt and "Billing Migration To Stripe Meters" in prompt
     assert "Request 3 about billing" in prompt
@@ -123,7 +139,9 @@ async def test_update_receives_prior_and_guards_hold_against_a_hostile_model(mak
     assert "relation billing_events missing" in wm and "all good now" in wm  # append-only
     assert "[silently dropped, restored] Confirm the staging schema exists" in wm
     assert "Cutover on 2026-12-04" in wm and "Budget is $2000" in wm  # consolidation rejected
-    assert assembled["messages"][0]["content"][0]["text"].startswith("[Session History Summary]\n" + wm.rstrip()[:40])
+    assert assembled["messages"][0]["content"][0]["text"].startswith(
+        "[Session History Summary]\n" + wm.rstrip()[:40]
+    )
     assert session["llmUsage"] == {"promptTokens": 200, "completionTokens": 100}
 
 
@@ -153,7 +171,10 @@ async def test_model_down_for_good_falls_back_to_the_extractive_builder(make_set
         view = await archive_when_done(client, "archive_001")
     assert view["status"] == "completed"
     assert view["workingMemoryPath"] == "extractive"
-    assert view["overview"].startswith("# Working Memory") and "Request 1 about billing" in view["overview"]
+    assert (
+        view["overview"].startswith("# Working Memory")
+        and "Request 1 about billing" in view["overview"]
+    )
 
 
 async def test_truncated_tool_call_is_salvaged(make_settings, stub):
@@ -172,7 +193,11 @@ async def test_unusable_update_falls_back_to_create_through_the_guards(make_sett
     stub.create.append(lambda body: chat_answer(FIRST_WM))
     stub.update.append(lambda body: chat_answer("I cannot call tools, sorry."))
     rewritten = FIRST_WM.replace("- services/billing/config.yaml — billing configuration\n", "")
-    stub.create.append(lambda body: chat_answer(rewritten.replace("Migrating the billing service.", "Rewritten state.")))
+    stub.create.append(
+        lambda body: chat_answer(
+            rewritten.replace("Migrating the billing service.", "Rewritten state.")
+        )
+    )
     async with app_client(llm_settings(make_settings, stub)) as client:
         await drive_two_archives(client)
         view = await archive_when_done(client, "archive_002")
@@ -212,8 +237,12 @@ async def test_no_model_call_inside_hook_requests(make_settings, stub):
         history: list = []
         body = await chat(client, history, long_turn(1) + long_turn(2))
         assert body["commit"]["triggered"]
-        await client.post("/assemble", json={"sessionId": "s1", "messages": history, "prompt": "go"})
-        await client.post("/assemble", json={"sessionId": "s1", "messages": history + [user("what next then?")]})
+        await client.post(
+            "/assemble", json={"sessionId": "s1", "messages": history, "prompt": "go"}
+        )
+        await client.post(
+            "/assemble", json={"sessionId": "s1", "messages": [*history, user("what next then?")]}
+        )
         compact = await client.post("/compact", json={"sessionId": "s1", "wait": False})
         assert compact.json()["reason"] == "commit_scheduled"
     assert stub.requests == []

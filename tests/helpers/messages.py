@@ -17,10 +17,18 @@ def user(text: str, **extra: Any) -> dict[str, Any]:
 
 
 def assistant(text: str, **extra: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop", "timestamp": _ts(), **extra}
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "stopReason": "stop",
+        "timestamp": _ts(),
+        **extra,
+    }
 
 
-def tool_call(call_id: str, name: str, arguments: dict[str, Any], text: str | None = None) -> dict[str, Any]:
+def tool_call(
+    call_id: str, name: str, arguments: dict[str, Any], text: str | None = None
+) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     blocks.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
     return {"role": "assistant", "content": blocks, "stopReason": "toolUse", "timestamp": _ts()}
@@ -28,8 +36,12 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any], text: str | No
 
 def tool_result(call_id: str, name: str, output: str, is_error: bool = False) -> dict[str, Any]:
     return {
-        "role": "toolResult", "toolCallId": call_id, "toolName": name,
-        "content": [{"type": "text", "text": output}], "isError": is_error, "timestamp": _ts(),
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": [{"type": "text", "text": output}],
+        "isError": is_error,
+        "timestamp": _ts(),
     }
 
 

@@ -30,14 +30,23 @@ class StubEmbeddings:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            def do_POST(self) -> None:
+                body: dict[str, Any] = json.loads(
+                    self.rfile.read(int(self.headers.get("content-length", 0)))
+                )
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 stub.calls += 1
                 stub.texts += len(texts)
-                data = json.dumps({"object": "list", "model": body.get("model"), "data": [
-                    {"object": "embedding", "index": i, "embedding": vector_of(t)} for i, t in enumerate(texts)
-                ]}).encode()
+                data = json.dumps(
+                    {
+                        "object": "list",
+                        "model": body.get("model"),
+                        "data": [
+                            {"object": "embedding", "index": i, "embedding": vector_of(t)}
+                            for i, t in enumerate(texts)
+                        ],
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

@@ -7,7 +7,8 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "host: drives the real OpenClaw host with the plugin (installs the host on first use)"
+        "markers",
+        "host: drives the real OpenClaw host with the plugin (installs the host on first use)",
     )
 
 

@@ -133,8 +133,13 @@ def run_conversation(root: Path) -> Conversation:
     service.start()
     proxy = RecordingProxy(service.port)
     proxy.start()
-    host = Host(node=node, openclaw=openclaw_entry(), root=root / "openclaw", model_url=model_url,
-                service_url=proxy.url)
+    host = Host(
+        node=node,
+        openclaw=openclaw_entry(),
+        root=root / "openclaw",
+        model_url=model_url,
+        service_url=proxy.url,
+    )
     notes = host.workspace / "notes.md"
     notes.write_text(NOTES)
     conv = Conversation(root=root, service=service, proxy=proxy, host=host, stub=stub)
@@ -142,8 +147,15 @@ def run_conversation(root: Path) -> Conversation:
     def turn(name: str, prompt: str, *, local: bool = False) -> Turn:
         before, sent_before = stub.count, len(proxy.snapshot())
         result = host.agent_turn(SESSION_KEY, prompt, local=local, timeout=240 if local else 120)
-        t = Turn(name, prompt, local, result, stub.since(before), service_up=service.proc is not None,
-                 requests=proxy.snapshot()[sent_before:])
+        t = Turn(
+            name,
+            prompt,
+            local,
+            result,
+            stub.since(before),
+            service_up=service.proc is not None,
+            requests=proxy.snapshot()[sent_before:],
+        )
         conv.turns.append(t)
         if conv.session_id is None and t.ok:
             conv.session_id = _find_session_id(conv, result)
@@ -174,7 +186,9 @@ def run_conversation(root: Path) -> Conversation:
         # 10. The model reads an archive back with archive_expand.
         turn("t10", "EXPAND-ARCHIVE: what exactly did the notes file say?")
         # 11. A stored memory that matches the prompt is recalled into the model's request.
-        conv.memory_answer = service.post("/memories", {"content": MEMORY, "category": "preferences"}).json()
+        conv.memory_answer = service.post(
+            "/memories", {"content": MEMORY, "category": "preferences"}
+        ).json()
         turn("t11", "MEMORY-CHECK: which fruit is my favourite?")
         # 12. The service is down for one turn; 13. it is back and the host's outbox retries.
         proxy.stop()
@@ -186,11 +200,13 @@ def run_conversation(root: Path) -> Conversation:
         # Archive everything left so every stored message can be read back in order.
         if conv.session_id:
             conv.final_commit = service.post(
-                f"/sessions/{conv.session_id}/commit", {"keepRecentCount": 0, "wait": True, "timeoutMs": 60000}
+                f"/sessions/{conv.session_id}/commit",
+                {"keepRecentCount": 0, "wait": True, "timeoutMs": 60000},
             ).json()
             for summary in _archives(conv):
-                archive = service.get(f"/archives/{summary['archiveId']}",
-                                      params={"sessionId": conv.session_id}).json()
+                archive = service.get(
+                    f"/archives/{summary['archiveId']}", params={"sessionId": conv.session_id}
+                ).json()
                 conv.archives.append(archive)
     except Exception as error:  # recorded, so every check still reports on what did happen
         conv.errors.append(f"{type(error).__name__}: {error}")
@@ -203,15 +219,43 @@ def run_conversation(root: Path) -> Conversation:
         (root / "host-latency.json").write_text(json.dumps(conv.report, indent=2))
         stub.stop()
         # What each side saw, for whoever reads a failure.
-        (root / "model-requests.json").write_text(json.dumps(
-            [{"turn": t.name, "n": e.n, "kind": e.kind, "prompt": e.prompt, "text": e.text,
-              "tool_call": e.tool_call, "messages": e.messages} for t in conv.turns for e in t.exchanges],
-            indent=1))
-        (root / "service-requests.json").write_text(json.dumps(
-            [{**{k: r[k] for k in ("method", "path", "status", "ms", "answer_lost", "body")},
-              "answer": (r["answer"].get("diagnostics") if r["path"] == "/assemble" and isinstance(r["answer"], dict)
-                         else r["answer"])} for r in conv.requests],
-            indent=1))
+        (root / "model-requests.json").write_text(
+            json.dumps(
+                [
+                    {
+                        "turn": t.name,
+                        "n": e.n,
+                        "kind": e.kind,
+                        "prompt": e.prompt,
+                        "text": e.text,
+                        "tool_call": e.tool_call,
+                        "messages": e.messages,
+                    }
+                    for t in conv.turns
+                    for e in t.exchanges
+                ],
+                indent=1,
+            )
+        )
+        (root / "service-requests.json").write_text(
+            json.dumps(
+                [
+                    {
+                        **{
+                            k: r[k]
+                            for k in ("method", "path", "status", "ms", "answer_lost", "body")
+                        },
+                        "answer": (
+                            r["answer"].get("diagnostics")
+                            if r["path"] == "/assemble" and isinstance(r["answer"], dict)
+                            else r["answer"]
+                        ),
+                    }
+                    for r in conv.requests
+                ],
+                indent=1,
+            )
+        )
         (root / "stored-messages.json").write_text(json.dumps(conv.stored_messages, indent=1))
     return conv
 
@@ -219,8 +263,12 @@ def run_conversation(root: Path) -> Conversation:
 def _stats(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
-    return {"n": len(ordered), "median": round(statistics.median(ordered), 1), "p95": round(p95, 1),
-            "max": round(ordered[-1], 1)}
+    return {
+        "n": len(ordered),
+        "median": round(statistics.median(ordered), 1),
+        "p95": round(p95, 1),
+        "max": round(ordered[-1], 1),
+    }
 
 
 def latency_report(conv: Conversation) -> dict[str, Any]:
@@ -236,7 +284,11 @@ def latency_report(conv: Conversation) -> dict[str, Any]:
             by_endpoint.setdefault(f"{record['method']} {path}", []).append(record["ms"])
     gateway_turns = [t.result.seconds for t in conv.turns if not t.local and t.ok and t.service_up]
     local_turns = [t.result.seconds for t in conv.turns if t.local and t.ok]
-    run_s = [t.run_ms / 1000 for t in conv.turns if not t.local and t.ok and t.service_up and t.run_ms is not None]
+    run_s = [
+        t.run_ms / 1000
+        for t in conv.turns
+        if not t.local and t.ok and t.service_up and t.run_ms is not None
+    ]
     model_calls = [len(t.exchanges) for t in conv.turns]
     return {
         "hooks_ms": {hook: _stats(values) for hook, values in sorted(by_hook.items())},
@@ -247,9 +299,17 @@ def latency_report(conv: Conversation) -> dict[str, Any]:
             "gateway_run": _stats(run_s) if run_s else {},
             "gateway_start": round(conv.gateway_start_s, 1),
         },
-        "turns": [{"name": t.name, "seconds": round(t.result.seconds, 2), "run_ms": t.run_ms,
-                   "rc": t.result.returncode, "local": t.local, "model_calls": n}
-                  for t, n in zip(conv.turns, model_calls, strict=True)],
+        "turns": [
+            {
+                "name": t.name,
+                "seconds": round(t.result.seconds, 2),
+                "run_ms": t.run_ms,
+                "rc": t.result.returncode,
+                "local": t.local,
+                "model_calls": n,
+            }
+            for t, n in zip(conv.turns, model_calls, strict=True)
+        ],
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
@@ -257,14 +317,24 @@ def latency_report(conv: Conversation) -> dict[str, Any]:
 def format_report(report: dict[str, Any]) -> str:
     lines = ["OpenClaw host: hook latency seen by the plugin (ms) and turn time (s)"]
     for hook, s in report.get("hooks_ms", {}).items():
-        lines.append(f"  {hook:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}")
+        lines.append(
+            f"  {hook:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}"
+        )
     lines.append("service time per endpoint (ms), measured at a recording proxy in front of it")
     for path, s in report.get("service_ms", {}).items():
-        lines.append(f"  {path:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}")
+        lines.append(
+            f"  {path:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}"
+        )
     turns = report.get("turn_s", {})
-    labels = {"gateway": "turn, CLI via gateway", "gateway_run": "turn, host run time", "local": "turn, CLI --local"}
+    labels = {
+        "gateway": "turn, CLI via gateway",
+        "gateway_run": "turn, host run time",
+        "local": "turn, CLI --local",
+    }
     for kind, label in labels.items():
         if s := turns.get(kind):
-            lines.append(f"  {label:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}")
+            lines.append(
+                f"  {label:<28} n={s['n']:<3} median={s['median']:<7} p95={s['p95']:<7} max={s['max']}"
+            )
     lines.append(f"  {'gateway start':<28} {turns.get('gateway_start')} s")
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -72,17 +73,25 @@ class Service:
 
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CE_")}
-        env.update({
-            "CE_HOST": "127.0.0.1",
-            "CE_PORT": str(self.port),
-            "CE_DATABASE_URL": f"sqlite:///{self.workdir / 'context-engine.db'}",
-            "CE_WORKER__ENABLED": "true",
-            "CE_WM__MODE": "extractive",
-            "CE_LOG_LEVEL": "WARNING",
-        })
+        env.update(
+            {
+                "CE_HOST": "127.0.0.1",
+                "CE_PORT": str(self.port),
+                "CE_DATABASE_URL": f"sqlite:///{self.workdir / 'context-engine.db'}",
+                "CE_WORKER__ENABLED": "true",
+                "CE_WM__MODE": "extractive",
+                "CE_LOG_LEVEL": "WARNING",
+            }
+        )
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=REPO, env=env,
-                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve"],
+            cwd=REPO,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         wait_until(self._ready, 90, "the context-engine service")
 
     def _ready(self) -> bool:
@@ -157,14 +166,23 @@ class RecordingProxy:
                 started = time.perf_counter()
                 conn = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=300)
                 try:
-                    headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+                    headers = {
+                        k: v
+                        for k, v in self.headers.items()
+                        if k.lower() not in ("host", "connection")
+                    }
                     conn.request(self.command, self.path, body=raw or None, headers=headers)
                     upstream = conn.getresponse()
                     data = upstream.read()
-                    status, ctype = upstream.status, upstream.getheader("content-type", "application/json")
+                    status, ctype = (
+                        upstream.status,
+                        upstream.getheader("content-type", "application/json"),
+                    )
                 except OSError as error:
                     status, ctype = 502, "application/json"
-                    data = json.dumps({"error": {"code": "UNAVAILABLE", "message": str(error), "details": {}}}).encode()
+                    data = json.dumps(
+                        {"error": {"code": "UNAVAILABLE", "message": str(error), "details": {}}}
+                    ).encode()
                 finally:
                     conn.close()
                 ms = (time.perf_counter() - started) * 1000
@@ -173,16 +191,29 @@ class RecordingProxy:
                 except ValueError:
                     body = raw.decode(errors="replace")
                 try:
-                    answer = json.loads(data) if ctype.startswith("application/json") else data.decode(errors="replace")
+                    answer = (
+                        json.loads(data)
+                        if ctype.startswith("application/json")
+                        else data.decode(errors="replace")
+                    )
                 except ValueError:
                     answer = None
                 with proxy._lock:
                     dropped = self.path in proxy._drop_next
                     proxy._drop_next.discard(self.path)
-                    proxy.records.append({"method": self.command, "path": self.path, "body": body,
-                                          "raw": raw.decode(errors="replace"), "status": status, "ms": ms,
-                                          "headers": dict(self.headers.items()), "answer": answer,
-                                          "answer_lost": dropped})
+                    proxy.records.append(
+                        {
+                            "method": self.command,
+                            "path": self.path,
+                            "body": body,
+                            "raw": raw.decode(errors="replace"),
+                            "status": status,
+                            "ms": ms,
+                            "headers": dict(self.headers.items()),
+                            "answer": answer,
+                            "answer_lost": dropped,
+                        }
+                    )
                 if dropped:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -193,12 +224,14 @@ class RecordingProxy:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = _forward  # noqa: N815
-            do_POST = _forward  # noqa: N815
+            do_GET = _forward
+            do_POST = _forward
 
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="service-proxy", daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, name="service-proxy", daemon=True
+        ).start()
 
     def stop(self) -> None:
         """Stop listening and drop the kept-alive connections, as a stopped service would."""
@@ -209,10 +242,8 @@ class RecordingProxy:
         with self._lock:
             connections, self._connections = list(self._connections), set()
         for connection in connections:
-            try:
+            with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def snapshot(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -284,21 +315,39 @@ class Host:
 
     def write_config(self) -> None:
         config = {
-            "models": {"providers": {"stub": {
-                "baseUrl": self.model_url, "apiKey": "stub-provider-secret", "api": "openai-completions",
-                "models": [{"id": "stub-1", "name": "stub-1", "reasoning": False, "input": ["text"],
-                            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                            "contextWindow": 32000, "maxTokens": 8000}],
-            }}},
-            "agents": {"defaults": {
-                "model": {"primary": "stub/stub-1"},
-                "workspace": str(self.workspace),
-                "heartbeat": {"every": "0m"},
-            }},
+            "models": {
+                "providers": {
+                    "stub": {
+                        "baseUrl": self.model_url,
+                        "apiKey": "stub-provider-secret",
+                        "api": "openai-completions",
+                        "models": [
+                            {
+                                "id": "stub-1",
+                                "name": "stub-1",
+                                "reasoning": False,
+                                "input": ["text"],
+                                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                                "contextWindow": 32000,
+                                "maxTokens": 8000,
+                            }
+                        ],
+                    }
+                }
+            },
+            "agents": {
+                "defaults": {
+                    "model": {"primary": "stub/stub-1"},
+                    "workspace": str(self.workspace),
+                    "heartbeat": {"every": "0m"},
+                }
+            },
             "plugins": {
                 "load": {"paths": [str(PLUGIN_DIR)]},
                 "slots": {"contextEngine": "context-engine"},
-                "entries": {"context-engine": {"enabled": True, "config": {"baseUrl": self.service_url}}},
+                "entries": {
+                    "context-engine": {"enabled": True, "config": {"baseUrl": self.service_url}}
+                },
             },
             "logging": {"file": str(self.log_file), "level": "debug"},
         }
@@ -307,28 +356,50 @@ class Host:
     def env(self) -> dict[str, str]:
         keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
         env = {k: os.environ[k] for k in keep if k in os.environ}
-        env.update({
-            "HOME": str(self.home),
-            "OPENCLAW_STATE_DIR": str(self.state),
-            "OPENCLAW_CONFIG_PATH": str(self.config_path),
-            "OPENCLAW_SKIP_CHANNELS": "1",
-            "OPENCLAW_DISABLE_BONJOUR": "1",
-            "OPENCLAW_NO_AUTO_UPDATE": "1",
-            "OPENCLAW_GATEWAY_TOKEN": self.gateway_token,
-            "OPENCLAW_GATEWAY_PORT": str(self.gateway_port),
-            "NO_COLOR": "1",
-        })
+        env.update(
+            {
+                "HOME": str(self.home),
+                "OPENCLAW_STATE_DIR": str(self.state),
+                "OPENCLAW_CONFIG_PATH": str(self.config_path),
+                "OPENCLAW_SKIP_CHANNELS": "1",
+                "OPENCLAW_DISABLE_BONJOUR": "1",
+                "OPENCLAW_NO_AUTO_UPDATE": "1",
+                "OPENCLAW_GATEWAY_TOKEN": self.gateway_token,
+                "OPENCLAW_GATEWAY_PORT": str(self.gateway_port),
+                "NO_COLOR": "1",
+            }
+        )
         return env
 
     def cli(self, args: Sequence[str], timeout: float = 180) -> CliResult:
         argv = [str(self.node), str(self.openclaw), *args]
         started = time.monotonic()
-        proc = subprocess.run(argv, env=self.env(), cwd=self.root, capture_output=True, text=True,
-                              timeout=timeout, check=False)
-        return CliResult(list(args), proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
+        proc = subprocess.run(
+            argv,
+            env=self.env(),
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        return CliResult(
+            list(args), proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started
+        )
 
-    def agent_turn(self, session_key: str, message: str, *, local: bool = False, timeout: float = 180) -> CliResult:
-        args = ["agent", "--agent", "main", "--session-key", session_key, "--message", message, "--json"]
+    def agent_turn(
+        self, session_key: str, message: str, *, local: bool = False, timeout: float = 180
+    ) -> CliResult:
+        args = [
+            "agent",
+            "--agent",
+            "main",
+            "--session-key",
+            session_key,
+            "--message",
+            message,
+            "--json",
+        ]
         if local:
             args.insert(1, "--local")
         return self.cli(args, timeout=timeout)
@@ -336,14 +407,33 @@ class Host:
     def start_gateway(self, timeout: float = 150) -> float:
         started = time.monotonic()
         self._gateway_log = open(self.gateway_log_path, "ab")  # noqa: SIM115 - closed in stop_gateway()
-        argv = [str(self.node), str(self.openclaw), "gateway", "run", "--allow-unconfigured",
-                "--port", str(self.gateway_port), "--bind", "loopback", "--auth", "token"]
-        self.gateway = subprocess.Popen(argv, env=self.env(), cwd=self.root, stdout=self._gateway_log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+        argv = [
+            str(self.node),
+            str(self.openclaw),
+            "gateway",
+            "run",
+            "--allow-unconfigured",
+            "--port",
+            str(self.gateway_port),
+            "--bind",
+            "loopback",
+            "--auth",
+            "token",
+        ]
+        self.gateway = subprocess.Popen(
+            argv,
+            env=self.env(),
+            cwd=self.root,
+            stdout=self._gateway_log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
         def listening() -> bool:
             if self.gateway is not None and self.gateway.poll() is not None:
-                raise RuntimeError(f"the gateway exited ({self.gateway.returncode}); see {self.gateway_log_path}")
+                raise RuntimeError(
+                    f"the gateway exited ({self.gateway.returncode}); see {self.gateway_log_path}"
+                )
             try:
                 with socket.create_connection(("127.0.0.1", self.gateway_port), timeout=1):
                     return True
@@ -371,7 +461,9 @@ class Host:
         return lines
 
 
-HOOK_LINE = re.compile(r"context-engine: hook=(?P<hook>[\w.]+) ms=(?P<ms>[\d.]+) outcome=(?P<outcome>\w+)")
+HOOK_LINE = re.compile(
+    r"context-engine: hook=(?P<hook>[\w.]+) ms=(?P<ms>[\d.]+) outcome=(?P<outcome>\w+)"
+)
 
 
 def hook_timings(lines: list[str]) -> list[tuple[str, float, str]]:

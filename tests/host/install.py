@@ -36,7 +36,9 @@ def _installed(cache: Path) -> bool:
     if not (node_bin(cache).is_file() and openclaw_entry(cache).is_file()):
         return False
     stamp = cache / ".installed"
-    return stamp.is_file() and all(filecmp.cmp(HERE / name, cache / name, shallow=False) for name in PINNED)
+    return stamp.is_file() and all(
+        filecmp.cmp(HERE / name, cache / name, shallow=False) for name in PINNED
+    )
 
 
 def ensure_installed(cache: Path = CACHE) -> Path:
@@ -47,18 +49,27 @@ def ensure_installed(cache: Path = CACHE) -> Path:
         if not _installed(cache):
             npm = shutil.which("npm")
             if npm is None:
-                raise RuntimeError("npm is required to install the OpenClaw host (Node.js with npm)")
+                raise RuntimeError(
+                    "npm is required to install the OpenClaw host (Node.js with npm)"
+                )
             (cache / ".installed").unlink(missing_ok=True)
             for name in PINNED:
                 shutil.copyfile(HERE / name, cache / name)
             result = subprocess.run(
                 [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=cache, capture_output=True, text=True, timeout=900, check=False,
+                cwd=cache,
+                capture_output=True,
+                text=True,
+                timeout=900,
+                check=False,
             )
             if result.returncode != 0:
-                raise RuntimeError(f"npm ci failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-            version = subprocess.run([str(node_bin(cache)), "--version"], capture_output=True, text=True,
-                                     check=True).stdout.strip()
+                raise RuntimeError(
+                    f"npm ci failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+                )
+            version = subprocess.run(
+                [str(node_bin(cache)), "--version"], capture_output=True, text=True, check=True
+            ).stdout.strip()
             major, minor = (int(x) for x in version.lstrip("v").split(".")[:2])
             if (major, minor) < (24, 16):
                 raise RuntimeError(f"the installed Node is {version}; OpenClaw needs >= 24.16")

@@ -26,7 +26,9 @@ from typing import Any
 
 ARCHIVE_ID = re.compile(r"\barchive_\d{3,}\b")
 # The host prefixes user text with its own timestamp, e.g. "[Mon 2026-11-23 06:41 UTC] ".
-HOST_TIME_PREFIX = re.compile(r"^\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})? [A-Z]{2,5}\] ")
+HOST_TIME_PREFIX = re.compile(
+    r"^\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})? [A-Z]{2,5}\] "
+)
 
 
 def text_of(content: Any) -> str:
@@ -34,7 +36,11 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+        return "\n".join(
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
     return ""
 
 
@@ -43,7 +49,11 @@ def strip_host_prefix(text: str) -> str:
 
 
 # User messages that the host or the service add around the user's own words.
-NOT_THE_PROMPT = ("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT", "<openviking-context>", "[Session History Summary]")
+NOT_THE_PROMPT = (
+    "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT",
+    "<openviking-context>",
+    "[Session History Summary]",
+)
 
 
 def current_prompt(messages: list[dict[str, Any]]) -> tuple[int, str]:
@@ -100,13 +110,15 @@ class StubModel:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": stub.model_id, "object": "model"}]})
+                    self._json(
+                        200, {"object": "list", "data": [{"id": stub.model_id, "object": "model"}]}
+                    )
                 else:
                     self._json(404, {"error": {"message": "not found"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b"{}"
                 try:
@@ -119,10 +131,17 @@ class StubModel:
                     return
                 exchange = stub._decide(body)
                 if exchange.kind == "overflow":
-                    self._json(400, {"error": {
-                        "message": "This model's maximum context length is 32000 tokens. However, your "
-                                   "messages resulted in 40000 tokens. Please reduce the length of the messages.",
-                        "type": "invalid_request_error", "code": "context_length_exceeded"}})
+                    self._json(
+                        400,
+                        {
+                            "error": {
+                                "message": "This model's maximum context length is 32000 tokens. However, your "
+                                "messages resulted in 40000 tokens. Please reduce the length of the messages.",
+                                "type": "invalid_request_error",
+                                "code": "context_length_exceeded",
+                            }
+                        },
+                    )
                     return
                 self._stream(exchange)
 
@@ -149,7 +168,9 @@ class StubModel:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="stub-model", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="stub-model", daemon=True
+        )
         self._thread.start()
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
@@ -164,52 +185,105 @@ class StubModel:
         messages = body.get("messages") or []
         at, prompt = current_prompt(messages)
         # Tool results of this turn come after the prompt (the host may add context after them).
-        results = [m for m in messages[at + 1:] if m.get("role") == "tool"] if at >= 0 else []
+        results = [m for m in messages[at + 1 :] if m.get("role") == "tool"] if at >= 0 else []
         request_text = "\n".join(text_of(m.get("content")) for m in messages)
         with self._lock:
             n = len(self.exchanges) + 1
-            ex = Exchange(n=n, at=time.time(), body=body, prompt=prompt, kind="text",
-                          visible_archive_ids=sorted(set(ARCHIVE_ID.findall(request_text))))
+            ex = Exchange(
+                n=n,
+                at=time.time(),
+                body=body,
+                prompt=prompt,
+                kind="text",
+                visible_archive_ids=sorted(set(ARCHIVE_ID.findall(request_text))),
+            )
             if results:
                 ex.text = f"TOOL-RESULT-SEEN: {text_of(results[-1].get('content'))}"
-            elif (m := re.search(r"OVERFLOW-ONCE-\w+", prompt)) and m.group(0) not in self._overflowed:
+            elif (m := re.search(r"OVERFLOW-ONCE-\w+", prompt)) and m.group(
+                0
+            ) not in self._overflowed:
                 # once per marker: the host retries with the prompt rewritten around the marker
                 self._overflowed.add(m.group(0))
                 ex.kind = "overflow"
             elif m := re.search(r"READFILE (\S+)", prompt):
                 ex.kind = "tool_call"
-                ex.tool_call = {"id": f"call_stub_{n}", "name": "read", "arguments": {"path": m.group(1)}}
+                ex.tool_call = {
+                    "id": f"call_stub_{n}",
+                    "name": "read",
+                    "arguments": {"path": m.group(1)},
+                }
             elif "EXPAND-ARCHIVE" in prompt:
                 ex.kind = "tool_call"
                 # the oldest archive the model can see; archive_001 when it sees none
-                arguments = {"archiveId": ex.visible_archive_ids[0] if ex.visible_archive_ids else "archive_001"}
-                direct = any(t.get("function", {}).get("name") == "archive_expand" for t in body.get("tools") or [])
+                arguments = {
+                    "archiveId": ex.visible_archive_ids[0]
+                    if ex.visible_archive_ids
+                    else "archive_001"
+                }
+                direct = any(
+                    t.get("function", {}).get("name") == "archive_expand"
+                    for t in body.get("tools") or []
+                )
                 # With the host's default tool search, plugin tools are deferred: called through tool_call.
-                ex.tool_call = ({"id": f"call_stub_{n}", "name": "archive_expand", "arguments": arguments} if direct
-                                else {"id": f"call_stub_{n}", "name": "tool_call",
-                                      "arguments": {"id": "archive_expand", "args": arguments}})
+                ex.tool_call = (
+                    {"id": f"call_stub_{n}", "name": "archive_expand", "arguments": arguments}
+                    if direct
+                    else {
+                        "id": f"call_stub_{n}",
+                        "name": "tool_call",
+                        "arguments": {"id": "archive_expand", "args": arguments},
+                    }
+                )
             else:
                 ex.text = f"ECHO: {prompt}"
             self.exchanges.append(ex)
             return ex
 
     def _chunks(self, ex: Exchange) -> list[dict[str, Any]]:
-        base = {"id": f"chatcmpl-stub-{ex.n}", "object": "chat.completion.chunk", "created": int(ex.at),
-                "model": self.model_id}
+        base = {
+            "id": f"chatcmpl-stub-{ex.n}",
+            "object": "chat.completion.chunk",
+            "created": int(ex.at),
+            "model": self.model_id,
+        }
         usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
         if ex.kind == "tool_call" and ex.tool_call:
             call = ex.tool_call
-            delta = {"role": "assistant", "content": None, "tool_calls": [{
-                "index": 0, "id": call["id"], "type": "function",
-                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}
+            delta = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {
+                            "name": call["name"],
+                            "arguments": json.dumps(call["arguments"]),
+                        },
+                    }
+                ],
+            }
             return [
                 {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
                 {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
                 {**base, "choices": [], "usage": usage},
             ]
         return [
-            {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
-            {**base, "choices": [{"index": 0, "delta": {"content": ex.text}, "finish_reason": None}]},
+            {
+                **base,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": ""},
+                        "finish_reason": None,
+                    }
+                ],
+            },
+            {
+                **base,
+                "choices": [{"index": 0, "delta": {"content": ex.text}, "finish_reason": None}],
+            },
             {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
             {**base, "choices": [], "usage": usage},
         ]

@@ -11,6 +11,7 @@ into `.cache/openclaw-host/`, about half a minute).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -36,7 +37,9 @@ def conv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conversation]:
     root = tmp_path_factory.mktemp("openclaw-host")
     conversation = run_conversation(root)
     # shown at the end of the pytest run (conftest.py), captured output or not
-    SUMMARIES.append(f"{format_report(conversation.report)}\n  (full figures: {root / 'host-latency.json'})")
+    SUMMARIES.append(
+        f"{format_report(conversation.report)}\n  (full figures: {root / 'host-latency.json'})"
+    )
     try:
         yield conversation
     finally:
@@ -45,12 +48,15 @@ def conv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conversation]:
 
 # -- helpers ---------------------------------------------------------------------------------------
 
+
 def agent_text(message: dict[str, Any]) -> str:
     """Text of a stored (OpenClaw AgentMessage) message."""
     content = message.get("content")
     if isinstance(content, str):
         return content
-    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+    return "\n".join(
+        b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
+    )
 
 
 def is_bookkeeping(message: dict[str, Any]) -> bool:
@@ -60,9 +66,15 @@ def is_bookkeeping(message: dict[str, Any]) -> bool:
 def stored_signature(message: dict[str, Any]) -> tuple[str, str]:
     role = message.get("role", "?")
     if role == "assistant":
-        calls = [b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"]
+        calls = [
+            b
+            for b in message.get("content") or []
+            if isinstance(b, dict) and b.get("type") == "toolCall"
+        ]
         if calls:
-            return "call", ";".join(f"{c.get('name')}:{json.dumps(c.get('arguments'), sort_keys=True)}" for c in calls)
+            return "call", ";".join(
+                f"{c.get('name')}:{json.dumps(c.get('arguments'), sort_keys=True)}" for c in calls
+            )
         return "assistant", agent_text(message).strip()
     if role == "toolResult":
         return "result", str(message.get("toolName"))
@@ -81,7 +93,12 @@ def expected_turn(conv: Conversation, name: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = [("user", turn.prompt)]
     for ex in turn.exchanges:
         if ex.kind == "tool_call" and ex.tool_call:
-            out.append(("call", f"{ex.tool_call['name']}:{json.dumps(ex.tool_call['arguments'], sort_keys=True)}"))
+            out.append(
+                (
+                    "call",
+                    f"{ex.tool_call['name']}:{json.dumps(ex.tool_call['arguments'], sort_keys=True)}",
+                )
+            )
             out.append(("result", ex.tool_call["name"]))
         elif ex.kind == "text":
             out.append(("assistant", ex.text.strip()))
@@ -116,10 +133,8 @@ def request_units(ex: Exchange) -> list[tuple[str, str]]:
         for call in message.get("tool_calls") or []:
             fn = call.get("function", {})
             args = fn.get("arguments")
-            try:
+            with contextlib.suppress(TypeError, ValueError):
                 args = json.dumps(json.loads(args), sort_keys=True)
-            except (TypeError, ValueError):
-                pass
             units.append(("call", f"{fn.get('name')}:{args}"))
     return units
 
@@ -160,6 +175,7 @@ def walk(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 # -- the host ran the conversation with the plugin as its engine ------------------------------------
 
+
 def test_every_turn_succeeds_through_the_host(conv: Conversation) -> None:
     assert not conv.errors, conv.errors
     failed = [t.describe() for t in conv.turns if not t.ok]
@@ -169,34 +185,45 @@ def test_every_turn_succeeds_through_the_host(conv: Conversation) -> None:
 
 
 def test_plugin_is_the_hosts_context_engine(conv: Conversation) -> None:
-    logs = "".join(p.read_text(errors="replace") for p in conv.host.root.glob("*.log")) + \
-        conv.host.gateway_log_path.read_text(errors="replace")
+    logs = "".join(
+        p.read_text(errors="replace") for p in conv.host.root.glob("*.log")
+    ) + conv.host.gateway_log_path.read_text(errors="replace")
     assert "degraded to" not in logs, "the host ran turns without the engine"
     assert "quarantin" not in logs.lower()
     hooks = Counter(hook for hook, _, _ in hook_timings(conv.hook_lines))
     up_turns = sum(1 for t in conv.turns if t.service_up)
     assert hooks["assemble.pre_prompt"] >= len(conv.turns)
-    assert hooks["assemble.tool_loop"] >= sum(len([e for e in t.exchanges if e.kind != "overflow"]) for t in conv.turns)
+    assert hooks["assemble.tool_loop"] >= sum(
+        len([e for e in t.exchanges if e.kind != "overflow"]) for t in conv.turns
+    )
     assert hooks["commitTurn"] >= up_turns
     assert hooks["compact"] >= 2  # the overflow and the manual compaction
 
 
 # -- what reached the service ----------------------------------------------------------------------
 
+
 def test_every_message_is_stored_once_and_in_order(conv: Conversation) -> None:
     assert conv.final_commit.get("status") in ("accepted", "skipped"), conv.final_commit
-    assert all(a.get("status") == "completed" for a in conv.archives), [a.get("status") for a in conv.archives]
+    assert all(a.get("status") == "completed" for a in conv.archives), [
+        a.get("status") for a in conv.archives
+    ]
     expected = [sig for t in conv.turns for sig in expected_turn(conv, t.name)]
-    stored = [stored_signature(m) for m in conv.stored_messages if m.get("role") in CONVERSATION_ROLES]
-    mismatch = next((i for i, (e, s) in enumerate(zip(expected, stored, strict=False)) if not matches(e, s)), None)
+    stored = [
+        stored_signature(m) for m in conv.stored_messages if m.get("role") in CONVERSATION_ROLES
+    ]
+    mismatch = next(
+        (i for i, (e, s) in enumerate(zip(expected, stored, strict=False)) if not matches(e, s)),
+        None,
+    )
     if mismatch is not None or len(expected) != len(stored):
         at = mismatch if mismatch is not None else min(len(expected), len(stored))
         lo = max(0, at - 3)
         pytest.fail(
             f"stored messages differ from the conversation at #{at} "
             f"(expected {len(expected)}, stored {len(stored)})\n"
-            f"expected[{lo}:{at + 4}]: {json.dumps(expected[lo:at + 4], indent=1)[:3000]}\n"
-            f"stored[{lo}:{at + 4}]: {json.dumps(stored[lo:at + 4], indent=1)[:3000]}"
+            f"expected[{lo}:{at + 4}]: {json.dumps(expected[lo : at + 4], indent=1)[:3000]}\n"
+            f"stored[{lo}:{at + 4}]: {json.dumps(stored[lo : at + 4], indent=1)[:3000]}"
         )
 
 
@@ -210,8 +237,15 @@ def test_service_stores_exactly_what_the_host_committed(conv: Conversation) -> N
             key = record["body"]["advancementKey"]
             if key not in keys:
                 keys.append(key)
-                committed.extend(stored_signature(m) for m in record["body"]["messages"] if not is_bookkeeping(m))
-    assert any(is_bookkeeping(m) for r in conv.requests if r["path"] == "/commit-turn" for m in r["body"]["messages"])
+                committed.extend(
+                    stored_signature(m) for m in record["body"]["messages"] if not is_bookkeeping(m)
+                )
+    assert any(
+        is_bookkeeping(m)
+        for r in conv.requests
+        if r["path"] == "/commit-turn"
+        for m in r["body"]["messages"]
+    )
     assert len(keys) == len([t for t in conv.turns if t.ok]), keys
     assert [stored_signature(m) for m in conv.stored_messages] == committed
 
@@ -219,7 +253,9 @@ def test_service_stores_exactly_what_the_host_committed(conv: Conversation) -> N
 def test_a_commit_whose_answer_was_lost_is_retried_and_stored_once(conv: Conversation) -> None:
     lost = [r for r in conv.turn("t4").requests if r["path"] == "/commit-turn"]
     assert len(lost) == 1 and lost[0]["answer_lost"] and lost[0]["status"] == 200
-    assert lost[0]["answer"]["status"] == "committed"  # the service stored it; the plugin never heard
+    assert (
+        lost[0]["answer"]["status"] == "committed"
+    )  # the service stored it; the plugin never heard
     retried = [r for r in conv.turn("t5").requests if r["path"] == "/commit-turn"]
     assert len(retried) == 2, [r["body"]["advancementKey"] for r in retried]
     assert retried[0]["body"]["advancementKey"] == lost[0]["body"]["advancementKey"]
@@ -233,7 +269,11 @@ def test_a_commit_whose_answer_was_lost_is_retried_and_stored_once(conv: Convers
 def test_tool_call_and_result_are_stored_once_each(conv: Conversation) -> None:
     stored = [stored_signature(m) for m in conv.stored_messages]
     read_calls = [s for s in stored if s[0] == "call" and s[1].startswith("read:")]
-    read_results = [m for m in conv.stored_messages if m.get("role") == "toolResult" and m.get("toolName") == "read"]
+    read_results = [
+        m
+        for m in conv.stored_messages
+        if m.get("role") == "toolResult" and m.get("toolName") == "read"
+    ]
     assert len(read_calls) == 1, read_calls
     assert len(read_results) == 1, read_results
     assert "PELICAN-42" in agent_text(read_results[0])
@@ -244,7 +284,10 @@ def test_turn_sent_while_the_service_was_down_is_stored_after_restart(conv: Conv
     assert not t12.service_up and t12.ok, t12.describe()
     assert t12.requests == [], "the service was reachable during the offline turn"
     outcomes = {(hook, outcome) for hook, _, outcome in hook_timings(conv.hook_lines)}
-    assert ("commitTurn", "error") in outcomes and ("assemble.pre_prompt", "passthrough") in outcomes
+    assert ("commitTurn", "error") in outcomes and (
+        "assemble.pre_prompt",
+        "passthrough",
+    ) in outcomes
     # the host retried the commit from its outbox before the next turn, and the service took it
     t13_commits = [r for r in conv.turn("t13").requests if r["path"] == "/commit-turn"]
     assert [r["status"] for r in t13_commits] == [200, 200]
@@ -258,7 +301,11 @@ def test_turn_sent_while_the_service_was_down_is_stored_after_restart(conv: Conv
 
 def test_requests_to_the_service_carry_no_host_secrets_or_live_values(conv: Conversation) -> None:
     assert conv.requests, "the proxy saw no request"
-    hooks = [r for r in conv.requests if r["path"].split("?")[0] in ("/assemble", "/commit-turn", "/compact")]
+    hooks = [
+        r
+        for r in conv.requests
+        if r["path"].split("?")[0] in ("/assemble", "/commit-turn", "/compact")
+    ]
     assert {r["path"] for r in hooks} >= {"/assemble", "/commit-turn", "/compact"}
     # this host commits turns through commitTurn only: afterTurn/ingest are for older hosts
     assert not [r for r in conv.requests if r["path"] == "/after-turn"]
@@ -270,7 +317,9 @@ def test_requests_to_the_service_carry_no_host_secrets_or_live_values(conv: Conv
             continue
         assert "runtimeContext" not in body and "config" not in body, record["path"]
         for path, _value in walk(body):
-            assert not path.endswith((".storePath", ".abortSignal", ".skillsSnapshot", ".sessionEntry")), path
+            assert not path.endswith(
+                (".storePath", ".abortSignal", ".skillsSnapshot", ".sessionEntry")
+            ), path
     assemble_phases = Counter(r["body"].get("phase") for r in hooks if r["path"] == "/assemble")
     assert set(assemble_phases) == {"pre_prompt", "tool_loop"}, assemble_phases
     for record in hooks:
@@ -279,16 +328,22 @@ def test_requests_to_the_service_carry_no_host_secrets_or_live_values(conv: Conv
 
 # -- what reached the model -----------------------------------------------------------------------
 
+
 def test_no_model_request_holds_a_stored_message_twice(conv: Conversation) -> None:
     problems = []
     for t in conv.turns:
         for ex in t.exchanges:
             counts = Counter(request_units(ex))
             twice = [unit for unit, n in counts.items() if n > 1]
-            summaries = sum(text_of(m.get("content")).count(SUMMARY_MARK) for m in ex.messages
-                            if m.get("role") != "system")  # the guide in the system prompt names it
+            summaries = sum(
+                text_of(m.get("content")).count(SUMMARY_MARK)
+                for m in ex.messages
+                if m.get("role") != "system"
+            )  # the guide in the system prompt names it
             if twice or summaries > 1:
-                problems.append(f"{t.name} request #{ex.n}: summaries={summaries} twice={json.dumps(twice)[:600]}")
+                problems.append(
+                    f"{t.name} request #{ex.n}: summaries={summaries} twice={json.dumps(twice)[:600]}"
+                )
     assert not problems, "\n".join(problems)
 
 
@@ -296,10 +351,14 @@ def test_turn1_fact_reaches_the_model_in_turn6_through_the_history(conv: Convers
     exchanges = conv.turn("t6").exchanges
     assert exchanges
     assert "ZEBRA" not in conv.turn("t6").prompt
-    assert all(any("Remember the word ZEBRA" in text for text in history_texts(ex)) for ex in exchanges)
+    assert all(
+        any("Remember the word ZEBRA" in text for text in history_texts(ex)) for ex in exchanges
+    )
 
 
-def test_overflow_compaction_puts_the_summary_in_the_next_request_and_the_turn_succeeds(conv: Conversation) -> None:
+def test_overflow_compaction_puts_the_summary_in_the_next_request_and_the_turn_succeeds(
+    conv: Conversation,
+) -> None:
     t7 = conv.turn("t7")
     assert t7.ok, t7.describe()
     kinds = [ex.kind for ex in t7.exchanges]
@@ -319,7 +378,9 @@ def test_manual_compaction_creates_an_archive(conv: Conversation) -> None:
     before = {a["archiveId"] for a in conv.archives_before_manual}
     after = {a["archiveId"] for a in conv.archives_after_manual}
     assert len(after - before) == 1, (before, after)
-    manual = [r for r in conv.requests if r["path"] == "/compact" and r["body"].get("trigger") == "manual"]
+    manual = [
+        r for r in conv.requests if r["path"] == "/compact" and r["body"].get("trigger") == "manual"
+    ]
     assert len(manual) == 1
 
 
@@ -331,7 +392,11 @@ def test_model_expands_an_archive_and_reads_its_original_text(conv: Conversation
     assert call.visible_archive_ids, "no archive id was visible to the model after compaction"
     archive_id = call.visible_archive_ids[0]
     archive = next(a for a in conv.archives if a["archiveId"] == archive_id)
-    originals = [agent_text(row["message"]) for row in archive["messages"] if row["message"].get("role") == "user"]
+    originals = [
+        agent_text(row["message"])
+        for row in archive["messages"]
+        if row["message"].get("role") == "user"
+    ]
     assert originals
     answer = t10.exchanges[1]
     results = [text_of(m.get("content")) for m in answer.messages if m.get("role") == "tool"]
@@ -348,11 +413,15 @@ def test_recalled_memory_reaches_the_model_marked_as_data(conv: Conversation) ->
     assert conv.memory_answer.get("action") == "ADD", conv.memory_answer
     t11 = conv.turn("t11")
     assert t11.ok, t11.describe()
-    envelopes = [text_of(m.get("content")) for ex in t11.exchanges for m in ex.messages
-                 if "<openviking-context>" in text_of(m.get("content"))]
+    envelopes = [
+        text_of(m.get("content"))
+        for ex in t11.exchanges
+        for m in ex.messages
+        if "<openviking-context>" in text_of(m.get("content"))
+    ]
     assert envelopes, "no recalled memory reached the model"
     envelope = envelopes[0]
-    body = envelope[envelope.index("<openviking-context>"):]
+    body = envelope[envelope.index("<openviking-context>") :]
     assert "mangosteen" in body and "</openviking-context>" in body
     assert MEMORY.split()[-1].rstrip(".") in body
     # recall.md: recalled text is data, never instructions, and the injected section says so
@@ -362,7 +431,12 @@ def test_recalled_memory_reaches_the_model_marked_as_data(conv: Conversation) ->
 def test_notes_file_fixture_is_what_the_read_tool_returned(conv: Conversation) -> None:
     """The tool turn ran the host's real `read` tool on the workspace file."""
     t2 = conv.turn("t2")
-    results = [text_of(m.get("content")) for ex in t2.exchanges for m in ex.messages if m.get("role") == "tool"]
+    results = [
+        text_of(m.get("content"))
+        for ex in t2.exchanges
+        for m in ex.messages
+        if m.get("role") == "tool"
+    ]
     assert any(NOTES.strip() in r for r in results), results
 
 

@@ -33,8 +33,13 @@ def start_server(db: Path, port: int, **env: str) -> subprocess.Popen[bytes]:
         "CE_WORKER__POLL_INTERVAL_MS": "50",
         **env,
     }
-    process = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=environment,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve"],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -64,12 +69,22 @@ def test_sigkill_during_phase2_then_restart_completes_the_archive(tmp_path: Path
     history = [m for i in range(20) for m in turn(i)]
     server = start_server(db, port, CE_WORKER__FAULT_DELAY_MS="60000", CE_WORKER__LEASE_S="120")
     try:
-        assert httpx.post(f"{base}/after-turn", json={"sessionId": "s1", "messages": history}).json()["ingested"] == 40
+        assert (
+            httpx.post(f"{base}/after-turn", json={"sessionId": "s1", "messages": history}).json()[
+                "ingested"
+            ]
+            == 40
+        )
         commit = httpx.post(f"{base}/sessions/s1/commit", json={"keepRecentCount": 4}).json()
         assert commit["status"] == "accepted"
         wait_for_status(base, "running")
         tail = turn(99)
-        assert httpx.post(f"{base}/after-turn", json={"sessionId": "s1", "messages": history + tail}).json()["ingested"] == 2
+        assert (
+            httpx.post(
+                f"{base}/after-turn", json={"sessionId": "s1", "messages": history + tail}
+            ).json()["ingested"]
+            == 2
+        )
     finally:
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=10)
@@ -84,7 +99,10 @@ def test_sigkill_during_phase2_then_restart_completes_the_archive(tmp_path: Path
         assert archive["overview"].startswith("# Working Memory")
         assert session["messageCount"] == 6
         assert session["totalMessageCount"] == 42
-        body = httpx.post(f"{base}/assemble", json={"sessionId": "s1", "messages": history + tail, "prompt": "next"}).json()
+        body = httpx.post(
+            f"{base}/assemble",
+            json={"sessionId": "s1", "messages": history + tail, "prompt": "next"},
+        ).json()
         assert body["messages"][-6:][1:] == history[-3:] + tail
     finally:
         server.send_signal(signal.SIGTERM)

@@ -71,7 +71,11 @@ def test_readme_examples(tmp_path: Path) -> None:
                 memory_id = response.json()["memory"]["id"]
             if " > " in command:
                 (tmp_path / command.rsplit(" > ", 1)[1].strip()).write_text(response.text)
-            elif "format=text" in url or '"format": "text"' in (body or "") or url.endswith(("/metrics", "/export")):
+            elif (
+                "format=text" in url
+                or '"format": "text"' in (body or "")
+                or url.endswith(("/metrics", "/export"))
+            ):
                 assert response.text
             else:
                 payload = response.json()

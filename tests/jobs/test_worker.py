@@ -9,7 +9,7 @@ from app.archives.service import expand_archive
 from app.core.clock import utcnow
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
-from app.jobs import queue
+from app.jobs import repository as queue
 from app.jobs.retry import RetryStrategy
 from app.jobs.worker import Phase2Worker
 from app.providers.protocols import PermanentProviderError, TransientProviderError
@@ -23,7 +23,9 @@ from tests.helpers.messages import turn
 class ScriptedBuilder:
     """Records every call; fails as told (archive first message → list of errors to raise)."""
 
-    def __init__(self, failures: dict[str, list[Exception]] | None = None, delay: float = 0.0) -> None:
+    def __init__(
+        self, failures: dict[str, list[Exception]] | None = None, delay: float = 0.0
+    ) -> None:
         self.calls: list[tuple[str, str | None]] = []
         self.failures = failures or {}
         self.delay = delay
@@ -43,10 +45,18 @@ def setup_sessions(uow: UnitOfWork, settings, sessions: list[str], archives: int
     for session_id in sessions:
         history: list[dict] = []
         for index in range(archives):
-            history += [{"role": "user", "content": f"{session_id}-a{index + 1}: request", "timestamp": index}]
+            history += [
+                {
+                    "role": "user",
+                    "content": f"{session_id}-a{index + 1}: request",
+                    "timestamp": index,
+                }
+            ]
             history += turn(index)
             ident = SessionIdentity("default", session_id)
-            capture_turn(uow, settings, TurnInput(ident, list(history), len(history) - 3, token_budget=10**9))
+            capture_turn(
+                uow, settings, TurnInput(ident, list(history), len(history) - 3, token_budget=10**9)
+            )
             assert commit_session(uow, "default", session_id, 0).archived
 
 
@@ -60,7 +70,11 @@ async def run_until_idle(worker: Phase2Worker, uow: UnitOfWork, timeout: float =
 
                 from app.db.models import Job
 
-                busy = db.execute(select(func.count()).select_from(Job).where(Job.status.in_(["queued", "running"]))).scalar_one()
+                busy = db.execute(
+                    select(func.count())
+                    .select_from(Job)
+                    .where(Job.status.in_(["queued", "running"]))
+                ).scalar_one()
             if busy == 0:
                 return
             await asyncio.sleep(0.05)
@@ -85,7 +99,7 @@ async def test_archives_of_a_session_run_in_order(make_settings):
         assert order == [f"{session_id}-a{i}" for i in range(1, 5)]
         assert all(status == "completed" for _, status, _ in statuses(uow, session_id))
     # Each UPDATE received the previous archive's Working Memory.
-    priors = {key: prior for key, prior in builder.calls}
+    priors = dict(builder.calls)
     assert priors["x-a1"] is None
     assert priors["x-a2"] is not None and priors["x-a2"].startswith("# Working Memory")
 
@@ -99,7 +113,7 @@ async def test_permanent_failure_marks_failed_and_blocks_nothing(make_settings):
     result = statuses(uow, "s")
     assert result[0][:2] == ("archive_001", "failed") and "bad request" in (result[0][2] or "")
     assert [s for _, s, _ in result[1:]] == ["completed", "completed"]
-    priors = {key: prior for key, prior in builder.calls}
+    priors = dict(builder.calls)
     assert priors["s-a2"] is None  # no completed archive before it
     assert priors["s-a3"] is not None
     # The failed archive's messages stay expandable.
@@ -111,8 +125,12 @@ async def test_transient_errors_are_retried_then_complete(make_settings):
     settings = make_settings()
     uow = UnitOfWork(create_db_engine(settings))
     setup_sessions(uow, settings, ["t"], archives=1)
-    builder = ScriptedBuilder({"t-a1": [TransientProviderError("429", retry_after=0.05), TimeoutError("slow")]})
-    worker = Phase2Worker(uow, builder, settings.worker, retry=RetryStrategy(max_attempts=4, base_s=0.01, cap_s=0.05))
+    builder = ScriptedBuilder(
+        {"t-a1": [TransientProviderError("429", retry_after=0.05), TimeoutError("slow")]}
+    )
+    worker = Phase2Worker(
+        uow, builder, settings.worker, retry=RetryStrategy(max_attempts=4, base_s=0.01, cap_s=0.05)
+    )
     await run_until_idle(worker, uow)
     assert statuses(uow, "t")[0][1] == "completed"
     assert len(builder.calls) == 3
@@ -123,7 +141,9 @@ async def test_transient_errors_exhaust_attempts_then_fail(make_settings):
     uow = UnitOfWork(create_db_engine(settings))
     setup_sessions(uow, settings, ["u"], archives=1)
     builder = ScriptedBuilder({"u-a1": [TransientProviderError("503") for _ in range(10)]})
-    worker = Phase2Worker(uow, builder, settings.worker, retry=RetryStrategy(max_attempts=4, base_s=0.01, cap_s=0.02))
+    worker = Phase2Worker(
+        uow, builder, settings.worker, retry=RetryStrategy(max_attempts=4, base_s=0.01, cap_s=0.02)
+    )
     await run_until_idle(worker, uow)
     assert statuses(uow, "u")[0][1] == "failed"
     assert len(builder.calls) == 4
@@ -134,7 +154,9 @@ async def test_expired_lease_is_claimed_by_another_worker(make_settings):
     uow = UnitOfWork(create_db_engine(settings))
     setup_sessions(uow, settings, ["v"], archives=1)
     with uow.write() as db:
-        dead = queue.claim_next(db, "dead-worker", utcnow(), timedelta(seconds=-1))  # already expired
+        dead = queue.claim_next(
+            db, "dead-worker", utcnow(), timedelta(seconds=-1)
+        )  # already expired
     assert dead is not None
     assert statuses(uow, "v")[0][1] == "running"
     builder = ScriptedBuilder()

@@ -72,7 +72,9 @@ def console_keys(request: Request) -> ConsoleKeys:
     keys = getattr(request.app.state, "console_keys", None)
     if keys is None:
         settings = get_services(request).settings
-        keys = request.app.state.console_keys = ConsoleKeys(settings.api_key_tenants, settings.api_key_scopes)
+        keys = request.app.state.console_keys = ConsoleKeys(
+            settings.api_key_tenants, settings.api_key_scopes
+        )
     return keys  # type: ignore[no-any-return]
 
 
@@ -96,7 +98,9 @@ def same_origin(request: Request) -> None:
 
 
 def set_session_cookie(response: object, token: str, secure: bool) -> None:
-    response.set_cookie(COOKIE, token, path=COOKIE_PATH, httponly=True, samesite="strict", secure=secure)  # type: ignore[attr-defined]
+    response.set_cookie(
+        COOKIE, token, path=COOKIE_PATH, httponly=True, samesite="strict", secure=secure
+    )  # type: ignore[attr-defined]
 
 
 def clear_session_cookie(response: object) -> None:

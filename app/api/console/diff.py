@@ -26,7 +26,10 @@ def side_by_side(old: str, new: str) -> list[DiffRow]:
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            rows += [DiffRow("same", i + 1, old_lines[i], j + 1, new_lines[j]) for i, j in zip(range(i1, i2), range(j1, j2), strict=True)]
+            rows += [
+                DiffRow("same", i + 1, old_lines[i], j + 1, new_lines[j])
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            ]
             continue
         width = max(i2 - i1, j2 - j1)
         for k in range(width):
@@ -50,6 +53,7 @@ def guard_marks(overview: str) -> list[str]:
     """Lines of a Working Memory that a guard wrote: items it restored after the model dropped
     them, and the demand to consolidate an oversized Key Facts section."""
     return [
-        line.strip() for line in overview.splitlines()
+        line.strip()
+        for line in overview.splitlines()
         if WM_RESTORED_MARKER in line or WM_CONSOLIDATION_SENTINEL in line
     ]

@@ -16,24 +16,40 @@ router = APIRouter(prefix="/console", route_class=ConsoleRoute)
 UserDep = Annotated[ConsoleUser, Depends(console_user)]
 JobId = Annotated[int, Path(ge=1, le=2**62)]
 # Order of the sections on the page: what needs a person first.
-SECTIONS = (("failed", "Failed"), ("queued", "Pending"), ("running", "Running"), ("cancelled", "Cancelled"),
-            ("succeeded", "Recently succeeded"))
+SECTIONS = (
+    ("failed", "Failed"),
+    ("queued", "Pending"),
+    ("running", "Running"),
+    ("cancelled", "Cancelled"),
+    ("succeeded", "Recently succeeded"),
+)
 PER_SECTION = 100
 
 
 @router.get("/jobs")
 async def jobs_page(
-    request: Request, services: ServicesDep, user: UserDep,
-    retried: Annotated[int | None, Query(ge=1)] = None, cancelled: Annotated[int | None, Query(ge=1)] = None,
+    request: Request,
+    services: ServicesDep,
+    user: UserDep,
+    retried: Annotated[int | None, Query(ge=1)] = None,
+    cancelled: Annotated[int | None, Query(ge=1)] = None,
 ) -> Response:
     tenant = user.caller.tenant_id
     counts = await run_in_threadpool(job_counts, services.uow, tenant)
     sections = []
     for status, title in SECTIONS:
         jobs = await run_in_threadpool(list_jobs, services.uow, tenant, [status], PER_SECTION)
-        sections.append({"status": status, "title": title, "jobs": jobs, "total": counts.get(status, 0)})
-    context = {"user": user, "section": "jobs", "sections": sections, "counts": counts,
-               "retried": retried, "cancelled": cancelled}
+        sections.append(
+            {"status": status, "title": title, "jobs": jobs, "total": counts.get(status, 0)}
+        )
+    context = {
+        "user": user,
+        "section": "jobs",
+        "sections": sections,
+        "counts": counts,
+        "retried": retried,
+        "cancelled": cancelled,
+    }
     return page(request, "jobs.html", context)
 
 

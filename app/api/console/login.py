@@ -18,7 +18,7 @@ async def console_home(request: Request) -> Response:
 
 
 @router.get("/login")
-async def login_form(request: Request, next: str | None = None) -> Response:  # noqa: A002 - the query's name
+async def login_form(request: Request, next: str | None = None) -> Response:
     if not console_keys(request).required:
         return redirect(request, safe_next(next))
     return page(request, "login.html", {"user": None, "next": safe_next(next), "error": None})
@@ -28,7 +28,7 @@ async def login_form(request: Request, next: str | None = None) -> Response:  # 
 async def login(
     request: Request,
     api_key: Annotated[str, Form(max_length=4096)] = "",
-    next: Annotated[str, Form(max_length=2048)] = "/console",  # noqa: A002 - the form field's name
+    next: Annotated[str, Form(max_length=2048)] = "/console",
 ) -> Response:
     keys = console_keys(request)
     token = keys.token_for(api_key.strip())

@@ -23,29 +23,62 @@ ACTOR = "console"
 
 @router.get("/memories")
 async def memories_page(
-    request: Request, services: ServicesDep, user: UserDep,
-    category: Annotated[str, Query(max_length=32)] = "", q: Annotated[str, Query(max_length=200)] = "",
-    offset: Annotated[int, Query(ge=0, le=10**9)] = 0, deleted: Annotated[str | None, Query(max_length=64)] = None,
+    request: Request,
+    services: ServicesDep,
+    user: UserDep,
+    category: Annotated[str, Query(max_length=32)] = "",
+    q: Annotated[str, Query(max_length=200)] = "",
+    offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+    deleted: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
     chosen = category if category in CATEGORIES else ""
-    found = await run_in_threadpool(browse_memories, services.uow, user.caller, chosen, q, PAGE + 1, offset)
-    context = {"user": user, "section": "memories", "memories": found["items"][:PAGE], "counts": found["counts"],
-               "category": chosen, "q": q, "offset": offset, "more": len(found["items"]) > PAGE,
-               "page_size": PAGE, "deleted": deleted}
+    found = await run_in_threadpool(
+        browse_memories, services.uow, user.caller, chosen, q, PAGE + 1, offset
+    )
+    context = {
+        "user": user,
+        "section": "memories",
+        "memories": found["items"][:PAGE],
+        "counts": found["counts"],
+        "category": chosen,
+        "q": q,
+        "offset": offset,
+        "more": len(found["items"]) > PAGE,
+        "page_size": PAGE,
+        "deleted": deleted,
+    }
     return page(request, "memories.html", context)
 
 
 @router.get("/memories/{memory_id}")
-async def memory_page(request: Request, memory_id: MemoryId, services: ServicesDep, user: UserDep,
-                      saved: Annotated[int | None, Query(ge=1)] = None) -> Response:
+async def memory_page(
+    request: Request,
+    memory_id: MemoryId,
+    services: ServicesDep,
+    user: UserDep,
+    saved: Annotated[int | None, Query(ge=1)] = None,
+) -> Response:
     found = await run_in_threadpool(memory_with_audit, services.uow, user.caller, memory_id)
-    return page(request, "memory.html", {"user": user, "section": "memories", **found, "saved": saved,
-                                         "draft": None, "conflict": None})
+    return page(
+        request,
+        "memory.html",
+        {
+            "user": user,
+            "section": "memories",
+            **found,
+            "saved": saved,
+            "draft": None,
+            "conflict": None,
+        },
+    )
 
 
 @router.post("/memories/{memory_id}", dependencies=[Depends(same_origin)])
 async def edit_memory(
-    request: Request, memory_id: MemoryId, services: ServicesDep, user: UserDep,
+    request: Request,
+    memory_id: MemoryId,
+    services: ServicesDep,
+    user: UserDep,
     version: Annotated[int, Form(ge=1)],
     content: Annotated[str, Form(min_length=1, max_length=100_000)],
     title: Annotated[str, Form(max_length=500)] = "",
@@ -59,13 +92,21 @@ async def edit_memory(
     except Conflict as exc:
         # Keep what the person typed, show what changed meanwhile: nothing is silently overwritten.
         found = await run_in_threadpool(memory_with_audit, services.uow, user.caller, memory_id)
-        context = {"user": user, "section": "memories", **found, "saved": None,
-                   "draft": {"title": title, "content": content}, "conflict": exc.message}
+        context = {
+            "user": user,
+            "section": "memories",
+            **found,
+            "saved": None,
+            "draft": {"title": title, "content": content},
+            "conflict": exc.message,
+        }
         return page(request, "memory.html", context, status=409)
     return redirect(request, f"/console/memories/{memory_id}?saved={view['version']}")
 
 
 @router.post("/memories/{memory_id}/delete", dependencies=[Depends(same_origin)])
-async def delete_memory(request: Request, memory_id: MemoryId, services: ServicesDep, user: UserDep) -> Response:
+async def delete_memory(
+    request: Request, memory_id: MemoryId, services: ServicesDep, user: UserDep
+) -> Response:
     await run_in_threadpool(services.memory.delete, user.caller, memory_id, ACTOR)
     return redirect(request, f"/console/memories?deleted={memory_id}")

@@ -47,11 +47,15 @@ def _part(block: Any) -> Part | None:
     if isinstance(kind, str) and kind in TOOL_CALL_BLOCK_TYPES:
         arguments = next((block[k] for k in ARGUMENT_KEYS if k in block), None)
         call_id = block.get("id") or block.get("toolCallId") or ""
-        title = f"Tool call: {block.get('name') or 'unknown'}" + (f" ({call_id})" if call_id else "")
+        title = f"Tool call: {block.get('name') or 'unknown'}" + (
+            f" ({call_id})" if call_id else ""
+        )
         return Part("tool_call", pretty(arguments if arguments is not None else {}), title)
     if kind in ("thinking", "redacted_thinking"):
         thinking = block.get("thinking") or block.get("text") or ""
-        return Part("thinking", thinking if isinstance(thinking, str) else pretty(thinking), "Thinking")
+        return Part(
+            "thinking", thinking if isinstance(thinking, str) else pretty(thinking), "Thinking"
+        )
     if kind in ("image", "image_url"):
         return Part("image", "", "Image")
     return Part("other", pretty(block), f"Block: {kind}")
@@ -63,7 +67,9 @@ def message_view(seq: int, message: dict[str, Any]) -> MessageView:
     is_error = message.get("isError") is True
     heading = role
     if role == "toolResult":
-        heading = f"Tool result: {message.get('toolName') or 'unknown'}" + (" (error)" if is_error else "")
+        heading = f"Tool result: {message.get('toolName') or 'unknown'}" + (
+            " (error)" if is_error else ""
+        )
     parts = [p for p in (_part(b) for b in content_blocks(message)) if p is not None]
     return MessageView(seq, role, heading, is_error, _message_time(message), parts)
 

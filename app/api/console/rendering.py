@@ -25,7 +25,7 @@ TEMPLATES = Jinja2Templates(directory=HERE / "templates")
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
 }
@@ -36,7 +36,9 @@ def when(value: str | None) -> str:
     if not value:
         return "—"
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).strftime(
+            "%Y-%m-%d %H:%M:%S UTC"
+        )
     except ValueError:
         return value
 
@@ -46,7 +48,9 @@ TEMPLATES.env.filters["segment"] = lambda value: quote(str(value), safe="")
 TEMPLATES.env.filters["pretty"] = pretty
 
 
-def page(request: Request, template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+def page(
+    request: Request, template: str, context: dict[str, Any], status: int = 200
+) -> HTMLResponse:
     """A full HTML page; ``context`` must hold the signed-in ``user``."""
     response = TEMPLATES.TemplateResponse(request, template, context, status_code=status)
     response.headers.update(PAGE_HEADERS)
@@ -62,8 +66,12 @@ def redirect(request: Request, url: str) -> Response:
 
 def error_page(request: Request, status: int, message: str) -> HTMLResponse:
     titles = {400: "Invalid request", 403: "Not allowed", 404: "Not found", 409: "Conflict"}
-    context = {"user": None, "title": titles.get(status, "Something went wrong"), "message": message,
-               "keys_required": console_keys(request).required}
+    context = {
+        "user": None,
+        "title": titles.get(status, "Something went wrong"),
+        "message": message,
+        "keys_required": console_keys(request).required,
+    }
     return page(request, "error.html", context, status)
 
 

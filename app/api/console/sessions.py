@@ -23,40 +23,79 @@ ARCHIVE_PAGE = 200
 
 @router.get("/sessions")
 async def sessions_page(
-    request: Request, services: ServicesDep, user: UserDep,
-    q: Annotated[str, Query(max_length=200)] = "", offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+    request: Request,
+    services: ServicesDep,
+    user: UserDep,
+    q: Annotated[str, Query(max_length=200)] = "",
+    offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
 ) -> Response:
-    rows = await run_in_threadpool(list_sessions, services.uow, user.caller.tenant_id, q, PAGE + 1, offset)
-    context = {"user": user, "section": "sessions", "sessions": rows[:PAGE], "q": q, "offset": offset,
-               "more": len(rows) > PAGE, "page_size": PAGE}
+    rows = await run_in_threadpool(
+        list_sessions, services.uow, user.caller.tenant_id, q, PAGE + 1, offset
+    )
+    context = {
+        "user": user,
+        "section": "sessions",
+        "sessions": rows[:PAGE],
+        "q": q,
+        "offset": offset,
+        "more": len(rows) > PAGE,
+        "page_size": PAGE,
+    }
     return page(request, "sessions.html", context)
 
 
 @router.get("/archives/{archive_id}")
 async def archive_page(
-    request: Request, archive_id: str, services: ServicesDep, user: UserDep,
+    request: Request,
+    archive_id: str,
+    services: ServicesDep,
+    user: UserDep,
     session: Annotated[str, Query(min_length=1, max_length=512)],
     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
 ) -> Response:
-    view = await run_in_threadpool(expand_archive, services.uow, user.caller.tenant_id, session, archive_id,
-                                   offset, ARCHIVE_PAGE)
+    view = await run_in_threadpool(
+        expand_archive,
+        services.uow,
+        user.caller.tenant_id,
+        session,
+        archive_id,
+        offset,
+        ARCHIVE_PAGE,
+    )
     messages = [message_view(m["seq"], m["message"]) for m in view["messages"]]
-    context = {"user": user, "section": "sessions", "archive": view, "messages": messages, "offset": offset,
-               "more": offset + len(messages) < view["messageCount"], "page_size": ARCHIVE_PAGE,
-               "marks": guard_marks(view["overview"])}
+    context = {
+        "user": user,
+        "section": "sessions",
+        "archive": view,
+        "messages": messages,
+        "offset": offset,
+        "more": offset + len(messages) < view["messageCount"],
+        "page_size": ARCHIVE_PAGE,
+        "marks": guard_marks(view["overview"]),
+    }
     return page(request, "archive.html", context)
 
 
 @router.get("/sessions/{session_id:path}")
 async def session_page(
-    request: Request, session_id: str, services: ServicesDep, user: UserDep,
+    request: Request,
+    session_id: str,
+    services: ServicesDep,
+    user: UserDep,
     compare: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
-    timeline = await run_in_threadpool(session_timeline, services.uow, user.caller.tenant_id, session_id)
+    timeline = await run_in_threadpool(
+        session_timeline, services.uow, user.caller.tenant_id, session_id
+    )
     versions = working_memory_versions(timeline["archives"])
-    context = {"user": user, "section": "sessions", "session": timeline, "versions": versions,
-               "diff": chosen_diff(versions, compare),
-               "live": [message_view(m["seq"], m["message"]) for m in timeline["live"]]}
+    context = {
+        "user": user,
+        "section": "sessions",
+        "session": timeline,
+        "versions": versions,
+        "diff": chosen_diff(versions, compare),
+        "live": [message_view(m["seq"], m["message"]) for m in timeline["live"]],
+    }
     return page(request, "session.html", context)
 
 
@@ -66,8 +105,13 @@ def working_memory_versions(archives: list[dict[str, Any]]) -> list[dict[str, An
     for archive in archives:
         if archive["status"] == "completed" and archive["overview"]:
             previous = versions[-1] if versions else None
-            versions.append({**archive, "previous": previous["archiveId"] if previous else None,
-                             "marks": guard_marks(archive["overview"])})
+            versions.append(
+                {
+                    **archive,
+                    "previous": previous["archiveId"] if previous else None,
+                    "marks": guard_marks(archive["overview"]),
+                }
+            )
     return versions
 
 
@@ -82,4 +126,9 @@ def chosen_diff(versions: list[dict[str, Any]], compare: str | None) -> dict[str
         chosen = candidates[0]
     old = by_id[chosen["previous"]]
     rows = side_by_side(old["overview"], chosen["overview"])
-    return {"old": old["archiveId"], "new": chosen["archiveId"], "rows": rows, "counts": diff_counts(rows)}
+    return {
+        "old": old["archiveId"],
+        "new": chosen["archiveId"],
+        "rows": rows,
+        "counts": diff_counts(rows),
+    }

@@ -35,9 +35,12 @@ class ArchiveView(ApiModel):
     error: str | None
     error_stage: str | None = None
     working_memory_path: str | None = Field(
-        None, description="How the Working Memory was built: create, update, salvaged, fallback_create or extractive."
+        None,
+        description="How the Working Memory was built: create, update, salvaged, fallback_create or extractive.",
     )
-    usage: dict[str, int] = Field(default_factory=dict, description="LLM token usage of this archive.")
+    usage: dict[str, int] = Field(
+        default_factory=dict, description="LLM token usage of this archive."
+    )
 
 
 class ArchiveSearchRequest(RequestModel):
@@ -49,9 +52,15 @@ class ArchiveSearchRequest(RequestModel):
     case_sensitive: bool = False
     limit: Integer = Field(20, ge=1, le=200)
     format: Literal["json", "text"] = "json"
-    since: AwareDatetime | None = Field(None, strict=False, description="Only messages the host timestamped at or after this time.")
-    until: AwareDatetime | None = Field(None, strict=False, description="Only messages the host timestamped at or before this time.")
-    context: Integer = Field(0, ge=0, le=10, description="Archived turns returned before and after each message hit.")
+    since: AwareDatetime | None = Field(
+        None, strict=False, description="Only messages the host timestamped at or after this time."
+    )
+    until: AwareDatetime | None = Field(
+        None, strict=False, description="Only messages the host timestamped at or before this time."
+    )
+    context: Integer = Field(
+        0, ge=0, le=10, description="Archived turns returned before and after each message hit."
+    )
     fusion: Literal["calibrated", "rrf"] = Field(
         "calibrated", description="Ranked mode: how the lexical and vector rankings are combined."
     )
@@ -78,7 +87,9 @@ class ArchiveSearchHit(ApiModel):
     match: Literal["all", "partial"] | None = Field(
         None, description="Keyword mode: whether the message holds every query term or only some."
     )
-    context: list[ArchiveSearchNeighbour] | None = Field(None, description="Neighbouring turns, when `context` > 0.")
+    context: list[ArchiveSearchNeighbour] | None = Field(
+        None, description="Neighbouring turns, when `context` > 0."
+    )
 
 
 class ArchiveSearchResponse(ApiModel):
@@ -86,8 +97,13 @@ class ArchiveSearchResponse(ApiModel):
     mode: str
     count: int
     truncated: bool
-    results: list[ArchiveSearchHit] = Field(description="Message hits only; overviews never take their place.")
-    overviews: list[ArchiveSearchHit] = Field(default_factory=list, description="Matching archive overviews.")
+    results: list[ArchiveSearchHit] = Field(
+        description="Message hits only; overviews never take their place."
+    )
+    overviews: list[ArchiveSearchHit] = Field(
+        default_factory=list, description="Matching archive overviews."
+    )
     retrieval: Literal["hybrid", "lexical"] | None = Field(
-        None, description="Ranked mode: hybrid when the query vector was available, else lexical only."
+        None,
+        description="Ranked mode: hybrid when the query vector was available, else lexical only.",
     )

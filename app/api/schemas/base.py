@@ -66,7 +66,9 @@ class RequestModel(RequestBody):
     """A request body of the REST endpoints: each value has the JSON type its schema names; no
     coercion of 0 to false, of false to 0 or of "5" to 5."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True
+    )
 
 
 def _whole_number(value: object) -> object:
@@ -83,7 +85,9 @@ class HookModel(RequestBody):
     ignored, but a field the service interprets has the JSON type its schema names (strict: an
     ``isHeartbeat`` of 0, a ``timeoutMs`` of false or a ``tokenBudget`` of false is a 400)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", strict=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", strict=True
+    )
 
 
 class ErrorBody(ApiModel):

@@ -25,7 +25,8 @@ class HookBase(HookModel):
 class AssembleRequest(HookBase):
     messages: list[Any]
     phase: Literal["pre_prompt", "tool_loop"] | None = Field(
-        None, description="The assemble phase; wins over the field heuristic (prompt / availableTools present: pre_prompt).",
+        None,
+        description="The assemble phase; wins over the field heuristic (prompt / availableTools present: pre_prompt).",
     )
     available_tools: list[str] | None = None
     citations_mode: str | None = None
@@ -68,8 +69,14 @@ class TurnAnchor(ApiModel):
 
 
 class CommitTurnRequest(HookBase):
-    advancement_key: str = Field(min_length=1, max_length=512, description="One per logical turn; a retry sends the same key.")
-    messages: list[Any] = Field(description="This turn's messages only: the admitted user message through the final answer.")
+    advancement_key: str = Field(
+        min_length=1,
+        max_length=512,
+        description="One per logical turn; a retry sends the same key.",
+    )
+    messages: list[Any] = Field(
+        description="This turn's messages only: the admitted user message through the final answer."
+    )
     is_heartbeat: StrictBool = False
     admission: TurnAnchor | None = None
     terminal: TurnAnchor | None = None
@@ -84,7 +91,9 @@ class CompactRequest(HookBase):
     current_token_count: float | None = None
     compaction_target: str | None = None
     custom_instructions: str | None = Field(None, max_length=20000)
-    trigger: str | None = Field(None, max_length=64, description="What asked for compaction: overflow, manual, ...")
+    trigger: str | None = Field(
+        None, max_length=64, description="What asked for compaction: overflow, manual, ..."
+    )
     wait: bool = True
     timeout_ms: Integer = Field(120000, ge=0, le=600000)
 

@@ -11,7 +11,9 @@ from app.api.schemas.base import WHOLE_NUMBER, ApiModel, Integer, RequestModel
 
 # An ISO 8601 time as /memories/export writes it (a time without offset is taken as UTC).
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
-Category = Literal["profile", "preferences", "entities", "events", "cases", "experiences", "skills", "tools"]
+Category = Literal[
+    "profile", "preferences", "entities", "events", "cases", "experiences", "skills", "tools"
+]
 Sensitivity = Literal["allowed", "masked", "never-store"]
 
 
@@ -142,10 +144,14 @@ class ImportRecord(RequestModel):
 
 class ForgetRequest(RequestModel):
     # days, subject or both: the schema says what forget() checks.
-    model_config = ConfigDict(json_schema_extra={"anyOf": [
-        {"required": ["days"], "properties": {"days": {"type": "number"}}},
-        {"required": ["subject"], "properties": {"subject": {"type": "string"}}},
-    ]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["days"], "properties": {"days": {"type": "number"}}},
+                {"required": ["subject"], "properties": {"subject": {"type": "string"}}},
+            ]
+        }
+    )
 
     user_id: str | None = Field(None, max_length=256)
     agent_id: str | None = Field(None, max_length=256)

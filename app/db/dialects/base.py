@@ -72,7 +72,9 @@ class Dialect(ABC):
         """Add (chunk id, prepared text) pairs to the memory word index."""
 
     @abstractmethod
-    def store_chunk_vectors(self, db: Session, rows: Iterable[tuple[int, str, list[float]]]) -> None:
+    def store_chunk_vectors(
+        self, db: Session, rows: Iterable[tuple[int, str, list[float]]]
+    ) -> None:
         """Store (chunk id, owner partition, vector) triples."""
 
     @abstractmethod
@@ -81,19 +83,28 @@ class Dialect(ABC):
 
     @abstractmethod
     def match_memory_chunks(
-        self, db: Session, tenant_id: str, owners: list[tuple[str, str]], expression: str, limit: int
+        self,
+        db: Session,
+        tenant_id: str,
+        owners: list[tuple[str, str]],
+        expression: str,
+        limit: int,
     ) -> list[TextHit]:
         """Chunks of the owners' memories matching an FTS expression, best first (score = BM25 rank,
         lower is better)."""
 
     @abstractmethod
-    def memory_term_documents(self, db: Session, tokens: list[str], prefixes: list[str]) -> tuple[int, dict[str, int]]:
+    def memory_term_documents(
+        self, db: Session, tokens: list[str], prefixes: list[str]
+    ) -> tuple[int, dict[str, int]]:
         """(chunks in the word index, chunks holding each token): the statistics the index's BM25
         scores with. A prefix's count, keyed ``prefix*``, sums its tokens' (a chunk holding two
         forms counts twice, so it is at most an overestimate)."""
 
     @abstractmethod
-    def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
+    def nearest_memory_chunks(
+        self, db: Session, owner: str, vector: list[float], k: int
+    ) -> list[TextHit]:
         """The k nearest chunks of one owner partition; score = cosine distance."""
 
     @abstractmethod
@@ -114,15 +125,26 @@ class Dialect(ABC):
 
     @abstractmethod
     def scan_message_ids(
-        self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, case_sensitive: bool
+        self,
+        db: Session,
+        session_pk: int,
+        terms: list[str],
+        archive_pk: int | None,
+        case_sensitive: bool,
     ) -> list[int]:
         """Archived message ids of a session whose search text contains every term (a scan, for
         terms too short for the index), in sequence order."""
 
     @abstractmethod
     def message_candidates(
-        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None,
-        window: TimeRange = (None, None), budget: int | None = None,
+        self,
+        db: Session,
+        session_pk: int,
+        literals: list[str],
+        dates: list[str],
+        archive_pk: int | None,
+        window: TimeRange = (None, None),
+        budget: int | None = None,
     ) -> list[CandidateRow]:
         """Archived messages of one session whose text contains any literal (lowercase) or whose
         mentioned days include any of ``dates``, said within ``window`` when their time is known;
@@ -131,12 +153,19 @@ class Dialect(ABC):
         fit brings its most recent ones, then the taking stops."""
 
     @abstractmethod
-    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]) -> None:
+    def store_message_vectors(
+        self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]
+    ) -> None:
         """Store (message id, session pk, said-at ms, vector) rows, replacing earlier ones."""
 
     @abstractmethod
     def nearest_messages(
-        self, db: Session, session_pk: int, vector: list[float], k: int, window: TimeRange = (None, None)
+        self,
+        db: Session,
+        session_pk: int,
+        vector: list[float],
+        k: int,
+        window: TimeRange = (None, None),
     ) -> list[TextHit]:
         """The k archived messages of one session said within ``window`` nearest to the vector;
         score = cosine distance."""

@@ -49,7 +49,11 @@ def _partially_indexed_holding(terms: list[str], params: dict[str, object]) -> s
 
 def _bounded(text: str) -> str:
     """What the message index holds of a text (see MAX_INDEXED_CHARS)."""
-    return text if len(text) <= MAX_INDEXED_CHARS else text[:MAX_INDEXED_CHARS] + "\n" + PARTIAL_INDEX_MARK
+    return (
+        text
+        if len(text) <= MAX_INDEXED_CHARS
+        else text[:MAX_INDEXED_CHARS] + "\n" + PARTIAL_INDEX_MARK
+    )
 
 
 def fts_query(terms: list[str], *, any_term: bool) -> str:
@@ -66,15 +70,21 @@ class SqliteDialect(Dialect):
 
     def unindex_session(self, db: Session, session_pk: int) -> None:
         db.execute(
-            text(f"DELETE FROM {MESSAGE_FTS} WHERE rowid IN (SELECT id FROM messages WHERE session_pk = :s)"),
+            text(
+                f"DELETE FROM {MESSAGE_FTS} WHERE rowid IN (SELECT id FROM messages WHERE session_pk = :s)"
+            ),
             {"s": session_pk},
         )
         db.execute(
-            text(f"DELETE FROM {MESSAGE_VEC} WHERE message_id IN (SELECT id FROM messages WHERE session_pk = :s)"),
+            text(
+                f"DELETE FROM {MESSAGE_VEC} WHERE message_id IN (SELECT id FROM messages WHERE session_pk = :s)"
+            ),
             {"s": session_pk},
         )
         db.execute(
-            text(f"DELETE FROM {ARCHIVE_FTS} WHERE rowid IN (SELECT id FROM archives WHERE session_pk = :s)"),
+            text(
+                f"DELETE FROM {ARCHIVE_FTS} WHERE rowid IN (SELECT id FROM archives WHERE session_pk = :s)"
+            ),
             {"s": session_pk},
         )
 
@@ -91,8 +101,14 @@ class SqliteDialect(Dialect):
     ) -> Iterator[TextHit]:
         # The full-text lookup runs first, as a subquery: joined directly, SQLite walks the session's
         # rows and evaluates MATCH once per row (seconds at 100k messages instead of a millisecond).
-        archive_filter = "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
-        params: dict[str, object] = {"q": fts_query(terms, any_term=ranked), "s": session_pk, "a": archive_pk}
+        archive_filter = (
+            "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
+        )
+        params: dict[str, object] = {
+            "q": fts_query(terms, any_term=ranked),
+            "s": session_pk,
+            "a": archive_pk,
+        }
         if ranked:
             sql = (
                 f"SELECT f.rowid, bm25({MESSAGE_FTS}) AS rank FROM {MESSAGE_FTS} f "
@@ -130,15 +146,23 @@ class SqliteDialect(Dialect):
         if params:
             db.execute(text(f"INSERT INTO {MEMORY_FTS}(rowid, text) VALUES (:id, :text)"), params)
 
-    def store_chunk_vectors(self, db: Session, rows: Iterable[tuple[int, str, list[float]]]) -> None:
+    def store_chunk_vectors(
+        self, db: Session, rows: Iterable[tuple[int, str, list[float]]]
+    ) -> None:
         params = [
             {"id": chunk_id, "owner": owner, "v": sqlite_vec.serialize_float32(vector)}
             for chunk_id, owner, vector in rows
         ]
         if params:
-            db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"), [{"id": p["id"]} for p in params])
             db.execute(
-                text(f"INSERT INTO {MEMORY_VEC}(chunk_id, owner, embedding) VALUES (:id, :owner, :v)"), params
+                text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"),
+                [{"id": p["id"]} for p in params],
+            )
+            db.execute(
+                text(
+                    f"INSERT INTO {MEMORY_VEC}(chunk_id, owner, embedding) VALUES (:id, :owner, :v)"
+                ),
+                params,
             )
 
     def unindex_memory_chunks(self, db: Session, chunk_ids: list[int]) -> None:
@@ -149,11 +173,18 @@ class SqliteDialect(Dialect):
         db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"), params)
 
     def match_memory_chunks(
-        self, db: Session, tenant_id: str, owners: list[tuple[str, str]], expression: str, limit: int
+        self,
+        db: Session,
+        tenant_id: str,
+        owners: list[tuple[str, str]],
+        expression: str,
+        limit: int,
     ) -> list[TextHit]:
         if not owners:
             return []
-        owner_sql = " OR ".join(f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners)))
+        owner_sql = " OR ".join(
+            f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners))
+        )
         params: dict[str, object] = {"q": expression, "limit": limit, "t": tenant_id}
         for i, (kind, owner_id) in enumerate(owners):
             params[f"k{i}"], params[f"o{i}"] = kind, owner_id
@@ -168,22 +199,30 @@ class SqliteDialect(Dialect):
         )
         return [TextHit(int(r), float(rank)) for r, rank in db.execute(text(sql), params)]
 
-    def memory_term_documents(self, db: Session, tokens: list[str], prefixes: list[str]) -> tuple[int, dict[str, int]]:
+    def memory_term_documents(
+        self, db: Session, tokens: list[str], prefixes: list[str]
+    ) -> tuple[int, dict[str, int]]:
         # fts5vocab reads the index's own per-token counts (the numbers FTS5's bm25() uses): a
         # lookup per token, no matter how many chunks hold it.
         documents = int(db.execute(text("SELECT count(*) FROM memory_chunks")).scalar_one())
         found: dict[str, int] = {}
         for token in dict.fromkeys(tokens):
-            row = db.execute(text(f"SELECT doc FROM {MEMORY_VOCAB} WHERE term = :t"), {"t": token}).first()
+            row = db.execute(
+                text(f"SELECT doc FROM {MEMORY_VOCAB} WHERE term = :t"), {"t": token}
+            ).first()
             found[token] = int(row[0]) if row else 0
         for prefix in dict.fromkeys(prefixes):
             upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-            total = db.execute(text(f"SELECT sum(doc) FROM {MEMORY_VOCAB} WHERE term >= :p AND term < :u"),
-                               {"p": prefix, "u": upper}).scalar_one()
+            total = db.execute(
+                text(f"SELECT sum(doc) FROM {MEMORY_VOCAB} WHERE term >= :p AND term < :u"),
+                {"p": prefix, "u": upper},
+            ).scalar_one()
             found[prefix + "*"] = min(int(total or 0), documents)
         return documents, found
 
-    def nearest_memory_chunks(self, db: Session, owner: str, vector: list[float], k: int) -> list[TextHit]:
+    def nearest_memory_chunks(
+        self, db: Session, owner: str, vector: list[float], k: int
+    ) -> list[TextHit]:
         sql = (
             f"SELECT chunk_id, distance FROM {MEMORY_VEC} "
             "WHERE embedding MATCH :v AND k = :k AND owner = :owner ORDER BY distance"
@@ -223,14 +262,21 @@ class SqliteDialect(Dialect):
         return [body for (body,) in db.execute(text(sql), {"s": session_pk, "q": seq, "c": count})]
 
     def scan_message_ids(
-        self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, case_sensitive: bool
+        self,
+        db: Session,
+        session_pk: int,
+        terms: list[str],
+        archive_pk: int | None,
+        case_sensitive: bool,
     ) -> list[int]:
         # instr() in C over the session's rows: no Python object per row. Without case sensitivity
         # lower() folds ASCII only, so callers still verify each hit (and nothing is lost: a miss
         # here is a miss there too for ASCII; non-ASCII terms are compared as given).
         column = "m.search_text" if case_sensitive else "lower(m.search_text)"
         conditions = " AND ".join(f"instr({column}, :t{i}) > 0" for i in range(len(terms)))
-        archive_filter = "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
+        archive_filter = (
+            "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
+        )
         params: dict[str, object] = {"s": session_pk, "a": archive_pk}
         for i, term in enumerate(terms):
             params[f"t{i}"] = term if case_sensitive else term.lower()
@@ -238,8 +284,14 @@ class SqliteDialect(Dialect):
         return [row_id for (row_id,) in db.execute(text(sql), params)]
 
     def message_candidates(
-        self, db: Session, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None,
-        window: TimeRange = (None, None), budget: int | None = None,
+        self,
+        db: Session,
+        session_pk: int,
+        literals: list[str],
+        dates: list[str],
+        archive_pk: int | None,
+        window: TimeRange = (None, None),
+        budget: int | None = None,
     ) -> list[CandidateRow]:
         ids: dict[int, None] = {}
         for sql, params in self._candidate_sources(session_pk, literals, dates, archive_pk, window):
@@ -247,26 +299,56 @@ class SqliteDialect(Dialect):
             if room is not None and room <= 0:
                 break
             limit = "" if room is None else f" ORDER BY m.id DESC LIMIT {int(room)}"
-            ids.update((row_id, None) for (row_id,) in db.execute(text(sql + limit), params) if row_id not in ids)
+            ids.update(
+                (row_id, None)
+                for (row_id,) in db.execute(text(sql + limit), params)
+                if row_id not in ids
+            )
         return self._candidate_rows(db, list(ids))
 
     def _candidate_sources(
-        self, session_pk: int, literals: list[str], dates: list[str], archive_pk: int | None, window: TimeRange,
+        self,
+        session_pk: int,
+        literals: list[str],
+        dates: list[str],
+        archive_pk: int | None,
+        window: TimeRange,
     ) -> Iterator[tuple[str, dict[str, object]]]:
         """One id query per literal, in the caller's order, then one for the dates. The index answers
         literals of three characters or more; shorter ones scan this session's rows (instr() in C)."""
-        base: dict[str, object] = {"s": session_pk, "a": archive_pk, "since": window[0], "until": window[1]}
+        base: dict[str, object] = {
+            "s": session_pk,
+            "a": archive_pk,
+            "since": window[0],
+            "until": window[1],
+        }
         # A message without search facts yet has no known time here: the caller filters it.
-        joined = "LEFT JOIN message_search x ON x.message_id = m.id " if window != (None, None) else ""
+        joined = (
+            "LEFT JOIN message_search x ON x.message_id = m.id " if window != (None, None) else ""
+        )
         head = (
             f"SELECT m.id FROM messages m {joined}WHERE m.session_pk = :s "
-            + ("AND m.archive_pk = :a " if archive_pk is not None else "AND m.archive_pk IS NOT NULL ")
-            + ("AND (x.said_at_ms IS NULL OR x.said_at_ms >= :since) " if window[0] is not None else "")
-            + ("AND (x.said_at_ms IS NULL OR x.said_at_ms <= :until) " if window[1] is not None else "")
+            + (
+                "AND m.archive_pk = :a "
+                if archive_pk is not None
+                else "AND m.archive_pk IS NOT NULL "
+            )
+            + (
+                "AND (x.said_at_ms IS NULL OR x.said_at_ms >= :since) "
+                if window[0] is not None
+                else ""
+            )
+            + (
+                "AND (x.said_at_ms IS NULL OR x.said_at_ms <= :until) "
+                if window[1] is not None
+                else ""
+            )
         )
         for literal in literals:
             if len(literal) >= self.min_indexed_term_chars():
-                where = f"AND m.id IN (SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q)"
+                where = (
+                    f"AND m.id IN (SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q)"
+                )
                 yield head + where, {**base, "q": fts_phrase(literal)}
             else:
                 yield head + "AND instr(lower(m.search_text), :t) > 0", {**base, "t": literal}
@@ -284,24 +366,43 @@ class SqliteDialect(Dialect):
                 "coalesce(x.dates, ''), x.said_at_ms FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
                 f"WHERE m.id IN ({', '.join(':' + k for k in chunk)})"
             )
-            rows += [CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6], r[7])
-                     for r in db.execute(text(sql), chunk)]
+            rows += [
+                CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6], r[7])
+                for r in db.execute(text(sql), chunk)
+            ]
         return rows
 
-    def store_message_vectors(self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]) -> None:
+    def store_message_vectors(
+        self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]
+    ) -> None:
         params = [
-            {"id": message_id, "s": session_pk, "t": said_at_ms, "v": sqlite_vec.serialize_float32(vector)}
+            {
+                "id": message_id,
+                "s": session_pk,
+                "t": said_at_ms,
+                "v": sqlite_vec.serialize_float32(vector),
+            }
             for message_id, session_pk, said_at_ms, vector in rows
         ]
         if params:
-            db.execute(text(f"DELETE FROM {MESSAGE_VEC} WHERE message_id = :id"), [{"id": p["id"]} for p in params])
             db.execute(
-                text(f"INSERT INTO {MESSAGE_VEC}(message_id, session_pk, said_at_ms, embedding) VALUES (:id, :s, :t, :v)"),
+                text(f"DELETE FROM {MESSAGE_VEC} WHERE message_id = :id"),
+                [{"id": p["id"]} for p in params],
+            )
+            db.execute(
+                text(
+                    f"INSERT INTO {MESSAGE_VEC}(message_id, session_pk, said_at_ms, embedding) VALUES (:id, :s, :t, :v)"
+                ),
                 params,
             )
 
     def nearest_messages(
-        self, db: Session, session_pk: int, vector: list[float], k: int, window: TimeRange = (None, None)
+        self,
+        db: Session,
+        session_pk: int,
+        vector: list[float],
+        k: int,
+        window: TimeRange = (None, None),
     ) -> list[TextHit]:
         # The time filter is part of the KNN (a vec0 metadata column): a narrow window still gets
         # its k nearest, not the few of the session's k nearest that fall inside it.
@@ -311,7 +412,13 @@ class SqliteDialect(Dialect):
             f"SELECT message_id, distance FROM {MESSAGE_VEC} "
             f"WHERE embedding MATCH :v AND k = :k AND session_pk = :s{since}{until} ORDER BY distance"
         )
-        params = {"v": sqlite_vec.serialize_float32(vector), "k": k, "s": session_pk, "since": window[0], "until": window[1]}
+        params = {
+            "v": sqlite_vec.serialize_float32(vector),
+            "k": k,
+            "s": session_pk,
+            "since": window[0],
+            "until": window[1],
+        }
         return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
 
     def probe_write(self, conn: Connection) -> None:

@@ -9,6 +9,18 @@ from app.db.models.message_search import MessageSearch, SessionSearchStats, Sess
 from app.db.models.turn_commit import TurnCommit
 
 __all__ = [
-    "AgentSession", "Archive", "ArchiveStatus", "EmbeddingCacheEntry", "Job", "JobStatus", "Memory",
-    "MemoryAudit", "MemoryChunk", "MessageSearch", "SessionSearchStats", "SessionTerm", "StoredMessage", "TurnCommit",
+    "AgentSession",
+    "Archive",
+    "ArchiveStatus",
+    "EmbeddingCacheEntry",
+    "Job",
+    "JobStatus",
+    "Memory",
+    "MemoryAudit",
+    "MemoryChunk",
+    "MessageSearch",
+    "SessionSearchStats",
+    "SessionTerm",
+    "StoredMessage",
+    "TurnCommit",
 ]

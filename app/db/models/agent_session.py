@@ -12,7 +12,9 @@ from app.db.base import Base, UtcDateTime
 
 class AgentSession(Base):
     __tablename__ = "agent_sessions"
-    __table_args__ = (UniqueConstraint("tenant_id", "session_id", name="uq_agent_sessions_tenant_session"),)
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "session_id", name="uq_agent_sessions_tenant_session"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     tenant_id: Mapped[str] = mapped_column(String(128))

@@ -23,7 +23,9 @@ TERMINAL_ARCHIVE_STATUSES = (ArchiveStatus.COMPLETED, ArchiveStatus.FAILED)
 
 class Archive(Base):
     __tablename__ = "archives"
-    __table_args__ = (UniqueConstraint("session_pk", "archive_index", name="uq_archives_session_index"),)
+    __table_args__ = (
+        UniqueConstraint("session_pk", "archive_index", name="uq_archives_session_index"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     tenant_id: Mapped[str] = mapped_column(String(128))

@@ -13,7 +13,9 @@ class MessageSearch(Base):
     __tablename__ = "message_search"
     __table_args__ = (Index("ix_message_search_session", "session_pk"),)
 
-    message_id: Mapped[int] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True)
+    message_id: Mapped[int] = mapped_column(
+        ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True
+    )
     tenant_id: Mapped[str] = mapped_column(String(128))
     session_pk: Mapped[int] = mapped_column(ForeignKey("agent_sessions.id", ondelete="CASCADE"))
     said_at_ms: Mapped[int | None] = mapped_column(BigInteger)
@@ -30,7 +32,9 @@ class SessionSearchStats(Base):
 
     __tablename__ = "session_search_stats"
 
-    session_pk: Mapped[int] = mapped_column(ForeignKey("agent_sessions.id", ondelete="CASCADE"), primary_key=True)
+    session_pk: Mapped[int] = mapped_column(
+        ForeignKey("agent_sessions.id", ondelete="CASCADE"), primary_key=True
+    )
     tenant_id: Mapped[str] = mapped_column(String(128))
     documents: Mapped[int] = mapped_column(Integer, default=0)
     total_chars: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -43,7 +47,9 @@ class SessionTerm(Base):
 
     __tablename__ = "session_terms"
 
-    session_pk: Mapped[int] = mapped_column(ForeignKey("agent_sessions.id", ondelete="CASCADE"), primary_key=True)
+    session_pk: Mapped[int] = mapped_column(
+        ForeignKey("agent_sessions.id", ondelete="CASCADE"), primary_key=True
+    )
     term: Mapped[str] = mapped_column(String(256), primary_key=True)
     tenant_id: Mapped[str] = mapped_column(String(128))
     documents: Mapped[int] = mapped_column(Integer, default=0)

@@ -12,7 +12,9 @@ from app.db.base import Base, UtcDateTime
 
 class TurnCommit(Base):
     __tablename__ = "turn_commits"
-    __table_args__ = (UniqueConstraint("session_pk", "advancement_key", name="uq_turn_commits_session_key"),)
+    __table_args__ = (
+        UniqueConstraint("session_pk", "advancement_key", name="uq_turn_commits_session_key"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     tenant_id: Mapped[str] = mapped_column(String(128))

@@ -16,9 +16,13 @@ def test_side_by_side_pairs_changed_lines_and_keeps_unpaired_ones() -> None:
     new = "# WM\n## Files\n- a.py\n- c.py\n- d.py\n## Open Issues"
     rows = side_by_side(old, new)
     assert [(r.kind, r.old_text, r.new_text) for r in rows] == [
-        ("same", "# WM", "# WM"), ("same", "## Files", "## Files"), ("same", "- a.py", "- a.py"),
-        ("changed", "- b.py", "- c.py"), ("added", None, "- d.py"),
-        ("same", "## Open Issues", "## Open Issues"), ("removed", "- fix x", None),
+        ("same", "# WM", "# WM"),
+        ("same", "## Files", "## Files"),
+        ("same", "- a.py", "- a.py"),
+        ("changed", "- b.py", "- c.py"),
+        ("added", None, "- d.py"),
+        ("same", "## Open Issues", "## Open Issues"),
+        ("removed", "- fix x", None),
     ]
     assert [(r.old_number, r.new_number) for r in rows][3:5] == [(4, 4), (None, 5)]
     assert diff_counts(rows) == {"changed": 1, "removed": 1, "added": 1}
@@ -31,22 +35,46 @@ def test_identical_versions_have_no_changes() -> None:
 
 def test_guard_marks_are_the_lines_a_guard_wrote() -> None:
     overview = f"## Open Issues\n- {WM_RESTORED_MARKER} pin the tag\n- new issue\n## Key Facts\n{WM_CONSOLIDATION_SENTINEL}"
-    assert guard_marks(overview) == [f"- {WM_RESTORED_MARKER} pin the tag", WM_CONSOLIDATION_SENTINEL]
+    assert guard_marks(overview) == [
+        f"- {WM_RESTORED_MARKER} pin the tag",
+        WM_CONSOLIDATION_SENTINEL,
+    ]
     assert guard_marks("## Open Issues\n- nothing restored") == []
 
 
 def test_message_parts_render_tool_calls_results_and_thinking() -> None:
-    call = message_view(2, {"role": "assistant", "timestamp": 1_760_000_000_000, "content": [
-        {"type": "thinking", "thinking": "look at logs"}, {"type": "text", "text": "Reading."},
-        {"type": "toolCall", "id": "t1", "name": "exec", "arguments": {"command": "ls"}},
-        {"type": "image", "data": "..."}, {"type": "custom", "x": 1}]})
+    call = message_view(
+        2,
+        {
+            "role": "assistant",
+            "timestamp": 1_760_000_000_000,
+            "content": [
+                {"type": "thinking", "thinking": "look at logs"},
+                {"type": "text", "text": "Reading."},
+                {"type": "toolCall", "id": "t1", "name": "exec", "arguments": {"command": "ls"}},
+                {"type": "image", "data": "..."},
+                {"type": "custom", "x": 1},
+            ],
+        },
+    )
     assert call.heading == "assistant" and call.time == "2025-10-09 08:53:20 UTC"
     assert [(p.kind, p.title) for p in call.parts] == [
-        ("thinking", "Thinking"), ("text", ""), ("tool_call", "Tool call: exec (t1)"), ("image", "Image"),
-        ("other", "Block: custom")]
+        ("thinking", "Thinking"),
+        ("text", ""),
+        ("tool_call", "Tool call: exec (t1)"),
+        ("image", "Image"),
+        ("other", "Block: custom"),
+    ]
     assert call.parts[2].text == '{\n  "command": "ls"\n}'
-    result = message_view(3, {"role": "toolResult", "toolName": "exec", "isError": True, "content": "boom"})
-    assert (result.heading, result.is_error, result.parts[0].text, result.time) == ("Tool result: exec (error)", True, "boom", None)
+    result = message_view(
+        3, {"role": "toolResult", "toolName": "exec", "isError": True, "content": "boom"}
+    )
+    assert (result.heading, result.is_error, result.parts[0].text, result.time) == (
+        "Tool result: exec (error)",
+        True,
+        "boom",
+        None,
+    )
 
 
 def test_progress_bar_without_a_terminal_writes_lines_and_a_final_note() -> None:
@@ -59,4 +87,6 @@ def test_progress_bar_without_a_terminal_writes_lines_and_a_final_note() -> None
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("import: [#########---------------------] 3/10  30%")
-    assert lines[1].startswith("import: [##############################] 10/10 100%") and lines[1].endswith("done: 10 imported")
+    assert lines[1].startswith("import: [##############################] 10/10 100%") and lines[
+        1
+    ].endswith("done: 10 imported")

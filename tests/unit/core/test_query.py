@@ -103,9 +103,16 @@ def test_the_vector_side_weighs_by_how_well_the_words_match() -> None:
 
 def test_each_clause_gets_its_best_answer_near_the_top() -> None:
     assert clauses("What breed did Mel adopt? And where did Mel go hiking?") == [
-        "What breed did Mel adopt?", "And where did Mel go hiking?"]
-    assert clauses("李娜领养了什么狗？另外，李娜去哪里爬山了？") == ["李娜领养了什么狗？", "另外，李娜去哪里爬山了？"]
-    assert clauses("Is it on? The cache eviction policy.") == ["Is it on? The cache eviction policy."]
+        "What breed did Mel adopt?",
+        "And where did Mel go hiking?",
+    ]
+    assert clauses("李娜领养了什么狗？另外，李娜去哪里爬山了？") == [
+        "李娜领养了什么狗？",
+        "另外，李娜去哪里爬山了？",
+    ]
+    assert clauses("Is it on? The cache eviction policy.") == [
+        "Is it on? The cache eviction policy."
+    ]
     assert clauses("deploy db-prod-7.example.com failed") == ["deploy db-prod-7.example.com failed"]
     # The second clause's best (id 3) scores far below the first clause's, but not once merged.
     merged = merge_clauses([{1: 8.0, 2: 6.0, 3: 1.0}, {3: 0.5, 2: 0.1}])
@@ -114,8 +121,12 @@ def test_each_clause_gets_its_best_answer_near_the_top() -> None:
 
 def test_a_speaker_label_counts_only_beside_other_evidence() -> None:
     query = parse_query("what did Caroline adopt")
-    docs = [Doc(1, "Caroline: small talk"), Doc(2, "Melanie: Caroline, did you adopt?"),
-            Doc(3, "Caroline: we adopted a corgi"), Doc(4, "Melanie: we adopted a cat")]
+    docs = [
+        Doc(1, "Caroline: small talk"),
+        Doc(2, "Melanie: Caroline, did you adopt?"),
+        Doc(3, "Caroline: we adopted a corgi"),
+        Doc(4, "Melanie: we adopted a cat"),
+    ]
     scores = bm25(query, docs, SessionStats(4, 25.0))
     assert 1 not in scores  # the label alone is no evidence
     assert scores[3] > scores[4]  # her own turn about adopting beats another's

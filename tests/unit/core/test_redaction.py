@@ -120,7 +120,9 @@ def test_log_lines_are_redacted() -> None:
     stream = io.StringIO()
     logging.getLogger().handlers[0].setStream(stream)  # type: ignore[attr-defined]
     try:
-        structlog.get_logger("t").warning("token AKIAIOSFODNN7EXAMPLE", detail={"k": "password=hunter22"})
+        structlog.get_logger("t").warning(
+            "token AKIAIOSFODNN7EXAMPLE", detail={"k": "password=hunter22"}
+        )
         logging.getLogger("std").error(f"std {GITHUB_PAT}")
         try:
             raise ValueError(f"boom {JWT}")

@@ -25,8 +25,29 @@ def per_character(text: str) -> float:
     return total
 
 
-EDGES = [0x10FF, 0x1100, 0x11FF, 0x1200, 0x2FFF, 0x3000, 0x303F, 0x3040, 0x4E00, 0x9FFF, 0xFF00, 0xFFEF,
-         0xFFF0, 0xFFFF, 0x10000, 0x1F600, 0x1FFFF, 0x20000, 0x2EBEF, 0x2EBF0, 0x10FFFF]
+EDGES = [
+    0x10FF,
+    0x1100,
+    0x11FF,
+    0x1200,
+    0x2FFF,
+    0x3000,
+    0x303F,
+    0x3040,
+    0x4E00,
+    0x9FFF,
+    0xFF00,
+    0xFFEF,
+    0xFFF0,
+    0xFFFF,
+    0x10000,
+    0x1F600,
+    0x1FFFF,
+    0x20000,
+    0x2EBEF,
+    0x2EBF0,
+    0x10FFFF,
+]
 
 
 @pytest.mark.parametrize("code", EDGES)
@@ -37,8 +58,17 @@ def test_range_edges_weigh_as_defined(code: int) -> None:
 
 def test_random_texts_weigh_as_defined() -> None:
     rng = random.Random(8)
-    pool = [chr(c) for c in (*range(32, 0x2000, 7), *range(0x3000, 0xA000, 13), *range(0xAC00, 0xD7A0, 17),
-                             *range(0xF900, 0x10000, 11), *range(0x10000, 0x30000, 101), *range(0xE0000, 0x10FFFF, 997))]
+    pool = [
+        chr(c)
+        for c in (
+            *range(32, 0x2000, 7),
+            *range(0x3000, 0xA000, 13),
+            *range(0xAC00, 0xD7A0, 17),
+            *range(0xF900, 0x10000, 11),
+            *range(0x10000, 0x30000, 101),
+            *range(0xE0000, 0x10FFFF, 997),
+        )
+    ]
     for _ in range(2000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 60)))
         assert text_weight(text) == per_character(text)

@@ -123,7 +123,7 @@ def test_decay_changes_the_ranking_with_a_fixed_now() -> None:
 
 
 def test_decay_only_touches_dated_categories() -> None:
-    assert DECAYING_CATEGORIES == {"events", "cases"}
+    assert {"events", "cases"} == DECAYING_CATEGORIES
     evergreen = [
         scored(c, 0.5, c, age_days=90)
         for c in ("profile", "preferences", "entities", "experiences")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 
 import pytest
@@ -35,7 +36,12 @@ def test_chinese_runs_become_character_pairs_and_whole_words() -> None:
 
 
 def test_mixed_latin_and_chinese() -> None:
-    assert phrases("OpenClaw插件的afterTurn配置") == ['"openclaw"*', '"插 件"', '"afterturn"*', '"配 置"']
+    assert phrases("OpenClaw插件的afterTurn配置") == [
+        '"openclaw"*',
+        '"插 件"',
+        '"afterturn"*',
+        '"配 置"',
+    ]
 
 
 def test_duplicates_are_removed_case_insensitively() -> None:
@@ -51,7 +57,16 @@ def test_phrases_are_bounded() -> None:
 
 def test_identifiers_dates_and_quotes_are_phrases() -> None:
     assert phrases('x after_turn v2 on db-prod-7, "green tea"') == [
-        '"after_turn"', '"db-prod-7"', '"v2"', '"db"', '"prod"*', '"7"', '"green"*', '"tea"*', '"green tea"']
+        '"after_turn"',
+        '"db-prod-7"',
+        '"v2"',
+        '"db"',
+        '"prod"*',
+        '"7"',
+        '"green"*',
+        '"tea"*',
+        '"green tea"',
+    ]
     assert phrases("what happened on 7 May 2023?") == ['"2023-05-07"', '"happen"*']
     assert [p.tokens for p in fts_phrases(parse_query("2023-05-07"))] == [("2023", "05", "07")]
 
@@ -73,8 +88,13 @@ def test_cjk_spaced() -> None:
 
 
 def test_fts_match_expression() -> None:
-    assert fts_match_expression(fts_phrases(parse_query("绿茶 green after_turn"))) == '"after_turn" OR "绿 茶" OR "green"*'
-    assert fts_match_expression(fts_phrases(parse_query('“say "hi"”'))) == '"hi" OR "say ""hi"""'  # quotes doubled
+    assert (
+        fts_match_expression(fts_phrases(parse_query("绿茶 green after_turn")))
+        == '"after_turn" OR "绿 茶" OR "green"*'
+    )
+    assert (
+        fts_match_expression(fts_phrases(parse_query('“say "hi"”'))) == '"hi" OR "say ""hi"""'
+    )  # quotes doubled
     assert fts_match_expression([]) == ""
 
 
@@ -118,9 +138,15 @@ def test_tokens_for_mmr() -> None:
 
 
 def test_mmr_tokens_see_near_duplicates_through_word_forms_and_stop_words() -> None:
-    one = tokens_for_mmr("Always run the database migrations before you deploy the backend service.")
+    one = tokens_for_mmr(
+        "Always run the database migrations before you deploy the backend service."
+    )
     two = tokens_for_mmr("Always run database migrations before deploying the backend service.")
-    assert one == two and {"database", "migration", "deploy"} <= one and not {"the", "you", "deploying"} & one
+    assert (
+        one == two
+        and {"database", "migration", "deploy"} <= one
+        and not {"the", "you", "deploying"} & one
+    )
 
 
 # chunk_text.
@@ -138,7 +164,7 @@ def test_chunks_respect_the_budget_and_overlap_on_line_boundaries() -> None:
     chunks = chunk_text("\n".join(lines), max_tokens=100, overlap_tokens=20)
     assert len(chunks) > 1
     assert all(estimate_text_tokens(c) <= 100 for c in chunks)
-    for previous, current in zip(chunks, chunks[1:], strict=False):
+    for previous, current in itertools.pairwise(chunks):
         last_line = previous.split("\n")[-1]
         assert current.split("\n")[0] == last_line  # one whole line (~21 tokens) carried over
     covered = {line for chunk in chunks for line in chunk.split("\n")}
@@ -165,7 +191,7 @@ def test_a_long_chinese_line_is_split_with_overlap() -> None:
     assert len(chunks) >= 4
     assert all(estimate_text_tokens(c) <= 400 for c in chunks)
     assert chunks[0] == text[: len(chunks[0])]
-    for previous, current in zip(chunks, chunks[1:], strict=False):
+    for previous, current in itertools.pairwise(chunks):
         carried = max(k for k in range(len(current)) if previous.endswith(current[:k]))
         assert 70 <= carried * 1.5 <= 80  # about 80 tokens of the previous chunk
     assert text.endswith(chunks[-1])

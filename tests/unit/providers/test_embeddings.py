@@ -57,7 +57,9 @@ async def test_local_model_loads_from_the_package_and_gives_unit_vectors(local: 
 
 async def test_chinese_is_closer_to_its_translation_than_to_unrelated_text(local: LocalE5Embedder):
     [query] = await local.embed_queries(["用户喜欢喝绿茶"])
-    translation, unrelated = await local.embed_passages(["The user likes green tea", "The deployment failed"])
+    translation, unrelated = await local.embed_passages(
+        ["The user likes green tea", "The deployment failed"]
+    )
     assert cosine(query, translation) > cosine(query, unrelated) + 0.05
 
 
@@ -117,7 +119,9 @@ async def test_local_loads_once_and_never_blocks_the_event_loop():
             await asyncio.sleep(0.005)
 
     task = asyncio.create_task(ticker())
-    results = await asyncio.gather(*(embedder.embed_passages(["a", "b"]) for _ in range(3)), embedder.warm())
+    results = await asyncio.gather(
+        *(embedder.embed_passages(["a", "b"]) for _ in range(3)), embedder.warm()
+    )
     task.cancel()
     assert SlowModel.loads == 1
     assert [len(r) for r in results[:3]] == [2, 2, 2]
@@ -159,8 +163,11 @@ class Remote:
     def __init__(self, client: httpx.AsyncClient, **overrides: Any) -> None:
         self.sleeps: list[float] = []
         options: dict[str, Any] = {
-            "base_url": BASE + "/", "model": "embed-model", "api_key": KEY,
-            "sleep": self._sleep, "rng": random.Random(3),
+            "base_url": BASE + "/",
+            "model": "embed-model",
+            "api_key": KEY,
+            "sleep": self._sleep,
+            "rng": random.Random(3),
         }
         options.update(overrides)
         self.embedder = OpenAICompatibleEmbedder(client, **options)
@@ -200,8 +207,14 @@ async def test_remote_splits_requests_at_batch_size(client: httpx.AsyncClient, a
     embedder = Remote(client, batch_size=2).embedder
     texts = ["a", "bb", "ccc", "dddd", "eeeee"]
     vectors = await embedder.embed_queries(texts)
-    assert [json.loads(call.request.content)["input"] for call in route.calls] == [["a", "bb"], ["ccc", "dddd"], ["eeeee"]]
-    expected = [[n / math.hypot(n, 1.0), 1.0 / math.hypot(n, 1.0)] for n in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    assert [json.loads(call.request.content)["input"] for call in route.calls] == [
+        ["a", "bb"],
+        ["ccc", "dddd"],
+        ["eeeee"],
+    ]
+    expected = [
+        [n / math.hypot(n, 1.0), 1.0 / math.hypot(n, 1.0)] for n in (1.0, 2.0, 3.0, 4.0, 5.0)
+    ]
     assert all(cosine(v, e) > 0.999999 for v, e in zip(vectors, expected, strict=True))
 
 
@@ -224,10 +237,14 @@ async def test_remote_learns_dimensions_from_the_first_answer(remote: Remote, ap
 
 
 async def test_remote_honours_retry_after_on_429(remote: Remote, api: respx.Router):
-    api.post(URL).mock(side_effect=[
-        httpx.Response(429, headers={"Retry-After": "7"}, json={"error": {"message": "slow down"}}),
-        httpx.Response(200, json=answer([[1.0, 0.0]])),
-    ])
+    api.post(URL).mock(
+        side_effect=[
+            httpx.Response(
+                429, headers={"Retry-After": "7"}, json={"error": {"message": "slow down"}}
+            ),
+            httpx.Response(200, json=answer([[1.0, 0.0]])),
+        ]
+    )
     assert await remote.embedder.embed_passages(["x"]) == [[1.0, 0.0]]
     assert len(remote.sleeps) == 1 and remote.sleeps[0] >= 7.0
 
@@ -241,11 +258,13 @@ async def test_remote_retries_5xx_then_raises_transient(remote: Remote, api: res
 
 
 async def test_remote_retries_connection_errors_and_timeouts(remote: Remote, api: respx.Router):
-    api.post(URL).mock(side_effect=[
-        httpx.ConnectError("refused"),
-        httpx.ReadTimeout("slow"),
-        httpx.Response(200, json=answer([[0.0, 2.0]])),
-    ])
+    api.post(URL).mock(
+        side_effect=[
+            httpx.ConnectError("refused"),
+            httpx.ReadTimeout("slow"),
+            httpx.Response(200, json=answer([[0.0, 2.0]])),
+        ]
+    )
     assert await remote.embedder.embed_passages(["x"]) == [[0.0, 1.0]]
     assert len(remote.sleeps) == 2
 
@@ -283,7 +302,9 @@ async def test_remote_non_json_answer_is_permanent(remote: Remote, api: respx.Ro
         await remote.embedder.embed_passages(["x"])
 
 
-async def test_remote_sends_the_key_but_its_endpoint_key_hides_it(client, remote: Remote, api: respx.Router):
+async def test_remote_sends_the_key_but_its_endpoint_key_hides_it(
+    client, remote: Remote, api: respx.Router
+):
     route = api.post(URL).respond(200, json=answer([[1.0, 0.0]]))
     await remote.embedder.embed_queries(["x"])
     assert route.calls[0].request.headers["Authorization"] == f"Bearer {KEY}"
@@ -312,7 +333,9 @@ async def test_fake_is_deterministic_normalised_and_word_sensitive():
     [query] = await again.embed_queries(["green tea"])
     assert tea == tea_again and len(tea) == 256 and abs(norm(tea) - 1.0) < 1e-9
     assert cosine(query, tea) > cosine(query, unrelated) + 0.2
-    assert fake.calls == [["The user likes green tea", "the USER likes green tea!", "Deployment failed at noon"]]
+    assert fake.calls == [
+        ["The user likes green tea", "the USER likes green tea!", "Deployment failed at noon"]
+    ]
     assert fake.provider == "fake" and fake.endpoint_key == again.endpoint_key
 
 

@@ -30,7 +30,9 @@ TOOL = {
 }
 
 
-def answer(message: dict[str, Any] | None = None, usage: dict[str, int] | None = None) -> dict[str, Any]:
+def answer(
+    message: dict[str, Any] | None = None, usage: dict[str, int] | None = None
+) -> dict[str, Any]:
     """A chat completion body with one choice."""
     body: dict[str, Any] = {
         "id": "cmpl-1",
@@ -44,7 +46,11 @@ def answer(message: dict[str, Any] | None = None, usage: dict[str, int] | None =
 
 def tool_message(arguments: Any) -> dict[str, Any]:
     """An assistant message with one tool call carrying ``arguments``."""
-    call = {"id": "call_1", "type": "function", "function": {"name": "update_working_memory", "arguments": arguments}}
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "update_working_memory", "arguments": arguments},
+    }
     return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
@@ -55,8 +61,12 @@ class Harness:
         self.sleeps: list[float] = []
         self.events: list[tuple[str, dict[str, int]]] = []
         options: dict[str, Any] = {
-            "base_url": BASE, "model": "test-model", "api_key": KEY,
-            "sleep": self._sleep, "rng": random.Random(7), "observe": self._observe,
+            "base_url": BASE,
+            "model": "test-model",
+            "api_key": KEY,
+            "sleep": self._sleep,
+            "rng": random.Random(7),
+            "observe": self._observe,
         }
         options.update(overrides)
         self.llm = OpenAICompatibleLLM(client, **options)
@@ -124,7 +134,11 @@ async def test_tool_call_arguments_as_object_pass_through(harness: Harness, api:
 
 
 async def test_legacy_function_call_becomes_one_tool_call(harness: Harness, api: respx.Router):
-    message = {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}}
+    message = {
+        "role": "assistant",
+        "content": None,
+        "function_call": {"name": "f", "arguments": "{}"},
+    }
     api.post(URL).respond(200, json=answer(message))
     result = await harness.llm.complete(MESSAGES)
     assert [(c.name, c.arguments, c.id) for c in result.tool_calls] == [("f", "{}", None)]
@@ -150,9 +164,14 @@ async def test_missing_usage_gives_zeros(harness: Harness, api: respx.Router):
     assert result.usage == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 
 
-async def test_429_with_retry_after_seconds_waits_at_least_that_long(harness: Harness, api: respx.Router):
+async def test_429_with_retry_after_seconds_waits_at_least_that_long(
+    harness: Harness, api: respx.Router
+):
     route = api.post(URL)
-    route.side_effect = [httpx.Response(429, headers={"Retry-After": "2"}), httpx.Response(200, json=answer())]
+    route.side_effect = [
+        httpx.Response(429, headers={"Retry-After": "2"}),
+        httpx.Response(200, json=answer()),
+    ]
     result = await harness.llm.complete(MESSAGES)
     assert result.content == "hi"
     assert result.attempts == 2
@@ -163,7 +182,10 @@ async def test_429_with_retry_after_seconds_waits_at_least_that_long(harness: Ha
 async def test_429_with_http_date_retry_after(harness: Harness, api: respx.Router):
     when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     route = api.post(URL)
-    route.side_effect = [httpx.Response(429, headers={"Retry-After": when}), httpx.Response(200, json=answer())]
+    route.side_effect = [
+        httpx.Response(429, headers={"Retry-After": when}),
+        httpx.Response(200, json=answer()),
+    ]
     result = await harness.llm.complete(MESSAGES)
     assert result.attempts == 2
     assert len(harness.sleeps) == 1 and 25 <= harness.sleeps[0] <= 31
@@ -171,20 +193,28 @@ async def test_429_with_http_date_retry_after(harness: Harness, api: respx.Route
 
 async def test_small_retry_after_never_shortens_the_backoff(harness: Harness, api: respx.Router):
     route = api.post(URL)
-    route.side_effect = [httpx.Response(429, headers={"Retry-After": "0"}), httpx.Response(200, json=answer())]
+    route.side_effect = [
+        httpx.Response(429, headers={"Retry-After": "0"}),
+        httpx.Response(200, json=answer()),
+    ]
     await harness.llm.complete(MESSAGES)
     assert 1.0 <= harness.sleeps[0] <= 1.25
 
 
 async def test_huge_retry_after_is_capped(harness: Harness, api: respx.Router):
     route = api.post(URL)
-    route.side_effect = [httpx.Response(503, headers={"Retry-After": "86400"}), httpx.Response(200, json=answer())]
+    route.side_effect = [
+        httpx.Response(503, headers={"Retry-After": "86400"}),
+        httpx.Response(200, json=answer()),
+    ]
     await harness.llm.complete(MESSAGES)
     assert harness.sleeps == [MAX_RETRY_AFTER_S]
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])
-async def test_server_errors_are_retried_up_to_max_attempts(harness: Harness, api: respx.Router, status: int):
+async def test_server_errors_are_retried_up_to_max_attempts(
+    harness: Harness, api: respx.Router, status: int
+):
     route = api.post(URL).respond(status, json={"error": {"message": "overloaded"}})
     with pytest.raises(TransientProviderError) as caught:
         await harness.llm.complete(MESSAGES)
@@ -195,7 +225,9 @@ async def test_server_errors_are_retried_up_to_max_attempts(harness: Harness, ap
     assert [outcome for outcome, _ in harness.events] == ["transient_error"] * 4
 
 
-async def test_final_transient_error_carries_the_last_retry_after(client: httpx.AsyncClient, api: respx.Router):
+async def test_final_transient_error_carries_the_last_retry_after(
+    client: httpx.AsyncClient, api: respx.Router
+):
     harness = Harness(client, max_attempts=2)
     route = api.post(URL).respond(429, headers={"Retry-After": "5"})
     with pytest.raises(TransientProviderError) as caught:
@@ -219,12 +251,20 @@ async def test_timeouts_and_connection_errors_are_retried_then_transient(
 
 async def test_recovery_after_two_failures(harness: Harness, api: respx.Router):
     route = api.post(URL)
-    route.side_effect = [httpx.ReadTimeout("slow"), httpx.Response(502), httpx.Response(200, json=answer())]
+    route.side_effect = [
+        httpx.ReadTimeout("slow"),
+        httpx.Response(502),
+        httpx.Response(200, json=answer()),
+    ]
     result = await harness.llm.complete(MESSAGES)
     assert result.content == "hi"
     assert result.attempts == 3
     assert route.call_count == 3
-    assert [outcome for outcome, _ in harness.events] == ["transient_error", "transient_error", "ok"]
+    assert [outcome for outcome, _ in harness.events] == [
+        "transient_error",
+        "transient_error",
+        "ok",
+    ]
 
 
 async def test_sleeps_follow_the_exponential_schedule(harness: Harness, api: respx.Router):
@@ -236,7 +276,9 @@ async def test_sleeps_follow_the_exponential_schedule(harness: Harness, api: res
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
-async def test_client_errors_are_permanent_and_not_retried(harness: Harness, api: respx.Router, status: int):
+async def test_client_errors_are_permanent_and_not_retried(
+    harness: Harness, api: respx.Router, status: int
+):
     route = api.post(URL).respond(status, json={"error": {"message": "bad things happened"}})
     with pytest.raises(PermanentProviderError) as caught:
         await harness.llm.complete(MESSAGES)
@@ -282,7 +324,9 @@ async def test_body_not_json_is_permanent(harness: Harness, api: respx.Router):
 
 
 @pytest.mark.parametrize("content", [None, ""])
-async def test_empty_message_is_an_answer_not_an_error(harness: Harness, api: respx.Router, content: Any):
+async def test_empty_message_is_an_answer_not_an_error(
+    harness: Harness, api: respx.Router, content: Any
+):
     api.post(URL).respond(200, json=answer({"role": "assistant", "content": content}))
     result = await harness.llm.complete(MESSAGES)
     assert result.content == content
@@ -294,7 +338,10 @@ async def test_forced_tool_choice_is_sent_first(harness: Harness, api: respx.Rou
     result = await harness.llm.complete_with_forced_tool(MESSAGES, TOOL)
     assert route.call_count == 1
     assert sent(route)["tools"] == [TOOL]
-    assert sent(route)["tool_choice"] == {"type": "function", "function": {"name": "update_working_memory"}}
+    assert sent(route)["tool_choice"] == {
+        "type": "function",
+        "function": {"name": "update_working_memory"},
+    }
     assert result.tool_calls[0].name == "update_working_memory"
 
 
@@ -313,7 +360,11 @@ async def test_rejected_forced_choice_falls_back_to_required(harness: Harness, a
 
 async def test_rejected_required_choice_falls_back_to_auto(harness: Harness, api: respx.Router):
     route = api.post(URL)
-    route.side_effect = [httpx.Response(400), httpx.Response(400), httpx.Response(200, json=answer(tool_message("{}")))]
+    route.side_effect = [
+        httpx.Response(400),
+        httpx.Response(400),
+        httpx.Response(200, json=answer(tool_message("{}"))),
+    ]
     result = await harness.llm.complete_with_forced_tool(MESSAGES, TOOL)
     assert [sent(route, i)["tool_choice"] for i in range(3)][1:] == ["required", "auto"]
     assert result.attempts == 3
@@ -341,15 +392,21 @@ async def test_request_body_and_headers(client: httpx.AsyncClient, api: respx.Ro
     await harness.llm.complete(MESSAGES, tools=[TOOL], tool_choice="auto")
     body = sent(route)
     assert body == {
-        "model": "test-model", "messages": MESSAGES, "temperature": 0.0,
-        "max_tokens": 1234, "tools": [TOOL], "tool_choice": "auto",
+        "model": "test-model",
+        "messages": MESSAGES,
+        "temperature": 0.0,
+        "max_tokens": 1234,
+        "tools": [TOOL],
+        "tool_choice": "auto",
     }
     headers = route.calls[0].request.headers
     assert headers["Authorization"] == f"Bearer {KEY}"
     assert headers["X-Title"] == "context-engine"
 
 
-async def test_plain_request_has_no_tools_and_no_key_when_unset(client: httpx.AsyncClient, api: respx.Router):
+async def test_plain_request_has_no_tools_and_no_key_when_unset(
+    client: httpx.AsyncClient, api: respx.Router
+):
     harness = Harness(client, api_key=None)
     route = api.post(URL).respond(200, json=answer())
     await harness.llm.complete(MESSAGES)

@@ -6,7 +6,7 @@ import copy
 import hashlib
 import json
 
-from app.sessions.fingerprint import (
+from app.core.fingerprint import (
     fingerprint_counts,
     fingerprint_payload,
     message_fingerprint,
@@ -55,19 +55,43 @@ def test_untimestamped_tool_messages_are_told_apart_by_their_ids() -> None:
     a = {"role": "toolResult", "content": "out", "toolUseId": "u1"}
     b = {"role": "toolResult", "content": "out", "toolUseId": "u2"}
     assert fp(a) != fp(b)
-    call = {"role": "assistant", "content": [{"type": "toolCall", "id": "x_1", "name": "read", "arguments": {}}]}
-    other = {"role": "assistant", "content": [{"type": "toolCall", "id": "x_2", "name": "read", "arguments": {}}]}
+    call = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "x_1", "name": "read", "arguments": {}}],
+    }
+    other = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "x_2", "name": "read", "arguments": {}}],
+    }
     assert fp(call) != fp(other)
 
 
 def _stored_tool_pair() -> list[dict]:
     """A tool call and its result as the 2026.9 host commits them (provider's raw id, details)."""
     return [
-        {"role": "assistant", "timestamp": 1795416088156, "stopReason": "toolUse", "api": "openai-completions",
-         "content": [{"type": "toolCall", "id": "call_stub_2", "name": "read", "arguments": {"path": "notes.md"}}]},
-        {"role": "toolResult", "toolCallId": "call_stub_2", "toolName": "read", "isError": False,
-         "timestamp": 1795416088310, "content": [{"type": "text", "text": "PELICAN-42"}],
-         "details": {"kind": "text", "content": "PELICAN-42"}},
+        {
+            "role": "assistant",
+            "timestamp": 1795416088156,
+            "stopReason": "toolUse",
+            "api": "openai-completions",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": "call_stub_2",
+                    "name": "read",
+                    "arguments": {"path": "notes.md"},
+                }
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "call_stub_2",
+            "toolName": "read",
+            "isError": False,
+            "timestamp": 1795416088310,
+            "content": [{"type": "text", "text": "PELICAN-42"}],
+            "details": {"kind": "text", "content": "PELICAN-42"},
+        },
     ]
 
 
@@ -75,8 +99,11 @@ def test_replayed_tool_pair_has_the_stored_fingerprints() -> None:
     """The host replays stored tool messages with sanitised ids, no details, added metadata."""
     call, result = _stored_tool_pair()
     for replay_id in ("callstub2", "callstub", "a1b2c3d4e"):  # strict, strict9-cut, strict9-hashed
-        replayed_call = {**call, "__openclaw": {"runId": "r"},
-                         "content": [{**call["content"][0], "id": replay_id}]}
+        replayed_call = {
+            **call,
+            "__openclaw": {"runId": "r"},
+            "content": [{**call["content"][0], "id": replay_id}],
+        }
         replayed_result = {k: v for k, v in result.items() if k != "details"}
         replayed_result.update(toolCallId=replay_id, __openclaw={"runId": "r"})
         assert fp(replayed_call) == fp(call)

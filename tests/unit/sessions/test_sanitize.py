@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from app.sessions.sanitize import (
+from app.core.sanitize import (
     contains_injected_context,
     sanitize_message_for_capture,
     sanitize_text,

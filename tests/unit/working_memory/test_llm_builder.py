@@ -63,8 +63,11 @@ class ScriptedModel:
 
 
 def tool_answer(arguments: Any) -> ChatResult:
-    return ChatResult(content=None, tool_calls=[ToolCallResult("update_working_memory", arguments, "c1")],
-                      usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+    return ChatResult(
+        content=None,
+        tool_calls=[ToolCallResult("update_working_memory", arguments, "c1")],
+        usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    )
 
 
 def section(doc: str, name: str) -> str:
@@ -72,11 +75,15 @@ def section(doc: str, name: str) -> str:
 
 
 async def build(model: ScriptedModel, prior: str | None = PRIOR, **extra: Any):  # type: ignore[no-untyped-def]
-    return await LlmWorkingMemoryBuilder(model).build(WmInputs(MESSAGES, prior, "migrate payments", **extra))
+    return await LlmWorkingMemoryBuilder(model).build(
+        WmInputs(MESSAGES, prior, "migrate payments", **extra)
+    )
 
 
 async def test_only_some_sections_leave_the_others_untouched():
-    model = ScriptedModel(tool_answer({"sections": {"Current State": {"op": "UPDATE", "content": "Reporting next."}}}))
+    model = ScriptedModel(
+        tool_answer({"sections": {"Current State": {"op": "UPDATE", "content": "Reporting next."}}})
+    )
     result = await build(model)
     assert result.path == "update"
     assert section(result.overview, "Current State") == "Reporting next."
@@ -96,14 +103,21 @@ async def test_arguments_as_a_json_string_and_the_seven_names_at_top_level():
 async def test_raw_wrapper_with_unbalanced_braces_is_repaired():
     raw = '{"sections": {"Current State": {"op": "UPDATE", "content": "Reporting next."}'
     result = await build(ScriptedModel(tool_answer({"raw": raw})))
-    assert result.path == "update" and section(result.overview, "Current State") == "Reporting next."
+    assert (
+        result.path == "update" and section(result.overview, "Current State") == "Reporting next."
+    )
 
 
 async def test_unknown_ops_and_non_string_items_are_harmless():
-    ops = {"sections": {
-        "Current State": {"op": "REWRITE", "content": "gone"},
-        "Errors & Corrections": {"op": "APPEND", "items": ["report totals off by one", 42, None, {"x": 1}]},
-    }}
+    ops = {
+        "sections": {
+            "Current State": {"op": "REWRITE", "content": "gone"},
+            "Errors & Corrections": {
+                "op": "APPEND",
+                "items": ["report totals off by one", 42, None, {"x": 1}],
+            },
+        }
+    }
     result = await build(ScriptedModel(tool_answer(ops)))
     assert section(result.overview, "Current State") == "Writing the migration."
     errors = section(result.overview, "Errors & Corrections")
@@ -129,7 +143,11 @@ async def test_provider_failures_end_in_the_extractive_builder():
 
 async def test_first_archive_uses_create_and_normalises_the_answer():
     answer = "# Working Memory\n\n## Session Title\nPayments\n\n## Extra Notes\n- keep this\n"
-    model = ScriptedModel(ChatResult(content=answer, usage={"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}))
+    model = ScriptedModel(
+        ChatResult(
+            content=answer, usage={"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+        )
+    )
     result = await build(model, prior=None, custom_instructions="focus on money")
     assert result.path == "create" and model.calls[0][0] == "complete"
     assert all(f"## {name}" in result.overview for name in WM_SEVEN_SECTIONS)
@@ -145,5 +163,7 @@ async def test_update_prompt_carries_the_prior_and_size_warnings():
     await build(model, prior=big_prior)
     prompt = model.calls[0][1][-1]["content"]
     assert "<current_wm>" in prompt and "Payments Service Migration" in prompt
-    assert "<section_size_warnings>" in prompt and '"Key Facts & Decisions" has 30 bullets' in prompt
+    assert (
+        "<section_size_warnings>" in prompt and '"Key Facts & Decisions" has 30 bullets' in prompt
+    )
     assert "<new_content>" in prompt and "refunds are covered" in prompt

@@ -56,7 +56,10 @@ def fingerprint_payload(message: Message) -> dict[str, Any]:
     """
     timestamp = message.get("timestamp")
     keep_ids = timestamp is None
-    payload: dict[str, Any] = {"role": message.get("role"), "content": _content(message.get("content"), keep_ids)}
+    payload: dict[str, Any] = {
+        "role": message.get("role"),
+        "content": _content(message.get("content"), keep_ids),
+    }
     if keep_ids:
         for key in _TOOL_ID_KEYS:
             if message.get(key) is not None:

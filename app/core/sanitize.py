@@ -48,7 +48,9 @@ _CONVERSATION_METADATA_OPEN_RE = regex.compile(
     r"(?:\([^)]{1,256}\))?\s{0,16}:\s{0,16}```",
     regex.IGNORECASE,
 )
-_SENDER_METADATA_OPEN_RE = regex.compile(r"Sender\s{0,16}\([^)]{0,256}\)\s{0,16}:\s{0,16}```", regex.IGNORECASE)
+_SENDER_METADATA_OPEN_RE = regex.compile(
+    r"Sender\s{0,16}\([^)]{0,256}\)\s{0,16}:\s{0,16}```", regex.IGNORECASE
+)
 _FENCED_JSON_OPEN_RE = regex.compile(r"```json", regex.IGNORECASE)
 _FENCE_CLOSE_RE = regex.compile(r"```")
 _METADATA_KEY_RE = regex.compile(
@@ -83,8 +85,12 @@ def _collapse(text: str) -> str:
     return _WHITESPACE_RE.sub(" ", text, concurrent=True).strip()
 
 
-def _remove_blocks(text: str, opening: regex.Pattern[str], closing: regex.Pattern[str],
-                   replace: Callable[[str], str] = lambda _inner: " ") -> str:
+def _remove_blocks(
+    text: str,
+    opening: regex.Pattern[str],
+    closing: regex.Pattern[str],
+    replace: Callable[[str], str] = lambda _inner: " ",
+) -> str:
     """Replace every block from an ``opening`` match to the next ``closing`` match by
     ``replace(inner text)``, left to right, in linear time."""
     pieces: list[str] = []

@@ -48,24 +48,38 @@ def enqueue_phase2(db: Session, archive: Archive, now: datetime) -> Job:
 
 def requeue_expired(db: Session, now: datetime) -> int:
     """Jobs whose worker stopped renewing the lease become claimable again."""
-    expired = db.execute(
-        update(Job)
-        .where(Job.status == JobStatus.RUNNING, Job.lease_expires_at < now)
-        .values(status=JobStatus.QUEUED, worker_id=None, lease_expires_at=None, updated_at=now)
-        .returning(Job.archive_pk)
-    ).scalars().all()
+    expired = (
+        db.execute(
+            update(Job)
+            .where(Job.status == JobStatus.RUNNING, Job.lease_expires_at < now)
+            .values(status=JobStatus.QUEUED, worker_id=None, lease_expires_at=None, updated_at=now)
+            .returning(Job.archive_pk)
+        )
+        .scalars()
+        .all()
+    )
     _mark_archives(db, list(expired), ArchiveStatus.PENDING)
     return len(expired)
 
 
 def requeue_all_running(db: Session, now: datetime) -> int:
     """At start-up of the embedded default: every running job belonged to our previous process."""
-    orphaned = db.execute(
-        update(Job)
-        .where(Job.status == JobStatus.RUNNING)
-        .values(status=JobStatus.QUEUED, worker_id=None, lease_expires_at=None, run_after=now, updated_at=now)
-        .returning(Job.archive_pk)
-    ).scalars().all()
+    orphaned = (
+        db.execute(
+            update(Job)
+            .where(Job.status == JobStatus.RUNNING)
+            .values(
+                status=JobStatus.QUEUED,
+                worker_id=None,
+                lease_expires_at=None,
+                run_after=now,
+                updated_at=now,
+            )
+            .returning(Job.archive_pk)
+        )
+        .scalars()
+        .all()
+    )
     _mark_archives(db, list(orphaned), ArchiveStatus.PENDING)
     return len(orphaned)
 
@@ -79,7 +93,9 @@ def claim_next(db: Session, worker_id: str, now: datetime, lease: timedelta) -> 
         .where(
             Job.status == JobStatus.QUEUED,
             Job.run_after <= now,
-            ~exists().where(running.session_pk == Job.session_pk, running.status == JobStatus.RUNNING),
+            ~exists().where(
+                running.session_pk == Job.session_pk, running.status == JobStatus.RUNNING
+            ),
             ~exists().where(
                 older.session_pk == Job.session_pk,
                 older.archive_index < Job.archive_index,
@@ -101,12 +117,16 @@ def claim_next(db: Session, worker_id: str, now: datetime, lease: timedelta) -> 
             attempts=Job.attempts + 1,
             updated_at=now,
         )
-        .returning(Job.id, Job.tenant_id, Job.session_pk, Job.archive_pk, Job.archive_index, Job.attempts)
+        .returning(
+            Job.id, Job.tenant_id, Job.session_pk, Job.archive_pk, Job.archive_index, Job.attempts
+        )
     ).one_or_none()
     if row is None:
         return None
     _mark_archives(db, [row.archive_pk], ArchiveStatus.RUNNING)
-    return ClaimedJob(row.id, row.tenant_id, row.session_pk, row.archive_pk, row.archive_index, row.attempts)
+    return ClaimedJob(
+        row.id, row.tenant_id, row.session_pk, row.archive_pk, row.archive_index, row.attempts
+    )
 
 
 def renew_lease(db: Session, job_id: int, worker_id: str, now: datetime, lease: timedelta) -> bool:
@@ -134,16 +154,30 @@ def mark_succeeded(db: Session, job_id: int, now: datetime) -> None:
     )
 
 
-def schedule_retry(db: Session, job: ClaimedJob, run_after: datetime, error: str, stage: str, now: datetime,
-                   *, refund_attempt: bool = False) -> None:
+def schedule_retry(
+    db: Session,
+    job: ClaimedJob,
+    run_after: datetime,
+    error: str,
+    stage: str,
+    now: datetime,
+    *,
+    refund_attempt: bool = False,
+) -> None:
     """Queue the job again after ``run_after``, recording why; a refunded attempt does not count."""
     attempts = Job.attempts - 1 if refund_attempt else Job.attempts
     db.execute(
         update(Job)
         .where(Job.id == job.job_id)
         .values(
-            status=JobStatus.QUEUED, worker_id=None, lease_expires_at=None, run_after=run_after,
-            last_error=error, stage=stage, attempts=attempts, updated_at=now,
+            status=JobStatus.QUEUED,
+            worker_id=None,
+            lease_expires_at=None,
+            run_after=run_after,
+            last_error=error,
+            stage=stage,
+            attempts=attempts,
+            updated_at=now,
         )
     )
     _mark_archives(db, [job.archive_pk], ArchiveStatus.PENDING)
@@ -153,7 +187,13 @@ def mark_failed(db: Session, job: ClaimedJob, error: str, stage: str, now: datet
     db.execute(
         update(Job)
         .where(Job.id == job.job_id)
-        .values(status=JobStatus.FAILED, lease_expires_at=None, last_error=error, stage=stage, updated_at=now)
+        .values(
+            status=JobStatus.FAILED,
+            lease_expires_at=None,
+            last_error=error,
+            stage=stage,
+            updated_at=now,
+        )
     )
     db.execute(
         update(Archive)
