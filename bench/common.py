@@ -218,6 +218,7 @@ class Server:
         )
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
+        self.profiler: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Server:
         self.start()
@@ -241,6 +242,7 @@ class Server:
                 raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_tail()}")
             try:
                 if httpx.get(f"{self.base_url}/healthz", timeout=1.0).status_code == 200:
+                    self._start_profiler()
                     return
             except httpx.TransportError:
                 pass
@@ -248,7 +250,39 @@ class Server:
         self.stop()
         raise RuntimeError(f"server did not become healthy in {timeout_s}s:\n{self.log_tail()}")
 
+    def _start_profiler(self) -> None:
+        """With ``CE_BENCH_PROFILE=<dir>``, py-spy samples the server until it stops; the folded
+        stacks land in ``<dir>/server-<port>.folded`` (``python -m bench.profile <file>`` sums them)."""
+        folder = os.environ.get("CE_BENCH_PROFILE")
+        if not folder or self.proc is None:
+            return
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        out = Path(folder) / f"server-{self.port}.folded"
+        self.profiler = subprocess.Popen(
+            [
+                "py-spy",
+                "record",
+                "--pid",
+                str(self.proc.pid),
+                "--format",
+                "raw",
+                "--rate",
+                "250",
+                "--nonblocking",
+                "--output",
+                str(out),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
     def stop(self) -> None:
+        self._stop_server()
+        profiler, self.profiler = self.profiler, None
+        if profiler is not None:
+            profiler.wait(timeout=30)  # py-spy writes its file when the process it samples exits
+
+    def _stop_server(self) -> None:
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return
