@@ -21,11 +21,9 @@ class UnitOfWork:
         self.engine = engine
         self.dialect: Dialect = dialect_for(engine)
         self.health = StorageHealth()
-        # SQLite has one writer per file. Queueing writers of this process on a lock is fairer and
-        # cheaper than letting them spin in SQLite's busy handler; other processes still meet the
-        # busy timeout.
+        # Other processes still meet the database's busy timeout.
         self._write_lock: AbstractContextManager[object] = (
-            threading.Lock() if engine.dialect.name == "sqlite" else nullcontext()
+            threading.Lock() if self.dialect.single_writer else nullcontext()
         )
 
     @contextmanager

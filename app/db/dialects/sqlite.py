@@ -62,6 +62,7 @@ def fts_query(terms: list[str], *, any_term: bool) -> str:
 
 class SqliteDialect(Dialect):
     name = "sqlite"
+    single_writer = True
 
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
         params = [{"id": row_id, "text": _bounded(body)} for row_id, body in rows if body]
