@@ -236,6 +236,11 @@ class DatabaseSettings(BaseModel):
         10000, ge=0, description="SQLite busy timeout for a locked database."
     )
     pool_size: int = Field(8, ge=1, description="Connections kept in the pool.")
+    vector_cache_mb: int = Field(
+        256,
+        ge=0,
+        description="Memory for the in-process vector matrices of the partitions searched lately (0: search the vector tables directly).",
+    )
     storage_retry_after_s: int = Field(
         30,
         ge=1,

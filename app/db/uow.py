@@ -17,9 +17,13 @@ from app.db.storage import StorageHealth, storage_problem
 class UnitOfWork:
     """Opens read and write transactions; a write commits when its block ends without error."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, vector_cache_mb: int | None = None) -> None:
         self.engine = engine
-        self.dialect: Dialect = dialect_for(engine)
+        self.dialect: Dialect = (
+            dialect_for(engine)
+            if vector_cache_mb is None
+            else dialect_for(engine, vector_cache_mb * 1024 * 1024)
+        )
         self.health = StorageHealth()
         # Other processes still meet the database's busy timeout.
         self._write_lock: AbstractContextManager[object] = (
