@@ -1,4 +1,4 @@
-"""The service's error hierarchy: each error carries its code and HTTP status (api.md, Errors)."""
+"""The service's error hierarchy: each error carries its code and HTTP status (docs/api.md, Errors)."""
 
 from __future__ import annotations
 

@@ -353,7 +353,7 @@ class Settings(BaseSettings):
         return self.wm.mode != "extractive" and self.llm.configured
 
     def check_safe_to_serve(self) -> None:
-        """Refuse to listen on a non-loopback address without API keys (quality.md, Security)."""
+        """Refuse to listen on a non-loopback address without API keys (docs/quality.md, Security)."""
         if not self.is_loopback and not self.api_keys:
             raise ValueError(
                 f"refusing to listen on {self.host} without API keys: set CE_API_KEYS or bind to 127.0.0.1"

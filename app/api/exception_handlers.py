@@ -1,4 +1,4 @@
-"""Every error becomes the envelope of api.md; validation errors are 400, not 422."""
+"""Every error becomes the envelope of docs/api.md; validation errors are 400, not 422."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Archives: expand one archive, search a session's archives (api.md, Archives).
+"""Archives: expand one archive, search a session's archives (docs/api.md, Archives).
 
 Search answers with redacted text only (search text is redacted at capture, overviews when they
 are written, and snippets and the echoed query once more here). Expanding an archive is the one
@@ -150,7 +150,7 @@ def search_archives(
         truncated = len(hits) > req.limit
         results = hits[: req.limit]
         add_context(db, session, results, req.context)
-    # quality.md, Security: snippets and the echoed query pass through the redaction boundary.
+    # docs/quality.md, Security: snippets and the echoed query pass through the redaction boundary.
     for hit in [*results, *overviews]:
         hit["snippet"] = redact_text(hit["snippet"])
     out: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """``POST /assemble``: rebuild the history (pre_prompt) or inject recall (tool_loop).
 
-lifecycle.md, Assemble. A passthrough returns the host's messages unchanged, as a new list.
+docs/lifecycle.md, Assemble. A passthrough returns the host's messages unchanged, as a new list.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ async def _with_memories(
     settings: Settings, recall: RecallSource, req: AssembleInput, result: dict[str, Any]
 ) -> dict[str, Any]:
     """pre_prompt extras: tool usage memories in the system prompt, recall for the prompt as
-    ``prependContext`` (lifecycle.md, pre_prompt step 7)."""
+    ``prependContext`` (docs/lifecycle.md, pre_prompt step 7)."""
     ident = req.identity
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     if req.available_tools:
@@ -126,7 +126,7 @@ async def _with_memories(
         )
         try:
             block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
-        except Exception:  # noqa: BLE001 - recall never fails the hook (quality.md, Degradation)
+        except Exception:  # noqa: BLE001 - recall never fails the hook (docs/quality.md, Degradation)
             block = None
         if block is not None and block.text:
             result["prependContext"] = block.text
@@ -146,7 +146,7 @@ def assemble_pre_prompt(
     stored = _load_stored(uow, req.identity)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
-    # Stored bodies are read in their redacted form (quality.md, Security).
+    # Stored bodies are read in their redacted form (docs/quality.md, Security).
     candidates = stored.messages
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
@@ -192,7 +192,7 @@ def assemble_pre_prompt(
 async def assemble_tool_loop(
     settings: Settings, recall: RecallSource, req: AssembleInput, started: float
 ) -> dict[str, Any]:
-    """Recall injection (lifecycle.md, tool_loop phase).
+    """Recall injection (docs/lifecycle.md, tool_loop phase).
 
     Older hosts end ``messages`` with the current user message: the envelope is prepended to it.
     The 2026.9 host sends the history before the current turn and the current message only as
@@ -241,10 +241,10 @@ async def assemble_tool_loop(
         return passthrough(
             req, "recall_timeout", started, recall={"query": query, "timedOut": True}
         )
-    except Exception:  # noqa: BLE001 - recall must never fail the hook (quality.md, Degradation)
+    except Exception:  # noqa: BLE001 - recall must never fail the hook (docs/quality.md, Degradation)
         return passthrough(req, "recall_failed", started, recall={"query": query})
     if block is None or not block.text:
-        # The experience gate's verdict is reported with or without hits (api.md, diagnostics.recall).
+        # The experience gate's verdict is reported with or without hits (docs/api.md, diagnostics.recall).
         return passthrough(
             req,
             "no_recall_hits",
@@ -274,7 +274,7 @@ def _gate(reason: str) -> dict[str, Any]:
 async def _skill_memory_or_passthrough(
     recall: RecallSource, req: AssembleInput, started: float
 ) -> dict[str, Any]:
-    """recall.md, Skill memory: a SKILL.md read gets the skill's history appended to its result."""
+    """docs/recall.md, Skill memory: a SKILL.md read gets the skill's history appended to its result."""
     ident = req.identity
     try:
         block = await asyncio.wait_for(

@@ -52,7 +52,7 @@ class _Committed:
 async def compact_session(
     uow: UnitOfWork, settings: Settings, notify: Callable[[], None], req: CompactInput
 ) -> dict[str, Any]:
-    """Commit with keep 0, then (with ``wait``) wait for the archive; every outcome of api.md."""
+    """Commit with keep 0, then (with ``wait``) wait for the archive; every outcome of docs/api.md."""
     ident = req.identity
     if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
         return {"ok": True, "compacted": False, "reason": "session_bypassed"}

@@ -1,4 +1,4 @@
-"""Alembic migrations build the schema the models describe (architecture.md, Storage)."""
+"""Alembic migrations build the schema the models describe (docs/architecture.md, Storage)."""
 
 from __future__ import annotations
 

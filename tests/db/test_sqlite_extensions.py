@@ -1,4 +1,4 @@
-"""The SQLite connection policy of app.db.engine (architecture.md, Storage)."""
+"""The SQLite connection policy of app.db.engine (docs/architecture.md, Storage)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``options`` of ``/assemble``: per-request overrides of the recall settings (api.md, assemble).
+"""``options`` of ``/assemble``: per-request overrides of the recall settings (docs/api.md, assemble).
 
 Typed and strict like every hook field the service interprets: ``recallLimit: false`` is a 400,
 not a limit of 0. Unknown options are accepted and ignored (permissive hook bodies).
