@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from app.db.dialects import Dialect, dialect_for
-from app.db.engine import BEGIN_MODE_OPTION
+from app.db.engine import BEGIN_MODE_OPTION, group_commit_for
 from app.db.storage import StorageHealth, storage_problem
 
 
@@ -25,6 +25,7 @@ class UnitOfWork:
             else dialect_for(engine, vector_cache_mb * 1024 * 1024)
         )
         self.health = StorageHealth()
+        self._group_commit = group_commit_for(engine)
         # Other processes still meet the database's busy timeout.
         self._write_lock: AbstractContextManager[object] = (
             threading.Lock() if self.dialect.single_writer else nullcontext()
@@ -32,14 +33,18 @@ class UnitOfWork:
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        """A write transaction that holds the write lock from its first statement."""
-        with self._watched(), self._write_lock, self.engine.connect() as conn:
-            conn.execution_options(**{BEGIN_MODE_OPTION: "IMMEDIATE"})
-            with (
-                Session(bind=conn, expire_on_commit=False, autoflush=False) as session,
-                session.begin(),
-            ):
-                yield session
+        """A write transaction that holds the write lock from its first statement; when the block
+        ends without error it has committed and the commit is on disk."""
+        with self._watched():
+            with self._write_lock, self.engine.connect() as conn:
+                conn.execution_options(**{BEGIN_MODE_OPTION: "IMMEDIATE"})
+                with (
+                    Session(bind=conn, expire_on_commit=False, autoflush=False) as session,
+                    session.begin(),
+                ):
+                    yield session
+            if self._group_commit is not None:
+                self._group_commit.wait_durable()  # outside the lock: the next writer goes on
 
     @contextmanager
     def read(self) -> Iterator[Session]:
