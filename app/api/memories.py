@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import Response
@@ -26,9 +26,9 @@ from app.api.schemas.memories import (
     SearchMemoriesResponse,
 )
 from app.errors import InvalidArgument
-from app.memory.fields import CURSOR_PATTERN
+from app.memory.fields import CURSOR_PATTERN, NewMemory
 from app.memory.search import SearchInput, search_memories
-from app.memory.service import Caller, NewMemory
+from app.memory.service import Caller
 from app.memory.transfer import import_memories, parse_lines
 
 router = APIRouter(prefix="/memories", tags=["memories"])
@@ -50,7 +50,9 @@ IMPORT_BODY = {
         }
     }
 }
-JSONL = {200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}
+JSONL: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}}
+}
 
 
 def _owners(
@@ -110,7 +112,9 @@ async def list_memories_endpoint(
 ) -> object:
     """The current memories of a user and an agent, newest first."""
     scoped, owners = _owners(caller, user_id, agent_id)
-    return await run_in_threadpool(services.memory.list, scoped, owners, category, q, limit, cursor)
+    return await run_in_threadpool(
+        services.memory.list_memories, scoped, owners, category, q, limit, cursor
+    )
 
 
 # A bare Response class: the errors of this route are JSON envelopes, only its 200 is JSON Lines.

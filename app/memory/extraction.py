@@ -92,8 +92,10 @@ async def extract_candidates(
     seen: set[tuple[str, str]] = set()
     for item in _candidate_items(tool_arguments(result, PROPOSE_TOOL_NAME)):
         candidate = _candidate(item, message_time, set(seqs))
-        key = (candidate.category, normalise_text(candidate.content)) if candidate else None
-        if candidate and candidate.sensitivity != "never-store" and key not in seen:
+        if candidate is None or candidate.sensitivity == "never-store":
+            continue
+        key = (candidate.category, normalise_text(candidate.content))
+        if key not in seen:
             seen.add(key)
             candidates.append(candidate)
     return candidates, usage
@@ -123,7 +125,9 @@ def decide_without_model(
     twin = _exact_twin(candidate, neighbours)
     if twin is not None:
         return Decision("NONE", candidate, twin, None, "same normalised text as an existing memory")
-    for neighbour in neighbours if similarity is not None else []:
+    if similarity is None:
+        return Decision("ADD", candidate, None, None, "no near-duplicate memory")
+    for neighbour in neighbours:
         score = similarity(candidate, neighbour)
         if score is not None and score >= DUPLICATE_SIMILARITY:
             return Decision(
@@ -195,8 +199,8 @@ def _candidate_items(args: Any) -> list[Any]:
         return args
     if isinstance(args, dict):
         for key in ("memories", "candidates", "items"):
-            if isinstance(args.get(key), list):
-                return args[key]
+            if isinstance(items := args.get(key), list):
+                return items
         if "category" in args:
             return [args]
     return []

@@ -138,19 +138,14 @@ class MemoryRecall:
         # Masked memories stay out of the prompt: their text is not for the model.
         items = [
             MemoryItem(
-                **{
-                    k: r[k]
-                    for k in (
-                        "id",
-                        "uri",
-                        "category",
-                        "title",
-                        "abstract",
-                        "content",
-                        "score",
-                        "level",
-                    )
-                }
+                id=r["id"],
+                uri=r["uri"],
+                category=r["category"],
+                title=r["title"],
+                abstract=r["abstract"],
+                content=r["content"],
+                score=r["score"],
+                level=r["level"],
             )
             for r in result["results"]
             if r["sensitivity"] != "masked"
@@ -162,11 +157,8 @@ class _Options:
     """The configured recall settings with the request's ``options`` overrides."""
 
     def __init__(self, s: RecallSettings, overrides: dict[str, Any]) -> None:
-        exp = (
-            overrides.get("agentExperience")
-            if isinstance(overrides.get("agentExperience"), dict)
-            else {}
-        )
+        given = overrides.get("agentExperience")
+        exp: dict[str, Any] = given if isinstance(given, dict) else {}
         self.limit = int(overrides.get("recallLimit", s.limit))
         self.threshold = float(overrides.get("recallScoreThreshold", s.score_threshold))
         self.max_chars = int(overrides.get("recallMaxInjectedChars", s.max_injected_chars))

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from app.core.clock import utcnow
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
@@ -125,7 +127,15 @@ class MemoryService:
                 }, None
             return self._merge_profile(db, caller, siblings[0], content, actor, now), siblings[0].id
 
-    def _duplicate(self, db, tenant_id, owner, content, prepared, siblings) -> Memory | None:  # type: ignore[no-untyped-def]
+    def _duplicate(
+        self,
+        db: Session,
+        tenant_id: str,
+        owner: tuple[str, str],
+        content: str,
+        prepared: PreparedChunks,
+        siblings: list[Memory],
+    ) -> Memory | None:
         wanted = normalise_text(content)
         for memory in siblings:
             if normalise_text(memory.content) == wanted:
@@ -161,8 +171,8 @@ class MemoryService:
                 write_chunks(db, self.uow.dialect, memory, prepared)
 
     def _merge_profile(
-        self, db, caller: Caller, profile: Memory, content: str, actor: str, now: datetime
-    ) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+        self, db: Session, caller: Caller, profile: Memory, content: str, actor: str, now: datetime
+    ) -> dict[str, Any]:
         before = snapshot(profile)
         profile.content = f"{profile.content.rstrip()}\n{content}"
         profile.abstract = one_line(profile.content)
@@ -211,7 +221,7 @@ class MemoryService:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
             return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
 
-    def list(
+    def list_memories(
         self,
         caller: Caller,
         owners: list[tuple[str, str]],

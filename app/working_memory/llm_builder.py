@@ -135,7 +135,8 @@ def _tool_arguments(result: ChatResult) -> Any | None:
         return candidate  # let the lenient parser and the salvage try
     # {"name": "update_working_memory", "arguments": {...}} or {"function": {...}} as plain text.
     if isinstance(parsed, dict):
-        inner = parsed.get("function") if isinstance(parsed.get("function"), dict) else parsed
+        function = parsed.get("function")
+        inner = function if isinstance(function, dict) else parsed
         if "arguments" in inner:
             return inner["arguments"]
     return parsed

@@ -146,7 +146,7 @@ def _render_message(message: Message, names: dict[str, str]) -> str:
             and isinstance(block.get("type"), str)
             and block["type"] in TOOL_CALL_BLOCK_TYPES
         ):
-            arguments = next(
+            arguments: Any = next(
                 (block[k] for k in ("arguments", "input", "toolInput") if k in block), {}
             )
             lines.append(
@@ -160,12 +160,10 @@ def _render_message(message: Message, names: dict[str, str]) -> str:
 def _block_text(block: Any) -> str:
     if isinstance(block, str):
         return block.strip()
-    if (
-        isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    ):
-        return block["text"].strip()
+    if isinstance(block, dict) and block.get("type") == "text":
+        text = block.get("text")
+        if isinstance(text, str):
+            return text.strip()
     return ""
 
 
