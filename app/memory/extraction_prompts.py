@@ -14,8 +14,8 @@ import unicodedata
 from typing import Any
 
 from app.core.messages import Message, role_of, tool_calls, tool_result_id
+from app.core.transcript import render_transcript
 from app.memory.arguments import decode_arguments, tool_arguments
-from app.working_memory.prompts import render_transcript
 
 PROPOSE_TOOL_NAME = "propose_memories"
 DECIDE_TOOL_NAME = "decide_memory"

@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from app.core.transcript import render_transcript
 from app.providers.protocols import ChatModel, ChatResult, ProviderError
 from app.working_memory.document import (
     WM_SEVEN_SECTIONS,
@@ -24,7 +25,7 @@ from app.working_memory.document import (
     section_key,
 )
 from app.working_memory.guards import merge_wm_sections
-from app.working_memory.prompts import create_messages, render_transcript, update_messages
+from app.working_memory.prompts import create_messages, update_messages
 from app.working_memory.reminders import build_section_reminders
 from app.working_memory.service import WmInputs, WmResult, build_extractive, finish_result
 from app.working_memory.tool_call import (
