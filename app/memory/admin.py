@@ -12,11 +12,12 @@ from datetime import datetime
 from typing import Any
 
 from app.core.clock import isoformat, utcnow
+from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.errors import NotFound
 from app.memory import admin_repository as admin_repo
 from app.memory import repository as repo
-from app.memory.records import CATEGORIES, MASKED_TEXT, memory_view
+from app.memory.records import CATEGORIES, MASKED_TEXT, memory_record, record_json
 from app.memory.service import Caller, MemoryService
 from app.memory.transfer import prepare_batch, redact_records, store_records
 
@@ -42,7 +43,7 @@ def browse_memories(
         )
         counts = admin_repo.category_counts(db, caller.tenant_id, now)
     return {
-        "items": [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows],
+        "items": [_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows],
         "counts": {c: counts.get(c, 0) for c in CATEGORIES},
     }
 
@@ -53,7 +54,7 @@ def memory_with_audit(uow: UnitOfWork, caller: Caller, memory_id: str) -> dict[s
         memory = repo.get_memory(db, caller.tenant_id, memory_id)
         entries = repo.audit_of(db, caller.tenant_id, memory_id)
         view = (
-            memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+            _view(memory, can_read_sensitive=caller.can_read_sensitive)
             if memory is not None
             else None
         )
@@ -97,6 +98,11 @@ def _shown(field: str, value: Any, hide: bool) -> Any:
     return MASKED_TEXT if hide and field in TEXT_FIELDS and value else value
 
 
+def _view(memory: Memory, *, can_read_sensitive: bool) -> dict[str, Any]:
+    """The console's and the export file's memory: the record with camelCase keys."""
+    return record_json(memory_record(memory, can_read_sensitive=can_read_sensitive))
+
+
 def count_memories(uow: UnitOfWork, tenant_id: str) -> int:
     """Every memory of the tenant, superseded and expired ones included (what an export holds)."""
     with uow.read() as db:
@@ -109,7 +115,7 @@ def export_records(uow: UnitOfWork, tenant_id: str) -> Iterator[dict[str, Any]]:
     while True:
         with uow.read() as db:
             page = admin_repo.page_after(db, tenant_id, after, EXPORT_PAGE)
-            views = [memory_view(m, can_read_sensitive=True) for m in page]
+            views = [_view(m, can_read_sensitive=True) for m in page]
         if not views:
             return
         yield from views

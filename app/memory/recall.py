@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.assembly.recall import RecallBlock, RecallRequest
+from app.core.recall import RecallBlock, RecallRequest
 from app.core.redaction import redact_text
 from app.memory.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
 from app.memory.render import (
@@ -138,19 +138,19 @@ class MemoryRecall:
         # Masked memories stay out of the prompt: their text is not for the model.
         items = [
             MemoryItem(
-                id=r["id"],
-                uri=r["uri"],
-                category=r["category"],
-                title=r["title"],
-                abstract=r["abstract"],
-                content=r["content"],
-                score=r["score"],
-                level=r["level"],
+                id=hit.record.id,
+                uri=hit.record.uri,
+                category=hit.record.category,
+                title=hit.record.title,
+                abstract=hit.record.abstract,
+                content=hit.record.content,
+                score=hit.score,
+                level=hit.level,
             )
-            for r in result["results"]
-            if r["sensitivity"] != "masked"
+            for hit in result.results
+            if hit.record.sensitivity != "masked"
         ]
-        return items, result["mode"]
+        return items, result.mode
 
 
 class _Options:

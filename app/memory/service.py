@@ -31,14 +31,16 @@ from app.memory.fields import (
 from app.memory.records import (
     CATEGORIES,
     SENSITIVITIES,
+    MemoryRecord,
+    memory_record,
     memory_uri,
-    memory_view,
     new_memory_id,
     one_line,
     owner_key,
     owner_of,
     snapshot,
 )
+from app.memory.results import CommitOutcome, Deleted, ForgetOutcome, MemoryPage
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
 from app.providers.protocols import ProviderError
 
@@ -80,15 +82,15 @@ class MemoryService:
 
     async def commit_memory(
         self, caller: Caller, new: NewMemory, actor: str = "api"
-    ) -> dict[str, Any]:
+    ) -> CommitOutcome:
         """ADD a memory, UPDATE the profile, or NONE for a duplicate or a refused one."""
         _validate(new.category, new.sensitivity)
         if new.sensitivity == "never-store":
-            return {"action": "NONE", "reason": "never-store"}
+            return CommitOutcome("NONE", reason="never-store")
         # Redaction and chunking are CPU work: a worker thread, never the event loop.
         clean = await asyncio.to_thread(clean_new_memory, new)
         if clean is None:
-            return {"action": "NONE", "reason": "nothing_left_after_redaction"}
+            return CommitOutcome("NONE", reason="nothing_left_after_redaction")
         prepared = await self.prepare_chunks(clean.chunks)
         # Database work runs in a worker thread: the write lock must never be awaited on the loop.
         result, merged_id = await asyncio.to_thread(
@@ -106,7 +108,7 @@ class MemoryService:
         clean: CleanMemory,
         prepared: PreparedChunks,
         actor: str,
-    ) -> tuple[dict[str, Any], str | None]:
+    ) -> tuple[CommitOutcome, str | None]:
         now = utcnow()
         content = clean.content
         owner = owner_of(new.category, caller.user_id, caller.agent_id)
@@ -114,17 +116,15 @@ class MemoryService:
             siblings = repo.same_category(db, caller.tenant_id, owner, new.category, now)
             duplicate = self._duplicate(db, caller.tenant_id, owner, content, prepared, siblings)
             if duplicate is not None:
-                view = memory_view(duplicate, can_read_sensitive=caller.can_read_sensitive)
-                return {"action": "NONE", "reason": "duplicate", "memory": view}, None
+                view = memory_record(duplicate, can_read_sensitive=caller.can_read_sensitive)
+                return CommitOutcome("NONE", reason="duplicate", memory=view), None
             if not (new.category == "profile" and siblings):
                 memory = self._new_row(caller.tenant_id, owner, new, clean, now)
                 repo.add_memory(db, memory)
                 write_chunks(db, self.uow.dialect, memory, prepared)
                 audit(db, memory, "ADD", actor, "commit_memory", None, now)
-                return {
-                    "action": "ADD",
-                    "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive),
-                }, None
+                view = memory_record(memory, can_read_sensitive=caller.can_read_sensitive)
+                return CommitOutcome("ADD", memory=view), None
             return self._merge_profile(db, caller, siblings[0], content, actor, now), siblings[0].id
 
     def _duplicate(
@@ -172,7 +172,7 @@ class MemoryService:
 
     def _merge_profile(
         self, db: Session, caller: Caller, profile: Memory, content: str, actor: str, now: datetime
-    ) -> dict[str, Any]:
+    ) -> CommitOutcome:
         before = snapshot(profile)
         profile.content = f"{profile.content.rstrip()}\n{content}"
         profile.abstract = one_line(profile.content)
@@ -182,10 +182,8 @@ class MemoryService:
             db, self.uow.dialect, profile, PreparedChunks(chunks_for(profile.content), None, None)
         )
         audit(db, profile, "UPDATE", actor, "commit_memory merged into the profile", before, now)
-        return {
-            "action": "UPDATE",
-            "memory": memory_view(profile, can_read_sensitive=caller.can_read_sensitive),
-        }
+        view = memory_record(profile, can_read_sensitive=caller.can_read_sensitive)
+        return CommitOutcome("UPDATE", memory=view)
 
     @staticmethod
     def _new_row(
@@ -216,10 +214,10 @@ class MemoryService:
             updated_at=now,
         )
 
-    def get(self, caller: Caller, memory_id: str) -> dict[str, Any]:
+    def get(self, caller: Caller, memory_id: str) -> MemoryRecord:
         with self.uow.read() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
-            return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+            return memory_record(memory, can_read_sensitive=caller.can_read_sensitive)
 
     def list_memories(
         self,
@@ -229,7 +227,7 @@ class MemoryService:
         text: str | None,
         limit: int,
         cursor: str | None,
-    ) -> dict[str, Any]:
+    ) -> MemoryPage:
         with self.uow.read() as db:
             rows = repo.list_memories(
                 db,
@@ -241,12 +239,11 @@ class MemoryService:
                 after=parse_cursor(cursor),
                 limit=limit + 1,
             )
-        items = [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]]
+        items = [
+            memory_record(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]
+        ]
         last = rows[limit - 1] if len(rows) > limit else None
-        return {
-            "items": items,
-            "nextCursor": make_cursor(last.created_at, last.id) if last else None,
-        }
+        return MemoryPage(items, make_cursor(last.created_at, last.id) if last else None)
 
     async def patch(
         self,
@@ -255,7 +252,7 @@ class MemoryService:
         changes: dict[str, Any],
         version: int | None,
         actor: str = "api",
-    ) -> dict[str, Any]:
+    ) -> MemoryRecord:
         """Edit with an optimistic version: a stale version is a 409. ``actor`` goes to the audit trail."""
         # A null leaves its field as it is; only ttlDays has a null that means something (no expiry).
         changes = {
@@ -281,7 +278,7 @@ class MemoryService:
         version: int | None,
         reindex: bool,
         actor: str = "api",
-    ) -> dict[str, Any]:
+    ) -> MemoryRecord:
         now = utcnow()
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
@@ -310,14 +307,14 @@ class MemoryService:
                     PreparedChunks(chunks_for(memory.content), None, None),
                 )
             audit(db, memory, "UPDATE", actor, "edit", before, now)
-            return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+            return memory_record(memory, can_read_sensitive=caller.can_read_sensitive)
 
-    def delete(self, caller: Caller, memory_id: str, actor: str = "api") -> dict[str, Any]:
+    def delete(self, caller: Caller, memory_id: str, actor: str = "api") -> Deleted:
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
             audit(db, memory, "DELETE", actor, "delete", snapshot(memory), utcnow(), deleted=True)
             remove_memories(db, self.uow.dialect, [memory.id])
-        return {"id": memory_id, "deleted": True}
+        return Deleted(memory_id)
 
     def forget(
         self,
@@ -326,7 +323,7 @@ class MemoryService:
         days: float | None,
         subject: str | None,
         dry_run: bool,
-    ) -> dict[str, Any]:
+    ) -> ForgetOutcome:
         """Delete the owners' memories of the last ``days`` days and/or mentioning ``subject``."""
         if days is None and not subject:
             raise InvalidArgument("give days or subject", {"fields": ["days", "subject"]})
@@ -348,12 +345,12 @@ class MemoryService:
                         deleted=True,
                     )
                 remove_memories(db, self.uow.dialect, ids)
-        return {"deleted": 0 if dry_run else len(ids), "ids": ids, "dryRun": dry_run}
+        return ForgetOutcome(0 if dry_run else len(ids), ids, dry_run)
 
-    def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[MemoryRecord]:
         with self.uow.read() as db:
             return [
-                memory_view(m, can_read_sensitive=caller.can_read_sensitive)
+                memory_record(m, can_read_sensitive=caller.can_read_sensitive)
                 for m in repo.all_memories(db, caller.tenant_id, owners)
             ]
 

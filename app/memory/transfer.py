@@ -13,7 +13,8 @@ from app.core.redaction import redact_text, redact_value
 from app.db.models import Memory
 from app.errors import InvalidArgument, PayloadTooLarge
 from app.memory import admin_repository as admin_repo
-from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, memory_view, new_memory_id
+from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, new_memory_id
+from app.memory.results import ImportOutcome
 from app.memory.service import Caller, MemoryService
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks_many
 from app.providers.protocols import ProviderError
@@ -144,14 +145,14 @@ def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
 
 async def import_memories(
     service: MemoryService, caller: Caller, records: list[dict[str, Any]]
-) -> dict[str, Any]:
+) -> ImportOutcome:
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
     # Redaction in a worker thread, before the vectors and the write lock.
     records = await asyncio.to_thread(redact_records, records)
     prepared = await prepare_batch(service, [r["content"] for r in records])
     # The write runs in a worker thread: the write lock is never awaited on the event loop.
     imported = await asyncio.to_thread(store_records, service, caller, records, prepared)
-    return {"imported": len(records), "ids": imported}
+    return ImportOutcome(len(records), imported)
 
 
 async def prepare_batch(service: MemoryService, texts: list[str]) -> list[PreparedChunks]:
@@ -210,7 +211,6 @@ def store_records(
 
 __all__ = [
     "import_memories",
-    "memory_view",
     "parse_lines",
     "parse_record",
     "redact_records",
