@@ -17,6 +17,7 @@ from app.db.uow import UnitOfWork
 from app.errors import NotFound
 from app.memory import admin_repository as admin_repo
 from app.memory import repository as repo
+from app.memory.admin_repository import HeldId
 from app.memory.records import CATEGORIES, MASKED_TEXT, memory_record, record_json
 from app.memory.service import Caller, MemoryService
 from app.memory.transfer import prepare_batch, redact_records, store_records
@@ -153,7 +154,7 @@ async def import_batch(
     return BatchOutcome(imported=len(fresh), skipped=len(records) - len(fresh))
 
 
-def _holders(uow: UnitOfWork, tenant_id: str, ids: list[str]) -> dict[str, Any]:
+def _holders(uow: UnitOfWork, tenant_id: str, ids: list[str]) -> dict[str, HeldId]:
     """Who holds each id of the batch, and each id a foreign-held record would be moved to."""
     with uow.read() as db:
         found = admin_repo.owners_of_ids(db, ids)
@@ -168,7 +169,7 @@ def _tenant_copy_id(tenant_id: str, memory_id: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{tenant_id}/{memory_id}"))
 
 
-def _same_revision(held: Any, record: dict[str, Any]) -> bool:
+def _same_revision(held: HeldId, record: dict[str, Any]) -> bool:
     """Whether the stored memory is the record's revision: same version, same change time (to the
     millisecond, the precision of an export)."""
     when = record.get("updatedAt")

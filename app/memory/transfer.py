@@ -199,10 +199,8 @@ def store_records(
         replaced = [memory_id for memory_id in latest if memory_id in held]
         if replaced:
             remove_memories(db, dialect, replaced)
-            db.flush()
         memories = [(_row(caller.tenant_id, record), chunks) for record, chunks in latest.values()]
-        db.add_all([memory for memory, _ in memories])
-        db.flush()
+        admin_repo.add_memories(db, [memory for memory, _ in memories])
         write_chunks_many(db, dialect, memories)
         for memory, _ in memories:
             audit(db, memory, "ADD", "import", "import", None, now)
