@@ -196,6 +196,16 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+_PRIVATE_KEY_TRIGGER = "-----begin "
+_ALL_TRIGGERS = (_PRIVATE_KEY_TRIGGER, *dict.fromkeys(t for rule in _RULES for t in rule.triggers))
+
+
+def might_hold_secret(text: str) -> bool:
+    """False when no rule can match: none of their literal triggers occurs in the text."""
+    lowered = text.lower()
+    return any(trigger in lowered for trigger in _ALL_TRIGGERS)
+
+
 def _apply(rule: _Rule, text: str) -> tuple[str, int]:
     """Substitute one rule and count the matches it actually changed."""
     if isinstance(rule.replace, str):
