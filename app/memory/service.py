@@ -4,22 +4,17 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
-
-from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.errors import Conflict, InvalidArgument, NotFound
 from app.memory import repository as repo
+from app.memory.commit import Writer, commit_write
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.extraction_prompts import normalise_text
 from app.memory.fields import (
-    CleanMemory,
     NewMemory,
     apply_changes,
     clean_changes,
@@ -34,17 +29,12 @@ from app.memory.records import (
     MemoryRecord,
     memory_record,
     memory_uri,
-    new_memory_id,
-    one_line,
-    owner_key,
     owner_of,
     snapshot,
 )
 from app.memory.results import CommitOutcome, Deleted, ForgetOutcome, MemoryPage
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
 from app.providers.protocols import ProviderError
-
-DUPLICATE_DISTANCE = 0.05  # cosine similarity >= 0.95 (recall.md, commit_memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,61 +83,19 @@ class MemoryService:
             return CommitOutcome("NONE", reason="nothing_left_after_redaction")
         prepared = await self.prepare_chunks(clean.chunks)
         # Database work runs in a worker thread: the write lock must never be awaited on the loop.
+        owner = owner_of(new.category, caller.user_id, caller.agent_id)
         result, merged_id = await asyncio.to_thread(
-            self._commit_write, caller, new, clean, prepared, actor
+            commit_write,
+            self.uow,
+            Writer(caller.tenant_id, owner, caller.can_read_sensitive, actor),
+            new,
+            clean,
+            prepared,
         )
         if merged_id is not None:
             # The merged profile's text is new: embed it with no transaction open, then store it.
             await self._embed_again(caller.tenant_id, merged_id)
         return result
-
-    def _commit_write(
-        self,
-        caller: Caller,
-        new: NewMemory,
-        clean: CleanMemory,
-        prepared: PreparedChunks,
-        actor: str,
-    ) -> tuple[CommitOutcome, str | None]:
-        now = utcnow()
-        content = clean.content
-        owner = owner_of(new.category, caller.user_id, caller.agent_id)
-        with self.uow.write() as db:
-            siblings = repo.same_category(db, caller.tenant_id, owner, new.category, now)
-            duplicate = self._duplicate(db, caller.tenant_id, owner, content, prepared, siblings)
-            if duplicate is not None:
-                view = memory_record(duplicate, can_read_sensitive=caller.can_read_sensitive)
-                return CommitOutcome("NONE", reason="duplicate", memory=view), None
-            if not (new.category == "profile" and siblings):
-                memory = self._new_row(caller.tenant_id, owner, new, clean, now)
-                repo.add_memory(db, memory)
-                write_chunks(db, self.uow.dialect, memory, prepared)
-                audit(db, memory, "ADD", actor, "commit_memory", None, now)
-                view = memory_record(memory, can_read_sensitive=caller.can_read_sensitive)
-                return CommitOutcome("ADD", memory=view), None
-            return self._merge_profile(db, caller, siblings[0], content, actor, now), siblings[0].id
-
-    def _duplicate(
-        self,
-        db: Session,
-        tenant_id: str,
-        owner: tuple[str, str],
-        content: str,
-        prepared: PreparedChunks,
-        siblings: list[Memory],
-    ) -> Memory | None:
-        wanted = normalise_text(content)
-        for memory in siblings:
-            if normalise_text(memory.content) == wanted:
-                return memory
-        if prepared.vectors:
-            partition = owner_key(tenant_id, owner)
-            near = self.uow.dialect.nearest_memory_chunks(db, partition, prepared.vectors[0], 5)
-            close = {hit.row_id for hit in near if (hit.score or 0) <= DUPLICATE_DISTANCE}
-            for _chunk, memory in repo.chunks_with_memories(db, list(close), utcnow()):
-                if memory in siblings:
-                    return memory
-        return None
 
     async def _embed_again(self, tenant_id: str, memory_id: str) -> None:
         """Re-embed a memory whose text changed inside a transaction (no model call inside one)."""
@@ -169,50 +117,6 @@ class MemoryService:
             memory = repo.get_memory(db, tenant_id, memory_id)
             if memory is not None and memory.content == content:  # unchanged since it was read
                 write_chunks(db, self.uow.dialect, memory, prepared)
-
-    def _merge_profile(
-        self, db: Session, caller: Caller, profile: Memory, content: str, actor: str, now: datetime
-    ) -> CommitOutcome:
-        before = snapshot(profile)
-        profile.content = f"{profile.content.rstrip()}\n{content}"
-        profile.abstract = one_line(profile.content)
-        profile.version += 1
-        profile.updated_at = now
-        write_chunks(
-            db, self.uow.dialect, profile, PreparedChunks(chunks_for(profile.content), None, None)
-        )
-        audit(db, profile, "UPDATE", actor, "commit_memory merged into the profile", before, now)
-        view = memory_record(profile, can_read_sensitive=caller.can_read_sensitive)
-        return CommitOutcome("UPDATE", memory=view)
-
-    @staticmethod
-    def _new_row(
-        tenant_id: str, owner: tuple[str, str], new: NewMemory, clean: CleanMemory, now: datetime
-    ) -> Memory:
-        memory_id = new.id or new_memory_id()
-        title, content = clean.title, clean.content
-        return Memory(
-            id=memory_id,
-            tenant_id=tenant_id,
-            owner_kind=owner[0],
-            owner_id=owner[1],
-            uri=memory_uri(
-                new.category, owner, title, memory_id, masked=new.sensitivity == "masked"
-            ),
-            category=new.category,
-            title=title,
-            abstract=one_line(content),
-            content=content,
-            confidence=max(0.0, min(1.0, new.confidence)),
-            sensitivity=new.sensitivity,
-            priority=new.priority,
-            version=1,
-            source_json=json.dumps(clean.source, ensure_ascii=False),
-            expires_at=now + timedelta(days=new.ttl_days) if new.ttl_days else None,
-            observed_at=new.observed_at,
-            created_at=now,
-            updated_at=now,
-        )
 
     def get(self, caller: Caller, memory_id: str) -> MemoryRecord:
         with self.uow.read() as db:
