@@ -7,7 +7,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +18,7 @@ from app.errors import NotFound
 from app.memory import admin_repository as admin_repo
 from app.memory import repository as repo
 from app.memory.admin_repository import HeldId
-from app.memory.records import CATEGORIES, MASKED_TEXT, memory_record, record_json
+from app.memory.records import CATEGORIES, MASKED_TEXT, MemoryRecord, memory_record, record_json
 from app.memory.service import Caller, MemoryService
 from app.memory.transfer import prepare_batch, redact_records, store_records
 
@@ -130,7 +130,7 @@ class BatchOutcome:
 
 
 async def import_batch(
-    service: MemoryService, tenant_id: str, records: list[dict[str, Any]]
+    service: MemoryService, tenant_id: str, records: list[MemoryRecord]
 ) -> BatchOutcome:
     """Store one batch of exported records: one embedding call, one transaction.
 
@@ -138,18 +138,18 @@ async def import_batch(
     run again resumes where it stopped and re-embeds nothing. A record whose id another tenant
     holds gets an id derived from the tenant and the original, the same on every run.
     """
-    holders = await asyncio.to_thread(_holders, service.uow, tenant_id, [r["id"] for r in records])
-    fresh: list[dict[str, Any]] = []
+    holders = await asyncio.to_thread(_holders, service.uow, tenant_id, [r.id for r in records])
+    fresh: list[MemoryRecord] = []
     for record in records:
-        held = holders.get(record["id"])
+        held = holders.get(record.id)
         if held is not None and held.tenant_id != tenant_id:
-            record = {**record, "id": _tenant_copy_id(tenant_id, record["id"])}
-            held = holders.get(record["id"])
+            record = replace(record, id=_tenant_copy_id(tenant_id, record.id))
+            held = holders.get(record.id)
         if held is None or not _same_revision(held, record):
             fresh.append(record)
     if fresh:
         fresh = await asyncio.to_thread(redact_records, fresh)
-        prepared = await prepare_batch(service, [r["content"] for r in fresh])
+        prepared = await prepare_batch(service, [r.content for r in fresh])
         await asyncio.to_thread(store_records, service, Caller(tenant_id), fresh, prepared)
     return BatchOutcome(imported=len(fresh), skipped=len(records) - len(fresh))
 
@@ -169,14 +169,14 @@ def _tenant_copy_id(tenant_id: str, memory_id: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{tenant_id}/{memory_id}"))
 
 
-def _same_revision(held: HeldId, record: dict[str, Any]) -> bool:
+def _same_revision(held: HeldId, record: MemoryRecord) -> bool:
     """Whether the stored memory is the record's revision: same version, same change time (to the
     millisecond, the precision of an export)."""
-    when = record.get("updatedAt")
-    if not when or int(record.get("version", 1)) != held.version:
+    when = record.updated_at
+    if not when or record.version != held.version:
         return False
     try:
-        parsed = datetime.fromisoformat(str(when).replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(when.replace("Z", "+00:00"))
     except ValueError:
         return False
     return parsed.tzinfo is not None and isoformat(parsed) == isoformat(held.updated_at)
