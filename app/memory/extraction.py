@@ -18,12 +18,10 @@ from typing import Any, Literal
 from app.memory.arguments import tool_arguments
 from app.memory.dates import resolve_relative_date
 from app.memory.extraction_prompts import (
-    CATEGORIES,
     DECIDE_TOOL,
     DECIDE_TOOL_NAME,
     PROPOSE_TOOL,
     PROPOSE_TOOL_NAME,
-    SENSITIVITIES,
     decision_messages,
     extraction_messages,
     normalise_experience,
@@ -31,6 +29,7 @@ from app.memory.extraction_prompts import (
     numbered_transcript,
     strip_bullet,
 )
+from app.memory.records import CATEGORIES, SENSITIVITIES
 from app.providers.protocols import ChatModel, ChatResult
 
 DUPLICATE_SIMILARITY = 0.95

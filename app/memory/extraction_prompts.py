@@ -1,5 +1,6 @@
 """The model side of memory extraction: prompts, the ``propose_memories`` and ``decide_memory``
-tools and the experience format; the lenient reading of their answers is in ``app.memory.arguments``.
+tools and the experience format; the lenient reading of their answers is in ``app.memory.arguments``,
+the memory categories and sensitivities in ``app.memory.records``.
 
 Written for this service from recall.md "Writing memories" and the experience format of
 openviking.md §6.3. The transcript, the Working Memory and the stored memories are wrapped in tags
@@ -15,21 +16,10 @@ from typing import Any
 
 from app.core.messages import Message, role_of, tool_calls, tool_result_id
 from app.core.transcript import render_transcript
-from app.memory.arguments import decode_arguments, tool_arguments
+from app.memory.records import CATEGORIES, SENSITIVITIES
 
 PROPOSE_TOOL_NAME = "propose_memories"
 DECIDE_TOOL_NAME = "decide_memory"
-CATEGORIES = (
-    "profile",
-    "preferences",
-    "entities",
-    "events",
-    "cases",
-    "experiences",
-    "skills",
-    "tools",
-)
-SENSITIVITIES = ("allowed", "masked", "never-store")
 ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
 NEIGHBOUR_CONTENT_MAX_CHARS = 2000
 EXPERIENCE_SECTIONS = ("Situation", "Approach", "Reflect")
@@ -322,7 +312,6 @@ def _heading(line: str) -> tuple[str, str] | None:
 __all__ = [
     "ACTIONS",
     "CANDIDATE_SCHEMA",
-    "CATEGORIES",
     "DECIDE_SYSTEM",
     "DECIDE_TOOL",
     "DECIDE_TOOL_NAME",
@@ -332,14 +321,11 @@ __all__ = [
     "NEIGHBOUR_CONTENT_MAX_CHARS",
     "PROPOSE_TOOL",
     "PROPOSE_TOOL_NAME",
-    "SENSITIVITIES",
     "UNTRUSTED",
     "decision_messages",
-    "decode_arguments",
     "extraction_messages",
     "normalise_experience",
     "normalise_text",
     "numbered_transcript",
     "strip_bullet",
-    "tool_arguments",
 ]

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from typing import Any
+
+from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
 from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
+from app.db.dialects import Dialect
 from app.db.models import Memory
 from app.memory import repository as repo
 from app.memory.ranking import LEAF_LEVEL
@@ -117,12 +119,7 @@ def _collect(
         text_ranks: dict[int, float] = {}
         ideal = 0.0
         if mode != "vector" and phrases:
-            expression = fts_match_expression(phrases)
-            text_ranks = {
-                h.row_id: float(h.score or 0.0)
-                for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)
-            }
-            ideal = _ideal_rank(db, dialect, phrases) if text_ranks else 0.0
+            text_ranks, ideal = _text_ranks(db, dialect, tenant_id, owners, phrases, pool)
         distances: dict[int, float] = {}
         if vector is not None:
             for owner in owners:
@@ -154,7 +151,24 @@ def _collect(
     return merged, memories
 
 
-def _ideal_rank(db: Any, dialect: Any, phrases: list[FtsPhrase]) -> float:
+def _text_ranks(
+    db: Session,
+    dialect: Dialect,
+    tenant_id: str,
+    owners: list[tuple[str, str]],
+    phrases: list[FtsPhrase],
+    pool: int,
+) -> tuple[dict[int, float], float]:
+    """The word index's rank of each matching chunk, and the rank of an ideal chunk."""
+    expression = fts_match_expression(phrases)
+    ranks = {
+        h.row_id: float(h.score or 0.0)
+        for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)
+    }
+    return ranks, _ideal_rank(db, dialect, phrases) if ranks else 0.0
+
+
+def _ideal_rank(db: Session, dialect: Dialect, phrases: list[FtsPhrase]) -> float:
     """The word index's BM25 of a chunk holding every phrase once: the sum of the phrases' idfs,
     with a phrase as frequent as its rarest token (an upper bound)."""
     tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
