@@ -9,7 +9,7 @@ from app.db.uow import UnitOfWork
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.reembed import reembed_stale
 from app.memory.service import Caller, MemoryService, NewMemory
-from app.providers.embeddings import FakeEmbedder
+from app.providers.fake_embeddings import FakeEmbedder
 
 
 def other_model() -> FakeEmbedder:

@@ -18,11 +18,11 @@ import respx
 from app.providers.embeddings import (
     LOCAL_DIMENSIONS,
     LOCAL_MODEL_ID,
-    FakeEmbedder,
     LocalE5Embedder,
     OpenAICompatibleEmbedder,
     cosine,
 )
+from app.providers.fake_embeddings import FakeEmbedder
 from app.providers.protocols import Embedder, PermanentProviderError, TransientProviderError
 
 BASE = "https://embed.example.test/v1"
