@@ -15,7 +15,7 @@ from app.db.dialects import Dialect
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.memory import repository as repo
-from app.memory.extraction_prompts import normalise_text
+from app.memory.experience import normalise_text
 from app.memory.fields import CleanMemory, NewMemory
 from app.memory.records import (
     memory_record,

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from app.memory.arguments import tool_arguments
 from app.memory.dates import resolve_relative_date
+from app.memory.experience import normalise_experience, normalise_text, strip_bullet
 from app.memory.extraction_prompts import (
     DECIDE_TOOL,
     DECIDE_TOOL_NAME,
@@ -24,10 +25,7 @@ from app.memory.extraction_prompts import (
     PROPOSE_TOOL_NAME,
     decision_messages,
     extraction_messages,
-    normalise_experience,
-    normalise_text,
     numbered_transcript,
-    strip_bullet,
 )
 from app.memory.records import CATEGORIES, SENSITIVITIES
 from app.providers.protocols import ChatModel, ChatResult
