@@ -237,8 +237,7 @@ async def patch_memory_endpoint(
             raise InvalidArgument(
                 "If-Match must be the memory's version number", {"header": "If-Match"}
             ) from exc
-    changes = body.model_dump(by_alias=True, exclude_unset=True, exclude={"version"})
-    changes = {("ttlDays" if k == "ttlDays" else k): v for k, v in changes.items()}
+    changes = body.model_dump(exclude_unset=True, exclude={"version"})
     return MemoryObject.of(await services.memory.patch(caller, memory_id, changes, version))
 
 

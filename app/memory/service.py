@@ -157,10 +157,11 @@ class MemoryService:
         version: int | None,
         actor: str = "api",
     ) -> MemoryRecord:
-        """Edit with an optimistic version: a stale version is a 409. ``actor`` goes to the audit trail."""
-        # A null leaves its field as it is; only ttlDays has a null that means something (no expiry).
+        """Edit with an optimistic version: a stale version is a 409. ``changes`` are keyed by record
+        field name (``ttl_days``); ``actor`` goes to the audit trail."""
+        # A null leaves its field as it is; only ttl_days has a null that means something (no expiry).
         changes = {
-            key: value for key, value in changes.items() if value is not None or key == "ttlDays"
+            key: value for key, value in changes.items() if value is not None or key == "ttl_days"
         }
         if "category" in changes or "sensitivity" in changes:
             _validate(changes.get("category", "profile"), changes.get("sensitivity", "allowed"))
