@@ -50,6 +50,10 @@ class CachedEmbedder:
     def model_id(self) -> str:
         return self.embedder.model_id
 
+    @property
+    def similarity_floor(self) -> float:
+        return self.embedder.similarity_floor
+
     def _key(self, kind: str, text: str) -> str:
         e = self.embedder
         raw = f"{e.provider}\x00{e.model_id}\x00{e.endpoint_key}\x00{kind}\x00{text}"

@@ -39,7 +39,6 @@ from app.memory.scoring import (
 )
 from app.memory.service import Caller, MemoryService
 from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
-from app.providers.embeddings import similarity_floor
 from app.providers.protocols import ProviderError
 
 MIN_POOL = 20
@@ -130,7 +129,7 @@ def _collect(
         rows = repo.chunks_with_memories(db, list(set(text_ranks) | set(distances)), utcnow())
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
     owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}
-    floor = similarity_floor(service.embedder)
+    floor = service.embedder.similarity_floor if service.embedder is not None else 0.0
     vector_hits = [
         ChunkHit(c, owner_of_chunk[c], vector_score(1.0 - d, floor))
         for c, d in distances.items()

@@ -33,15 +33,6 @@ LOCAL_BATCH_SIZE = 32
 LOCAL_SIMILARITY_FLOOR = 0.78
 
 
-def similarity_floor(embedder: object) -> float:
-    """The cosine its model gives unrelated texts (0 when it does not say): ``similarity_floor``
-    of the embedder, or of the model a cache wraps."""
-    inner = getattr(embedder, "embedder", embedder)
-    return float(
-        getattr(embedder, "similarity_floor", getattr(inner, "similarity_floor", 0.0)) or 0.0
-    )
-
-
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine similarity of two vectors of equal length; 0.0 when either is zero."""
     if len(a) != len(b):

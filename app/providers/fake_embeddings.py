@@ -15,6 +15,7 @@ class FakeEmbedder:
     """Deterministic hashing-trick embeddings: texts sharing words or character pairs are close."""
 
     provider = FAKE_PROVIDER
+    similarity_floor = 0.0
 
     def __init__(self, dimensions: int = 256) -> None:
         if dimensions < 2:

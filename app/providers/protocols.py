@@ -77,6 +77,10 @@ class Embedder(Protocol):
     def dimensions(self) -> int: ...
     @property
     def endpoint_key(self) -> str: ...
+    @property
+    def similarity_floor(self) -> float:
+        """The cosine the model gives unrelated texts (0.0 when it is not known)."""
+        ...
 
     async def embed_queries(self, texts: list[str]) -> list[list[float]]:
         """One vector per search query, in input order."""
