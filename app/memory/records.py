@@ -9,6 +9,8 @@ import uuid
 from dataclasses import dataclass, fields
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from app.core.clock import isoformat
 from app.db.models import Memory
 
@@ -127,16 +129,12 @@ def memory_record(memory: Memory, *, can_read_sensitive: bool) -> MemoryRecord:
 
 
 def record_json(record: MemoryRecord) -> dict[str, Any]:
-    """A record as export files and the audit trail hold it: camelCase keys, in field order."""
-    return {_camel(name): getattr(record, name) for name in _RECORD_FIELDS}
+    """A record as export files and the audit trail hold it: camelCase keys (the API's aliases), in
+    field order."""
+    return {key: getattr(record, name) for name, key in _JSON_KEYS}
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-_RECORD_FIELDS = tuple(f.name for f in fields(MemoryRecord))
+_JSON_KEYS = tuple((f.name, to_camel(f.name)) for f in fields(MemoryRecord))
 
 
 def snapshot(memory: Memory) -> str:
