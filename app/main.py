@@ -31,9 +31,9 @@ from app.memory.learning import ArchiveForLearning, learn_from_archive
 from app.memory.recall import MemoryRecall
 from app.memory.service import MemoryService
 from app.metrics import Metrics
-from app.providers.embeddings import Embedder, LocalE5Embedder, OpenAICompatibleEmbedder
+from app.providers.embeddings import LocalE5Embedder, OpenAICompatibleEmbedder
 from app.providers.llm import OpenAICompatibleLLM
-from app.providers.protocols import ChatModel
+from app.providers.protocols import ChatModel, Embedder
 from app.settings import Settings
 from app.working_memory.llm_builder import LlmWorkingMemoryBuilder
 from app.working_memory.service import ExtractiveBuilder, WmInputs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import Response
@@ -26,9 +26,10 @@ from app.api.schemas.memories import (
     SearchMemoriesResponse,
 )
 from app.errors import InvalidArgument
-from app.memory.fields import CURSOR_PATTERN
+from app.memory.fields import CURSOR_PATTERN, NewMemory
+from app.memory.records import MemoryRecord
 from app.memory.search import SearchInput, search_memories
-from app.memory.service import Caller, NewMemory
+from app.memory.service import Caller
 from app.memory.transfer import import_memories, parse_lines
 
 router = APIRouter(prefix="/memories", tags=["memories"])
@@ -50,7 +51,9 @@ IMPORT_BODY = {
         }
     }
 }
-JSONL = {200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}
+JSONL: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}}
+}
 
 
 def _owners(
@@ -90,7 +93,7 @@ async def commit_memory_endpoint(
         ttl_days=body.ttl_days,
         source=body.source or {"kind": "api"},
     )
-    return await services.memory.commit_memory(scoped, new)
+    return CommitMemoryResponse.of(await services.memory.commit_memory(scoped, new))
 
 
 @router.get("", response_model=MemoryList, operation_id="listMemories")
@@ -110,7 +113,10 @@ async def list_memories_endpoint(
 ) -> object:
     """The current memories of a user and an agent, newest first."""
     scoped, owners = _owners(caller, user_id, agent_id)
-    return await run_in_threadpool(services.memory.list, scoped, owners, category, q, limit, cursor)
+    page = await run_in_threadpool(
+        services.memory.list_memories, scoped, owners, category, q, limit, cursor
+    )
+    return MemoryList.of(page)
 
 
 # A bare Response class: the errors of this route are JSON envelopes, only its 200 is JSON Lines.
@@ -129,10 +135,8 @@ async def export_memories_endpoint(
     return Response(body, media_type="application/x-ndjson")
 
 
-def _json_lines(records: list[dict[str, object]]) -> str:
-    return "".join(
-        MemoryObject.model_validate(r).model_dump_json(by_alias=True) + "\n" for r in records
-    )
+def _json_lines(records: list[MemoryRecord]) -> str:
+    return "".join(MemoryObject.of(r).model_dump_json(by_alias=True) + "\n" for r in records)
 
 
 @router.post(
@@ -159,7 +163,7 @@ async def import_memories_endpoint(
     limit = services.settings.memory.import_max_records
     # Parsing and validating up to 32 MiB of records is CPU work: a worker thread, not the loop.
     records = await run_in_threadpool(parse_lines, text, ImportRecord.model_validate, limit)
-    return await import_memories(services.memory, caller, records)
+    return ImportResponse.of(await import_memories(services.memory, caller, records))
 
 
 @router.post(
@@ -184,7 +188,7 @@ async def search_memories_endpoint(
         mode=body.mode,
         explain=body.explain,
     )
-    return await search_memories(services.memory, scoped, request)
+    return SearchMemoriesResponse.of(await search_memories(services.memory, scoped, request))
 
 
 @router.post("/forget", response_model=ForgetResponse, operation_id="forgetMemories")
@@ -193,9 +197,10 @@ async def forget_memories_endpoint(
 ) -> object:
     """Delete the memories of the last N days and/or about a subject (dryRun lists them only)."""
     scoped, owners = _owners(caller, body.user_id, body.agent_id)
-    return await run_in_threadpool(
+    outcome = await run_in_threadpool(
         services.memory.forget, scoped, owners, body.days, body.subject, body.dry_run
     )
+    return ForgetResponse.of(outcome)
 
 
 @router.get("/{memoryId}", response_model=MemoryObject, operation_id="getMemory")
@@ -203,7 +208,7 @@ async def get_memory_endpoint(
     memory_id: MemoryIdPath, services: ServicesDep, caller: CallerDep
 ) -> object:
     """One memory (masked content without the read-sensitive scope)."""
-    return await run_in_threadpool(services.memory.get, caller, memory_id)
+    return MemoryObject.of(await run_in_threadpool(services.memory.get, caller, memory_id))
 
 
 @router.patch(
@@ -232,9 +237,8 @@ async def patch_memory_endpoint(
             raise InvalidArgument(
                 "If-Match must be the memory's version number", {"header": "If-Match"}
             ) from exc
-    changes = body.model_dump(by_alias=True, exclude_unset=True, exclude={"version"})
-    changes = {("ttlDays" if k == "ttlDays" else k): v for k, v in changes.items()}
-    return await services.memory.patch(caller, memory_id, changes, version)
+    changes = body.model_dump(exclude_unset=True, exclude={"version"})
+    return MemoryObject.of(await services.memory.patch(caller, memory_id, changes, version))
 
 
 @router.delete("/{memoryId}", response_model=DeleteMemoryResponse, operation_id="deleteMemory")
@@ -242,4 +246,5 @@ async def delete_memory_endpoint(
     memory_id: MemoryIdPath, services: ServicesDep, caller: CallerDep
 ) -> object:
     """Delete a memory with its chunks, vectors and index rows."""
-    return await run_in_threadpool(services.memory.delete, caller, memory_id)
+    deleted = await run_in_threadpool(services.memory.delete, caller, memory_id)
+    return DeleteMemoryResponse.of(deleted)

@@ -12,7 +12,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO
 
 from app.api.schemas.memories import ImportRecord
 from app.commands.progress import ProgressBar
@@ -26,6 +26,7 @@ from app.commands.runtime import (
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument
 from app.memory.admin import count_memories, export_records, import_batch
+from app.memory.records import MemoryRecord
 from app.memory.transfer import parse_record
 from app.settings import Settings
 
@@ -117,8 +118,8 @@ def _validate_file(path: str) -> int:
         return sum(1 for _ in _records(lines))
 
 
-def _batches(lines: IO[str], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
+def _batches(lines: IO[str], size: int) -> Iterator[list[MemoryRecord]]:
+    batch: list[MemoryRecord] = []
     for record in _records(lines):
         batch.append(record)
         if len(batch) >= size:
@@ -128,7 +129,7 @@ def _batches(lines: IO[str], size: int) -> Iterator[list[dict[str, Any]]]:
         yield batch
 
 
-def _records(lines: IO[str]) -> Iterator[dict[str, Any]]:
+def _records(lines: IO[str]) -> Iterator[MemoryRecord]:
     for number, line in enumerate(lines, start=1):
         if line.strip():
             try:

@@ -149,7 +149,3 @@ def count_images(message: Message) -> int:
 def message_tokens(message: Message, image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
     """Estimated tokens of a message: its prompt-visible text plus a fixed cost per image."""
     return estimate_text_tokens(message_text(message)) + image_tokens * count_images(message)
-
-
-def messages_tokens(messages: list[Message], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
-    return sum(message_tokens(m, image_tokens) for m in messages)

@@ -7,16 +7,18 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from app.core.clock import isoformat, utcnow
+from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.errors import NotFound
 from app.memory import admin_repository as admin_repo
 from app.memory import repository as repo
-from app.memory.records import CATEGORIES, MASKED_TEXT, memory_view
+from app.memory.admin_repository import HeldId
+from app.memory.records import CATEGORIES, MASKED_TEXT, MemoryRecord, memory_record, record_json
 from app.memory.service import Caller, MemoryService
 from app.memory.transfer import prepare_batch, redact_records, store_records
 
@@ -42,7 +44,7 @@ def browse_memories(
         )
         counts = admin_repo.category_counts(db, caller.tenant_id, now)
     return {
-        "items": [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows],
+        "items": [_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows],
         "counts": {c: counts.get(c, 0) for c in CATEGORIES},
     }
 
@@ -53,7 +55,7 @@ def memory_with_audit(uow: UnitOfWork, caller: Caller, memory_id: str) -> dict[s
         memory = repo.get_memory(db, caller.tenant_id, memory_id)
         entries = repo.audit_of(db, caller.tenant_id, memory_id)
         view = (
-            memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+            _view(memory, can_read_sensitive=caller.can_read_sensitive)
             if memory is not None
             else None
         )
@@ -97,6 +99,11 @@ def _shown(field: str, value: Any, hide: bool) -> Any:
     return MASKED_TEXT if hide and field in TEXT_FIELDS and value else value
 
 
+def _view(memory: Memory, *, can_read_sensitive: bool) -> dict[str, Any]:
+    """The console's and the export file's memory: the record with camelCase keys."""
+    return record_json(memory_record(memory, can_read_sensitive=can_read_sensitive))
+
+
 def count_memories(uow: UnitOfWork, tenant_id: str) -> int:
     """Every memory of the tenant, superseded and expired ones included (what an export holds)."""
     with uow.read() as db:
@@ -109,7 +116,7 @@ def export_records(uow: UnitOfWork, tenant_id: str) -> Iterator[dict[str, Any]]:
     while True:
         with uow.read() as db:
             page = admin_repo.page_after(db, tenant_id, after, EXPORT_PAGE)
-            views = [memory_view(m, can_read_sensitive=True) for m in page]
+            views = [_view(m, can_read_sensitive=True) for m in page]
         if not views:
             return
         yield from views
@@ -123,7 +130,7 @@ class BatchOutcome:
 
 
 async def import_batch(
-    service: MemoryService, tenant_id: str, records: list[dict[str, Any]]
+    service: MemoryService, tenant_id: str, records: list[MemoryRecord]
 ) -> BatchOutcome:
     """Store one batch of exported records: one embedding call, one transaction.
 
@@ -131,23 +138,23 @@ async def import_batch(
     run again resumes where it stopped and re-embeds nothing. A record whose id another tenant
     holds gets an id derived from the tenant and the original, the same on every run.
     """
-    holders = await asyncio.to_thread(_holders, service.uow, tenant_id, [r["id"] for r in records])
-    fresh: list[dict[str, Any]] = []
+    holders = await asyncio.to_thread(_holders, service.uow, tenant_id, [r.id for r in records])
+    fresh: list[MemoryRecord] = []
     for record in records:
-        held = holders.get(record["id"])
+        held = holders.get(record.id)
         if held is not None and held.tenant_id != tenant_id:
-            record = {**record, "id": _tenant_copy_id(tenant_id, record["id"])}
-            held = holders.get(record["id"])
+            record = replace(record, id=_tenant_copy_id(tenant_id, record.id))
+            held = holders.get(record.id)
         if held is None or not _same_revision(held, record):
             fresh.append(record)
     if fresh:
         fresh = await asyncio.to_thread(redact_records, fresh)
-        prepared = await prepare_batch(service, [r["content"] for r in fresh])
+        prepared = await prepare_batch(service, [r.content for r in fresh])
         await asyncio.to_thread(store_records, service, Caller(tenant_id), fresh, prepared)
     return BatchOutcome(imported=len(fresh), skipped=len(records) - len(fresh))
 
 
-def _holders(uow: UnitOfWork, tenant_id: str, ids: list[str]) -> dict[str, Any]:
+def _holders(uow: UnitOfWork, tenant_id: str, ids: list[str]) -> dict[str, HeldId]:
     """Who holds each id of the batch, and each id a foreign-held record would be moved to."""
     with uow.read() as db:
         found = admin_repo.owners_of_ids(db, ids)
@@ -162,14 +169,14 @@ def _tenant_copy_id(tenant_id: str, memory_id: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{tenant_id}/{memory_id}"))
 
 
-def _same_revision(held: Any, record: dict[str, Any]) -> bool:
+def _same_revision(held: HeldId, record: MemoryRecord) -> bool:
     """Whether the stored memory is the record's revision: same version, same change time (to the
     millisecond, the precision of an export)."""
-    when = record.get("updatedAt")
-    if not when or int(record.get("version", 1)) != held.version:
+    when = record.updated_at
+    if not when or record.version != held.version:
         return False
     try:
-        parsed = datetime.fromisoformat(str(when).replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(when.replace("Z", "+00:00"))
     except ValueError:
         return False
     return parsed.tzinfo is not None and isoformat(parsed) == isoformat(held.updated_at)

@@ -4,10 +4,10 @@ Never commits."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import Memory
@@ -68,14 +68,43 @@ def count_all(db: Session, tenant_id: str) -> int:
     )
 
 
-def owners_of_ids(db: Session, ids: Sequence[str]) -> dict[str, Any]:
-    """(tenant_id, version, updated_at) of the memories with these ids, whatever their tenant."""
+@dataclass(frozen=True, slots=True)
+class HeldId:
+    """Who holds a memory id, and at which revision."""
+
+    id: str
+    tenant_id: str
+    version: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StaleMemory:
+    """A memory whose vectors another model made: what re-embedding it needs."""
+
+    id: str
+    tenant_id: str
+    content: str
+
+
+def owners_of_ids(db: Session, ids: Sequence[str]) -> dict[str, HeldId]:
+    """The tenant, version and change time of the memories with these ids, whatever their tenant."""
     if not ids:
         return {}
     stmt = select(Memory.id, Memory.tenant_id, Memory.version, Memory.updated_at).where(
         Memory.id.in_(list(ids))
     )
-    return {row.id: row for row in db.execute(stmt)}
+    return {
+        row.id: HeldId(row.id, row.tenant_id, row.version, row.updated_at)
+        for row in db.execute(stmt)
+    }
+
+
+def add_memories(db: Session, memories: Sequence[Memory]) -> None:
+    """Insert memories; deletions still pending go first, so that a replaced id is free again."""
+    db.flush()
+    db.add_all(list(memories))
+    db.flush()
 
 
 def memories_with_ids(db: Session, ids: Sequence[str]) -> list[Memory]:
@@ -84,7 +113,7 @@ def memories_with_ids(db: Session, ids: Sequence[str]) -> list[Memory]:
     return list(db.execute(select(Memory).where(Memory.id.in_(list(ids)))).scalars())
 
 
-def _stale(model_id: str):  # type: ignore[no-untyped-def]
+def _stale(model_id: str) -> ColumnElement[bool]:
     return or_(Memory.embedding_model.is_(None), Memory.embedding_model != model_id)
 
 
@@ -95,12 +124,12 @@ def count_stale(db: Session, model_id: str) -> int:
     )
 
 
-def stale_page(db: Session, model_id: str, limit: int) -> list[Any]:
-    """(id, tenant_id, content) of up to ``limit`` memories not embedded by ``model_id``."""
+def stale_page(db: Session, model_id: str, limit: int) -> list[StaleMemory]:
+    """Up to ``limit`` memories not embedded by ``model_id``, by id."""
     stmt = (
         select(Memory.id, Memory.tenant_id, Memory.content)
         .where(_stale(model_id))
         .order_by(Memory.id)
         .limit(limit)
     )
-    return list(db.execute(stmt))
+    return [StaleMemory(row.id, row.tenant_id, row.content) for row in db.execute(stmt)]

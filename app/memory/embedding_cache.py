@@ -12,28 +12,17 @@ import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Protocol
 
 from app.core.clock import utcnow
 from app.db.models import EmbeddingCacheEntry
 from app.db.uow import UnitOfWork
 from app.memory import repository as repo
+from app.providers.protocols import Embedder
 
 QUERY_CACHE_SIZE = 2048
 
 # (outcome: ok | error | cache_hit, number of texts, seconds of the provider call)
 EmbedObserver = Callable[[str, int, float], None]
-
-
-class Embedder(Protocol):
-    provider: str
-    model_id: str
-    dimensions: int
-    endpoint_key: str
-
-    async def embed_queries(self, texts: list[str]) -> list[list[float]]: ...
-
-    async def embed_passages(self, texts: list[str]) -> list[list[float]]: ...
 
 
 def _pack(vector: list[float]) -> bytes:
@@ -60,6 +49,10 @@ class CachedEmbedder:
     @property
     def model_id(self) -> str:
         return self.embedder.model_id
+
+    @property
+    def similarity_floor(self) -> float:
+        return self.embedder.similarity_floor
 
     def _key(self, kind: str, text: str) -> str:
         e = self.embedder

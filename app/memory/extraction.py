@@ -17,20 +17,17 @@ from typing import Any, Literal
 
 from app.memory.arguments import tool_arguments
 from app.memory.dates import resolve_relative_date
+from app.memory.experience import normalise_experience, normalise_text, strip_bullet
 from app.memory.extraction_prompts import (
-    CATEGORIES,
     DECIDE_TOOL,
     DECIDE_TOOL_NAME,
     PROPOSE_TOOL,
     PROPOSE_TOOL_NAME,
-    SENSITIVITIES,
     decision_messages,
     extraction_messages,
-    normalise_experience,
-    normalise_text,
     numbered_transcript,
-    strip_bullet,
 )
+from app.memory.records import CATEGORIES, SENSITIVITIES
 from app.providers.protocols import ChatModel, ChatResult
 
 DUPLICATE_SIMILARITY = 0.95
@@ -92,8 +89,10 @@ async def extract_candidates(
     seen: set[tuple[str, str]] = set()
     for item in _candidate_items(tool_arguments(result, PROPOSE_TOOL_NAME)):
         candidate = _candidate(item, message_time, set(seqs))
-        key = (candidate.category, normalise_text(candidate.content)) if candidate else None
-        if candidate and candidate.sensitivity != "never-store" and key not in seen:
+        if candidate is None or candidate.sensitivity == "never-store":
+            continue
+        key = (candidate.category, normalise_text(candidate.content))
+        if key not in seen:
             seen.add(key)
             candidates.append(candidate)
     return candidates, usage
@@ -123,7 +122,9 @@ def decide_without_model(
     twin = _exact_twin(candidate, neighbours)
     if twin is not None:
         return Decision("NONE", candidate, twin, None, "same normalised text as an existing memory")
-    for neighbour in neighbours if similarity is not None else []:
+    if similarity is None:
+        return Decision("ADD", candidate, None, None, "no near-duplicate memory")
+    for neighbour in neighbours:
         score = similarity(candidate, neighbour)
         if score is not None and score >= DUPLICATE_SIMILARITY:
             return Decision(
@@ -195,8 +196,8 @@ def _candidate_items(args: Any) -> list[Any]:
         return args
     if isinstance(args, dict):
         for key in ("memories", "candidates", "items"):
-            if isinstance(args.get(key), list):
-                return args[key]
+            if isinstance(items := args.get(key), list):
+                return items
         if "category" in args:
             return [args]
     return []

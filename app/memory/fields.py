@@ -79,8 +79,9 @@ def apply_changes(
         memory.abstract = changes["abstract"]
     if changes.get("confidence") is not None:
         memory.confidence = max(0.0, min(1.0, float(changes["confidence"])))
-    if "ttlDays" in changes:
-        memory.expires_at = now + timedelta(days=changes["ttlDays"]) if changes["ttlDays"] else None
+    if "ttl_days" in changes:
+        ttl_days = changes["ttl_days"]
+        memory.expires_at = now + timedelta(days=ttl_days) if ttl_days else None
     memory.version += 1
     memory.updated_at = now
 

@@ -75,8 +75,8 @@ async def _neighbours(
         service, caller, SearchInput(query=query, categories=[candidate.category], limit=NEIGHBOURS)
     )
     return [
-        {"id": r["id"], "title": r["title"], "content": r["content"], "score": r["score"]}
-        for r in found["results"]
+        {"id": h.record.id, "title": h.record.title, "content": h.record.content, "score": h.score}
+        for h in found.results
     ]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.assembly.recall import RecallBlock, RecallRequest
+from app.core.recall import RecallBlock, RecallRequest
 from app.core.redaction import redact_text
 from app.memory.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
 from app.memory.render import (
@@ -138,35 +138,27 @@ class MemoryRecall:
         # Masked memories stay out of the prompt: their text is not for the model.
         items = [
             MemoryItem(
-                **{
-                    k: r[k]
-                    for k in (
-                        "id",
-                        "uri",
-                        "category",
-                        "title",
-                        "abstract",
-                        "content",
-                        "score",
-                        "level",
-                    )
-                }
+                id=hit.record.id,
+                uri=hit.record.uri,
+                category=hit.record.category,
+                title=hit.record.title,
+                abstract=hit.record.abstract,
+                content=hit.record.content,
+                score=hit.score,
+                level=hit.level,
             )
-            for r in result["results"]
-            if r["sensitivity"] != "masked"
+            for hit in result.results
+            if hit.record.sensitivity != "masked"
         ]
-        return items, result["mode"]
+        return items, result.mode
 
 
 class _Options:
     """The configured recall settings with the request's ``options`` overrides."""
 
     def __init__(self, s: RecallSettings, overrides: dict[str, Any]) -> None:
-        exp = (
-            overrides.get("agentExperience")
-            if isinstance(overrides.get("agentExperience"), dict)
-            else {}
-        )
+        given = overrides.get("agentExperience")
+        exp: dict[str, Any] = given if isinstance(given, dict) else {}
         self.limit = int(overrides.get("recallLimit", s.limit))
         self.threshold = float(overrides.get("recallScoreThreshold", s.score_threshold))
         self.max_chars = int(overrides.get("recallMaxInjectedChars", s.max_injected_chars))

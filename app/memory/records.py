@@ -1,4 +1,4 @@
-"""Memory records: identifiers, URIs and the API view (docs/recall.md, Memory records)."""
+"""Memory records: identifiers, URIs and the record readers see (docs/recall.md, Memory records)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import json
 import re
 import unicodedata
 import uuid
+from dataclasses import dataclass, fields
 from typing import Any
+
+from pydantic.alias_generators import to_camel
 
 from app.core.clock import isoformat
 from app.db.models import Memory
@@ -73,34 +76,71 @@ def one_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def memory_view(memory: Memory, *, can_read_sensitive: bool) -> dict[str, Any]:
-    """The API's memory object; masked memories hide their text without the sensitive scope."""
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A memory as its readers see it (docs/recall.md, Memory records); a masked one read without the
+    sensitive scope hides its texts. Times are ISO 8601 text, as they are answered and exported."""
+
+    id: str
+    uri: str
+    category: str
+    title: str
+    abstract: str
+    content: str
+    confidence: float
+    sensitivity: str
+    priority: int
+    expires_at: str | None
+    version: int
+    source: dict[str, Any]
+    observed_at: str | None
+    created_at: str | None
+    updated_at: str | None
+    superseded_by: str | None
+    owner_kind: str
+    owner_id: str
+    embedding_model: str | None
+
+
+def memory_record(memory: Memory, *, can_read_sensitive: bool) -> MemoryRecord:
+    """The record of a stored memory; masked memories hide their text without the sensitive scope."""
     masked = memory.sensitivity == "masked" and not can_read_sensitive
-    return {
-        "id": memory.id,
-        "uri": memory.uri,
-        "category": memory.category,
-        "title": MASKED_TEXT if masked else memory.title,
-        "abstract": MASKED_TEXT if masked else memory.abstract,
-        "content": MASKED_TEXT if masked else memory.content,
-        "confidence": memory.confidence,
-        "sensitivity": memory.sensitivity,
-        "priority": memory.priority,
-        "expiresAt": isoformat(memory.expires_at),
-        "version": memory.version,
-        "source": json.loads(memory.source_json or "{}"),
-        "observedAt": isoformat(memory.observed_at),
-        "createdAt": isoformat(memory.created_at),
-        "updatedAt": isoformat(memory.updated_at),
-        "supersededBy": memory.superseded_by,
-        "ownerKind": memory.owner_kind,
-        "ownerId": memory.owner_id,
-        "embeddingModel": memory.embedding_model,
-    }
+    return MemoryRecord(
+        id=memory.id,
+        uri=memory.uri,
+        category=memory.category,
+        title=MASKED_TEXT if masked else memory.title,
+        abstract=MASKED_TEXT if masked else memory.abstract,
+        content=MASKED_TEXT if masked else memory.content,
+        confidence=memory.confidence,
+        sensitivity=memory.sensitivity,
+        priority=memory.priority,
+        expires_at=isoformat(memory.expires_at),
+        version=memory.version,
+        source=json.loads(memory.source_json or "{}"),
+        observed_at=isoformat(memory.observed_at),
+        created_at=isoformat(memory.created_at),
+        updated_at=isoformat(memory.updated_at),
+        superseded_by=memory.superseded_by,
+        owner_kind=memory.owner_kind,
+        owner_id=memory.owner_id,
+        embedding_model=memory.embedding_model,
+    )
+
+
+def record_json(record: MemoryRecord) -> dict[str, Any]:
+    """A record as export files and the audit trail hold it: camelCase keys (the API's aliases), in
+    field order."""
+    return {key: getattr(record, name) for name, key in _JSON_KEYS}
+
+
+_JSON_KEYS = tuple((f.name, to_camel(f.name)) for f in fields(MemoryRecord))
 
 
 def snapshot(memory: Memory) -> str:
     """The audit trail's before/after image."""
     return json.dumps(
-        memory_view(memory, can_read_sensitive=True), ensure_ascii=False, sort_keys=True
+        record_json(memory_record(memory, can_read_sensitive=True)),
+        ensure_ascii=False,
+        sort_keys=True,
     )

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable
 
 from app.memory import admin_repository as admin_repo
+from app.memory.admin_repository import StaleMemory
 from app.memory.service import MemoryService
 from app.memory.store import PreparedChunks, write_chunks_many
 from app.memory.transfer import prepare_batch
@@ -51,12 +52,14 @@ async def reembed_stale(
             progress(done, max(total, done))
 
 
-def _stale_page(service: MemoryService, model_id: str, limit: int) -> list:  # type: ignore[type-arg]
+def _stale_page(service: MemoryService, model_id: str, limit: int) -> list[StaleMemory]:
     with service.uow.read() as db:
         return admin_repo.stale_page(db, model_id, limit)
 
 
-def _store(service: MemoryService, stale: list, prepared: list[PreparedChunks]) -> None:  # type: ignore[type-arg]
+def _store(
+    service: MemoryService, stale: list[StaleMemory], prepared: list[PreparedChunks]
+) -> None:
     with service.uow.write() as db:
         current = {m.id: m for m in admin_repo.memories_with_ids(db, [row.id for row in stale])}
         items = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import ColumnElement, delete, or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
@@ -22,7 +22,7 @@ def get_memory(db: Session, tenant_id: str, memory_id: str) -> Memory | None:
     return memory if memory is not None and memory.tenant_id == tenant_id else None
 
 
-def visible(now: datetime):  # type: ignore[no-untyped-def]
+def visible(now: datetime) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
     """Conditions for a memory that is current: not superseded, not expired."""
     return (
         Memory.superseded_by.is_(None),
@@ -89,7 +89,7 @@ def same_category(
     return list(db.execute(stmt).scalars())
 
 
-def _owner_filter(owners: Sequence[tuple[str, str]]):  # type: ignore[no-untyped-def]
+def _owner_filter(owners: Sequence[tuple[str, str]]) -> ColumnElement[bool]:
     return or_(
         *((Memory.owner_kind == kind) & (Memory.owner_id == owner_id) for kind, owner_id in owners)
     )

@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from typing import Any
 
-from app.core.clock import isoformat, utcnow
+from sqlalchemy.orm import Session
+
+from app.core.clock import utcnow
 from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
+from app.db.dialects import Dialect
 from app.db.models import Memory
 from app.memory import repository as repo
-from app.memory.records import MASKED_TEXT, owner_key
+from app.memory.ranking import LEAF_LEVEL
+from app.memory.records import memory_record, owner_key
+from app.memory.results import SearchHit, SearchOutcome
 from app.memory.scoring import (
+    DEFAULT_HALF_LIFE_DAYS,
+    DEFAULT_MMR_LAMBDA,
+    DEFAULT_TEXT_WEIGHT,
+    DEFAULT_VECTOR_WEIGHT,
     ChunkHit,
     ScoredMemory,
     apply_decay,
@@ -31,13 +39,9 @@ from app.memory.scoring import (
 )
 from app.memory.service import Caller, MemoryService
 from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
-from app.providers.embeddings import similarity_floor
 from app.providers.protocols import ProviderError
 
-VECTOR_WEIGHT = 0.7
-TEXT_WEIGHT = 0.3
 MIN_POOL = 20
-MMR_LAMBDA = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +55,9 @@ class SearchInput:
     explain: bool = False
     owners: list[tuple[str, str]] | None = None
     embed_timeout_s: float | None = None
-    half_life_days: float = 30.0  # docs/recall.md, Hybrid search step 5; 0 switches decay off
+    half_life_days: float = (
+        DEFAULT_HALF_LIFE_DAYS  # docs/recall.md, Hybrid search step 5; 0 switches decay off
+    )
     # A query of a few questions is searched question by question, a memory keeping its best
     # score. Recall leaves it off: each clause costs a query embedding within its time budget.
     by_clause: bool = True
@@ -59,7 +65,7 @@ class SearchInput:
 
 async def search_memories(
     service: MemoryService, caller: Caller, req: SearchInput
-) -> dict[str, Any]:
+) -> SearchOutcome:
     """Search the caller's memories; returns the mode actually used and the ranked results."""
     # A query may quote a secret: it is neither searched for nor sent to an embedding provider.
     req = replace(req, query=without_secrets(req.query))
@@ -75,10 +81,9 @@ async def search_memories(
         merged += found
         memories.update(loaded)
     ranked = _rank(best_per_memory(merged), memories, req)
-    return {
-        "mode": mode,
-        "results": [_result(s, memories[s.memory_id], caller, req.explain) for s in ranked],
-    }
+    return SearchOutcome(
+        mode, [_hit(s, memories[s.memory_id], caller, req.explain) for s in ranked]
+    )
 
 
 async def _query_vectors(
@@ -113,12 +118,7 @@ def _collect(
         text_ranks: dict[int, float] = {}
         ideal = 0.0
         if mode != "vector" and phrases:
-            expression = fts_match_expression(phrases)
-            text_ranks = {
-                h.row_id: float(h.score or 0.0)
-                for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)
-            }
-            ideal = _ideal_rank(db, dialect, phrases) if text_ranks else 0.0
+            text_ranks, ideal = _text_ranks(db, dialect, tenant_id, owners, phrases, pool)
         distances: dict[int, float] = {}
         if vector is not None:
             for owner in owners:
@@ -129,7 +129,7 @@ def _collect(
         rows = repo.chunks_with_memories(db, list(set(text_ranks) | set(distances)), utcnow())
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
     owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}
-    floor = similarity_floor(service.embedder)
+    floor = service.embedder.similarity_floor if service.embedder is not None else 0.0
     vector_hits = [
         ChunkHit(c, owner_of_chunk[c], vector_score(1.0 - d, floor))
         for c, d in distances.items()
@@ -143,12 +143,31 @@ def _collect(
     if mode == "bm25" and text_hits and (best := max(h.score for h in text_hits)) > 0:
         # docs/peers.md, OpenClaw §2.4 step 10: keyword-only search ranks lexically, best match 1.0.
         text_hits = [replace(h, score=h.score / best) for h in text_hits]
-    weights = {"bm25": (0.0, 1.0), "vector": (1.0, 0.0)}.get(mode, (VECTOR_WEIGHT, TEXT_WEIGHT))
+    weights = {"bm25": (0.0, 1.0), "vector": (1.0, 0.0)}.get(
+        mode, (DEFAULT_VECTOR_WEIGHT, DEFAULT_TEXT_WEIGHT)
+    )
     merged = merge_hybrid(vector_hits, text_hits, vector_weight=weights[0], text_weight=weights[1])
     return merged, memories
 
 
-def _ideal_rank(db: Any, dialect: Any, phrases: list[FtsPhrase]) -> float:
+def _text_ranks(
+    db: Session,
+    dialect: Dialect,
+    tenant_id: str,
+    owners: list[tuple[str, str]],
+    phrases: list[FtsPhrase],
+    pool: int,
+) -> tuple[dict[int, float], float]:
+    """The word index's rank of each matching chunk, and the rank of an ideal chunk."""
+    expression = fts_match_expression(phrases)
+    ranks = {
+        h.row_id: float(h.score or 0.0)
+        for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)
+    }
+    return ranks, _ideal_rank(db, dialect, phrases) if ranks else 0.0
+
+
+def _ideal_rank(db: Session, dialect: Dialect, phrases: list[FtsPhrase]) -> float:
     """The word index's BM25 of a chunk holding every phrase once: the sum of the phrases' idfs,
     with a phrase as frequent as its rarest token (an upper bound)."""
     tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
@@ -191,7 +210,7 @@ def _rank(
     # MMR is quadratic in its input: diversify the best few, not every candidate.
     reranked = mmr_rerank(
         decayed[: max(req.limit * 3, MIN_POOL)],
-        lambda_=MMR_LAMBDA,
+        lambda_=DEFAULT_MMR_LAMBDA,
         limit=max(req.limit * 2, req.limit + 5),
     )
     kept = threshold_and_limit(reranked, req.score_threshold, req.limit)
@@ -202,21 +221,6 @@ def _rank(
     return kept
 
 
-def _result(item: ScoredMemory, m: Memory, caller: Caller, explain: bool) -> dict[str, Any]:
-    masked = m.sensitivity == "masked" and not caller.can_read_sensitive
-    out: dict[str, Any] = {
-        "id": m.id,
-        "uri": m.uri,
-        "category": m.category,
-        "title": MASKED_TEXT if masked else m.title,
-        "abstract": MASKED_TEXT if masked else m.abstract,
-        "content": MASKED_TEXT if masked else m.content,
-        "score": round(item.score, 6),
-        "level": 2,
-        "sensitivity": m.sensitivity,
-        "createdAt": isoformat(m.created_at),
-        "updatedAt": isoformat(m.updated_at),
-    }
-    if explain:
-        out["explain"] = item.explain.as_dict()
-    return out
+def _hit(item: ScoredMemory, m: Memory, caller: Caller, explain: bool) -> SearchHit:
+    record = memory_record(m, can_read_sensitive=caller.can_read_sensitive)
+    return SearchHit(record, round(item.score, 6), LEAF_LEVEL, item.explain if explain else None)

@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
 from app.core.clock import utcnow
@@ -14,10 +12,9 @@ from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.errors import Conflict, InvalidArgument, NotFound
 from app.memory import repository as repo
+from app.memory.commit import Writer, commit_write
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.extraction_prompts import normalise_text
 from app.memory.fields import (
-    CleanMemory,
     NewMemory,
     apply_changes,
     clean_changes,
@@ -29,18 +26,15 @@ from app.memory.fields import (
 from app.memory.records import (
     CATEGORIES,
     SENSITIVITIES,
+    MemoryRecord,
+    memory_record,
     memory_uri,
-    memory_view,
-    new_memory_id,
-    one_line,
-    owner_key,
     owner_of,
     snapshot,
 )
+from app.memory.results import CommitOutcome, Deleted, ForgetOutcome, MemoryPage
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
 from app.providers.protocols import ProviderError
-
-DUPLICATE_DISTANCE = 0.05  # cosine similarity >= 0.95 (docs/recall.md, commit_memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,66 +72,30 @@ class MemoryService:
 
     async def commit_memory(
         self, caller: Caller, new: NewMemory, actor: str = "api"
-    ) -> dict[str, Any]:
+    ) -> CommitOutcome:
         """ADD a memory, UPDATE the profile, or NONE for a duplicate or a refused one."""
         _validate(new.category, new.sensitivity)
         if new.sensitivity == "never-store":
-            return {"action": "NONE", "reason": "never-store"}
+            return CommitOutcome("NONE", reason="never-store")
         # Redaction and chunking are CPU work: a worker thread, never the event loop.
         clean = await asyncio.to_thread(clean_new_memory, new)
         if clean is None:
-            return {"action": "NONE", "reason": "nothing_left_after_redaction"}
+            return CommitOutcome("NONE", reason="nothing_left_after_redaction")
         prepared = await self.prepare_chunks(clean.chunks)
         # Database work runs in a worker thread: the write lock must never be awaited on the loop.
+        owner = owner_of(new.category, caller.user_id, caller.agent_id)
         result, merged_id = await asyncio.to_thread(
-            self._commit_write, caller, new, clean, prepared, actor
+            commit_write,
+            self.uow,
+            Writer(caller.tenant_id, owner, caller.can_read_sensitive, actor),
+            new,
+            clean,
+            prepared,
         )
         if merged_id is not None:
             # The merged profile's text is new: embed it with no transaction open, then store it.
             await self._embed_again(caller.tenant_id, merged_id)
         return result
-
-    def _commit_write(
-        self,
-        caller: Caller,
-        new: NewMemory,
-        clean: CleanMemory,
-        prepared: PreparedChunks,
-        actor: str,
-    ) -> tuple[dict[str, Any], str | None]:
-        now = utcnow()
-        content = clean.content
-        owner = owner_of(new.category, caller.user_id, caller.agent_id)
-        with self.uow.write() as db:
-            siblings = repo.same_category(db, caller.tenant_id, owner, new.category, now)
-            duplicate = self._duplicate(db, caller.tenant_id, owner, content, prepared, siblings)
-            if duplicate is not None:
-                view = memory_view(duplicate, can_read_sensitive=caller.can_read_sensitive)
-                return {"action": "NONE", "reason": "duplicate", "memory": view}, None
-            if not (new.category == "profile" and siblings):
-                memory = self._new_row(caller.tenant_id, owner, new, clean, now)
-                repo.add_memory(db, memory)
-                write_chunks(db, self.uow.dialect, memory, prepared)
-                audit(db, memory, "ADD", actor, "commit_memory", None, now)
-                return {
-                    "action": "ADD",
-                    "memory": memory_view(memory, can_read_sensitive=caller.can_read_sensitive),
-                }, None
-            return self._merge_profile(db, caller, siblings[0], content, actor, now), siblings[0].id
-
-    def _duplicate(self, db, tenant_id, owner, content, prepared, siblings) -> Memory | None:  # type: ignore[no-untyped-def]
-        wanted = normalise_text(content)
-        for memory in siblings:
-            if normalise_text(memory.content) == wanted:
-                return memory
-        if prepared.vectors:
-            partition = owner_key(tenant_id, owner)
-            near = self.uow.dialect.nearest_memory_chunks(db, partition, prepared.vectors[0], 5)
-            close = {hit.row_id for hit in near if (hit.score or 0) <= DUPLICATE_DISTANCE}
-            for _chunk, memory in repo.chunks_with_memories(db, list(close), utcnow()):
-                if memory in siblings:
-                    return memory
-        return None
 
     async def _embed_again(self, tenant_id: str, memory_id: str) -> None:
         """Re-embed a memory whose text changed inside a transaction (no model call inside one)."""
@@ -160,58 +118,12 @@ class MemoryService:
             if memory is not None and memory.content == content:  # unchanged since it was read
                 write_chunks(db, self.uow.dialect, memory, prepared)
 
-    def _merge_profile(
-        self, db, caller: Caller, profile: Memory, content: str, actor: str, now: datetime
-    ) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-        before = snapshot(profile)
-        profile.content = f"{profile.content.rstrip()}\n{content}"
-        profile.abstract = one_line(profile.content)
-        profile.version += 1
-        profile.updated_at = now
-        write_chunks(
-            db, self.uow.dialect, profile, PreparedChunks(chunks_for(profile.content), None, None)
-        )
-        audit(db, profile, "UPDATE", actor, "commit_memory merged into the profile", before, now)
-        return {
-            "action": "UPDATE",
-            "memory": memory_view(profile, can_read_sensitive=caller.can_read_sensitive),
-        }
-
-    @staticmethod
-    def _new_row(
-        tenant_id: str, owner: tuple[str, str], new: NewMemory, clean: CleanMemory, now: datetime
-    ) -> Memory:
-        memory_id = new.id or new_memory_id()
-        title, content = clean.title, clean.content
-        return Memory(
-            id=memory_id,
-            tenant_id=tenant_id,
-            owner_kind=owner[0],
-            owner_id=owner[1],
-            uri=memory_uri(
-                new.category, owner, title, memory_id, masked=new.sensitivity == "masked"
-            ),
-            category=new.category,
-            title=title,
-            abstract=one_line(content),
-            content=content,
-            confidence=max(0.0, min(1.0, new.confidence)),
-            sensitivity=new.sensitivity,
-            priority=new.priority,
-            version=1,
-            source_json=json.dumps(clean.source, ensure_ascii=False),
-            expires_at=now + timedelta(days=new.ttl_days) if new.ttl_days else None,
-            observed_at=new.observed_at,
-            created_at=now,
-            updated_at=now,
-        )
-
-    def get(self, caller: Caller, memory_id: str) -> dict[str, Any]:
+    def get(self, caller: Caller, memory_id: str) -> MemoryRecord:
         with self.uow.read() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
-            return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+            return memory_record(memory, can_read_sensitive=caller.can_read_sensitive)
 
-    def list(
+    def list_memories(
         self,
         caller: Caller,
         owners: list[tuple[str, str]],
@@ -219,7 +131,7 @@ class MemoryService:
         text: str | None,
         limit: int,
         cursor: str | None,
-    ) -> dict[str, Any]:
+    ) -> MemoryPage:
         with self.uow.read() as db:
             rows = repo.list_memories(
                 db,
@@ -231,12 +143,11 @@ class MemoryService:
                 after=parse_cursor(cursor),
                 limit=limit + 1,
             )
-        items = [memory_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]]
+        items = [
+            memory_record(m, can_read_sensitive=caller.can_read_sensitive) for m in rows[:limit]
+        ]
         last = rows[limit - 1] if len(rows) > limit else None
-        return {
-            "items": items,
-            "nextCursor": make_cursor(last.created_at, last.id) if last else None,
-        }
+        return MemoryPage(items, make_cursor(last.created_at, last.id) if last else None)
 
     async def patch(
         self,
@@ -245,11 +156,12 @@ class MemoryService:
         changes: dict[str, Any],
         version: int | None,
         actor: str = "api",
-    ) -> dict[str, Any]:
-        """Edit with an optimistic version: a stale version is a 409. ``actor`` goes to the audit trail."""
-        # A null leaves its field as it is; only ttlDays has a null that means something (no expiry).
+    ) -> MemoryRecord:
+        """Edit with an optimistic version: a stale version is a 409. ``changes`` are keyed by record
+        field name (``ttl_days``); ``actor`` goes to the audit trail."""
+        # A null leaves its field as it is; only ttl_days has a null that means something (no expiry).
         changes = {
-            key: value for key, value in changes.items() if value is not None or key == "ttlDays"
+            key: value for key, value in changes.items() if value is not None or key == "ttl_days"
         }
         if "category" in changes or "sensitivity" in changes:
             _validate(changes.get("category", "profile"), changes.get("sensitivity", "allowed"))
@@ -271,7 +183,7 @@ class MemoryService:
         version: int | None,
         reindex: bool,
         actor: str = "api",
-    ) -> dict[str, Any]:
+    ) -> MemoryRecord:
         now = utcnow()
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
@@ -300,14 +212,14 @@ class MemoryService:
                     PreparedChunks(chunks_for(memory.content), None, None),
                 )
             audit(db, memory, "UPDATE", actor, "edit", before, now)
-            return memory_view(memory, can_read_sensitive=caller.can_read_sensitive)
+            return memory_record(memory, can_read_sensitive=caller.can_read_sensitive)
 
-    def delete(self, caller: Caller, memory_id: str, actor: str = "api") -> dict[str, Any]:
+    def delete(self, caller: Caller, memory_id: str, actor: str = "api") -> Deleted:
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
             audit(db, memory, "DELETE", actor, "delete", snapshot(memory), utcnow(), deleted=True)
             remove_memories(db, self.uow.dialect, [memory.id])
-        return {"id": memory_id, "deleted": True}
+        return Deleted(memory_id)
 
     def forget(
         self,
@@ -316,7 +228,7 @@ class MemoryService:
         days: float | None,
         subject: str | None,
         dry_run: bool,
-    ) -> dict[str, Any]:
+    ) -> ForgetOutcome:
         """Delete the owners' memories of the last ``days`` days and/or mentioning ``subject``."""
         if days is None and not subject:
             raise InvalidArgument("give days or subject", {"fields": ["days", "subject"]})
@@ -338,12 +250,12 @@ class MemoryService:
                         deleted=True,
                     )
                 remove_memories(db, self.uow.dialect, ids)
-        return {"deleted": 0 if dry_run else len(ids), "ids": ids, "dryRun": dry_run}
+        return ForgetOutcome(0 if dry_run else len(ids), ids, dry_run)
 
-    def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[MemoryRecord]:
         with self.uow.read() as db:
             return [
-                memory_view(m, can_read_sensitive=caller.can_read_sensitive)
+                memory_record(m, can_read_sensitive=caller.can_read_sensitive)
                 for m in repo.all_memories(db, caller.tenant_id, owners)
             ]
 

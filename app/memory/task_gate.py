@@ -17,7 +17,6 @@ from app.core.sanitize import sanitize_text
 
 TASK_START = "task_start"
 CRON_START = "cron_start"
-TRIGGERS = (TASK_START, "skill_load", "subagent_start", "write_preflight", CRON_START)
 RECALL_MIN_SCORE = 3
 FORCED_SCORE = 99
 ENVELOPE_OPEN_TAG = "<openviking-context"

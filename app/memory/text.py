@@ -9,17 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.query import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, Query, document_tokens
+from app.core.query import CHINESE_STOPWORDS, CJK_CHARS, ENGLISH_STOPWORDS, Query, document_tokens
 from app.core.tokens import estimate_text_tokens, text_weight
 
 MAX_FTS_PHRASES = 24
 
-_CJK = (
-    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ebef"
-)
 # A space goes between a CJK character and any adjacent non-space character.
-_CJK_GAP_RE = re.compile(f"(?<=[{_CJK}])(?=\\S)|(?<=\\S)(?=[{_CJK}])")
+_CJK_GAP_RE = re.compile(f"(?<=[{CJK_CHARS}])(?=\\S)|(?<=\\S)(?=[{CJK_CHARS}])")
 _INDEX_TOKEN_RE = re.compile(r"\w+")
 
 

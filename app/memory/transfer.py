@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +14,8 @@ from app.core.redaction import redact_text, redact_value
 from app.db.models import Memory
 from app.errors import InvalidArgument, PayloadTooLarge
 from app.memory import admin_repository as admin_repo
-from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, memory_view, new_memory_id
+from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, MemoryRecord, new_memory_id
+from app.memory.results import ImportOutcome
 from app.memory.service import Caller, MemoryService
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks_many
 from app.providers.protocols import ProviderError
@@ -25,11 +27,11 @@ def parse_lines(
     body: str,
     check: Callable[[dict[str, Any]], object] | None = None,
     max_records: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[MemoryRecord]:
     """One JSON object per non-empty line; a bad line is a 400 naming the line, more than
     ``max_records`` records a 413. ``check`` validates a record's fields (raising ValueError), so
     that no bad value reaches the database."""
-    records: list[dict[str, Any]] = []
+    records: list[MemoryRecord] = []
     for number, line in enumerate(body.splitlines(), start=1):
         if not line.strip():
             continue
@@ -44,7 +46,7 @@ def parse_lines(
 
 def parse_record(
     line: str, number: int, check: Callable[[dict[str, Any]], object] | None = None
-) -> dict[str, Any]:
+) -> MemoryRecord:
     """One exported memory from its line (``number`` names it in errors); see ``parse_lines``."""
     try:
         record = json.loads(line)
@@ -74,7 +76,32 @@ def parse_record(
             raise InvalidArgument(
                 f"line {number} is not a valid memory record: {_first_error(exc)}", {"line": number}
             ) from exc
-    return record
+    return _record(record)
+
+
+def _record(raw: dict[str, Any]) -> MemoryRecord:
+    """The record of an exported line; a field left out takes the value a new memory has."""
+    return MemoryRecord(
+        id=raw["id"],
+        uri=raw["uri"],
+        category=raw["category"],
+        title=raw.get("title") or "",
+        abstract=raw.get("abstract") or "",
+        content=raw["content"] or "",
+        confidence=float(raw.get("confidence", 1.0)),
+        sensitivity=raw.get("sensitivity", "allowed"),
+        priority=int(raw.get("priority", 0)),
+        expires_at=raw.get("expiresAt"),
+        version=int(raw.get("version", 1)),
+        source=raw.get("source") or {},
+        observed_at=raw.get("observedAt"),
+        created_at=raw.get("createdAt"),
+        updated_at=raw.get("updatedAt"),
+        superseded_by=raw.get("supersededBy"),
+        owner_kind=raw["ownerKind"],
+        owner_id=raw["ownerId"],
+        embedding_model=None,
+    )
 
 
 def _first_error(exc: ValueError) -> str:
@@ -88,10 +115,10 @@ def _first_error(exc: ValueError) -> str:
     return str(exc)
 
 
-def _when(value: Any) -> datetime | None:
+def _when(value: str | None) -> datetime | None:
     if not value:
         return None
-    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     # Exports always carry the offset; a hand-written time without one is taken as UTC.
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)
@@ -103,55 +130,59 @@ def _when(value: Any) -> datetime | None:
         return (datetime.max if parsed.year > 1 else datetime.min).replace(tzinfo=UTC)  # noqa: DTZ901
 
 
-def _redacted(record: dict[str, Any]) -> dict[str, Any]:
+def _redacted(record: MemoryRecord) -> MemoryRecord:
     """A record whose texts may be stored, indexed and embedded."""
-    texts = {
-        key: redact_text(record.get(key) or "") for key in ("uri", "title", "abstract", "content")
-    }
-    return {**record, **texts, "source": redact_value(record.get("source") or {})[0]}
+    return replace(
+        record,
+        uri=redact_text(record.uri),
+        title=redact_text(record.title),
+        abstract=redact_text(record.abstract),
+        content=redact_text(record.content),
+        source=redact_value(record.source)[0],
+    )
 
 
-def redact_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def redact_records(records: list[MemoryRecord]) -> list[MemoryRecord]:
     """Records ready for ``prepare_batch`` and ``store_records``: every text redacted."""
     return [_redacted(record) for record in records]
 
 
-def _row(tenant_id: str, record: dict[str, Any]) -> Memory:
+def _row(tenant_id: str, record: MemoryRecord) -> Memory:
     """The row of a record already passed through ``_redacted``."""
     now = utcnow()
     return Memory(
-        id=record["id"],
+        id=record.id,
         tenant_id=tenant_id,
-        owner_kind=record["ownerKind"],
-        owner_id=record["ownerId"],
-        uri=record["uri"],
-        category=record["category"],
-        title=record["title"],
-        abstract=record["abstract"],
-        content=record["content"],
-        confidence=float(record.get("confidence", 1.0)),
-        sensitivity=record.get("sensitivity", "allowed"),
-        priority=int(record.get("priority", 0)),
-        version=int(record.get("version", 1)),
-        source_json=json.dumps(record["source"], ensure_ascii=False),
-        superseded_by=record.get("supersededBy"),
-        expires_at=_when(record.get("expiresAt")),
-        observed_at=_when(record.get("observedAt")),
-        created_at=_when(record.get("createdAt")) or now,
-        updated_at=_when(record.get("updatedAt")) or now,
+        owner_kind=record.owner_kind,
+        owner_id=record.owner_id,
+        uri=record.uri,
+        category=record.category,
+        title=record.title,
+        abstract=record.abstract,
+        content=record.content,
+        confidence=record.confidence,
+        sensitivity=record.sensitivity,
+        priority=record.priority,
+        version=record.version,
+        source_json=json.dumps(record.source, ensure_ascii=False),
+        superseded_by=record.superseded_by,
+        expires_at=_when(record.expires_at),
+        observed_at=_when(record.observed_at),
+        created_at=_when(record.created_at) or now,
+        updated_at=_when(record.updated_at) or now,
     )
 
 
 async def import_memories(
-    service: MemoryService, caller: Caller, records: list[dict[str, Any]]
-) -> dict[str, Any]:
+    service: MemoryService, caller: Caller, records: list[MemoryRecord]
+) -> ImportOutcome:
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
     # Redaction in a worker thread, before the vectors and the write lock.
     records = await asyncio.to_thread(redact_records, records)
-    prepared = await prepare_batch(service, [r["content"] for r in records])
+    prepared = await prepare_batch(service, [r.content for r in records])
     # The write runs in a worker thread: the write lock is never awaited on the event loop.
     imported = await asyncio.to_thread(store_records, service, caller, records, prepared)
-    return {"imported": len(records), "ids": imported}
+    return ImportOutcome(len(records), imported)
 
 
 async def prepare_batch(service: MemoryService, texts: list[str]) -> list[PreparedChunks]:
@@ -177,40 +208,38 @@ async def prepare_batch(service: MemoryService, texts: list[str]) -> list[Prepar
 
 
 def store_records(
-    service: MemoryService, caller: Caller, records: list[dict[str, Any]], prepared: list[Any]
+    service: MemoryService,
+    caller: Caller,
+    records: list[MemoryRecord],
+    prepared: list[PreparedChunks],
 ) -> list[str]:
     """Write prepared records in one transaction, replacing by id, with a few statements for the
     whole batch; returns each record's id."""
     now = utcnow()
     dialect = service.uow.dialect
     with service.uow.write() as db:
-        held = admin_repo.owners_of_ids(db, [r["id"] for r in records])
+        held = admin_repo.owners_of_ids(db, [r.id for r in records])
         # Another tenant's id is answered as if it did not exist: the record gets a new id.
         records = [
             r
-            if r["id"] not in held or held[r["id"]].tenant_id == caller.tenant_id
-            else {**r, "id": new_memory_id()}
+            if r.id not in held or held[r.id].tenant_id == caller.tenant_id
+            else replace(r, id=new_memory_id())
             for r in records
         ]
-        latest = {
-            r["id"]: (r, p) for r, p in zip(records, prepared, strict=True)
-        }  # a repeated id: the last wins
+        latest = {r.id: (r, p) for r, p in zip(records, prepared, strict=True)}  # last id wins
         replaced = [memory_id for memory_id in latest if memory_id in held]
         if replaced:
             remove_memories(db, dialect, replaced)
-            db.flush()
         memories = [(_row(caller.tenant_id, record), chunks) for record, chunks in latest.values()]
-        db.add_all([memory for memory, _ in memories])
-        db.flush()
+        admin_repo.add_memories(db, [memory for memory, _ in memories])
         write_chunks_many(db, dialect, memories)
         for memory, _ in memories:
             audit(db, memory, "ADD", "import", "import", None, now)
-    return [r["id"] for r in records]
+    return [r.id for r in records]
 
 
 __all__ = [
     "import_memories",
-    "memory_view",
     "parse_lines",
     "parse_record",
     "redact_records",

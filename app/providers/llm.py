@@ -12,13 +12,10 @@ from typing import Any
 import httpx
 import structlog
 
+from app.core.backoff import BASE_DELAY_S, JITTER_RATIO, MAX_DELAY_S, backoff_delay
 from app.providers.protocols import ChatResult, PermanentProviderError, ToolCallResult
 from app.providers.retry import (
-    BASE_DELAY_S,
-    JITTER_RATIO,
-    MAX_DELAY_S,
     MAX_RETRY_AFTER_S,
-    backoff_delay,
     error_detail,
     parse_retry_after,
     post_json,

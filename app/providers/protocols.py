@@ -1,4 +1,4 @@
-"""What the domain knows about models: typed errors and the chat interface. Nothing above this
+"""What the domain knows about models: typed errors, the chat and embedding interfaces. Nothing above this
 layer knows HTTP."""
 
 from __future__ import annotations
@@ -63,4 +63,29 @@ class ChatModel(Protocol):
         self, messages: list[dict[str, Any]], tool: dict[str, Any]
     ) -> ChatResult:
         """A completion that must call ``tool``; falls back to "required", then "auto" choices."""
+        ...
+
+
+class Embedder(Protocol):
+    """Texts to L2-normalised vectors of one model's space; ``endpoint_key`` holds no secret."""
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model_id(self) -> str: ...
+    @property
+    def dimensions(self) -> int: ...
+    @property
+    def endpoint_key(self) -> str: ...
+    @property
+    def similarity_floor(self) -> float:
+        """The cosine the model gives unrelated texts (0.0 when it is not known)."""
+        ...
+
+    async def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """One vector per search query, in input order."""
+        ...
+
+    async def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        """One vector per stored passage, in input order."""
         ...

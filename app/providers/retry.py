@@ -14,26 +14,18 @@ from typing import Any, TypeVar
 import httpx
 import structlog
 
+from app.core.backoff import backoff_delay
 from app.providers.protocols import PermanentProviderError, TransientProviderError
 
 log = structlog.get_logger("app.providers.retry")
 
 T = TypeVar("T")
 
-BASE_DELAY_S = 1.0
-MAX_DELAY_S = 8.0
-JITTER_RATIO = 0.25
 MAX_RETRY_AFTER_S = 120.0
 _MAX_ERROR_CHARS = 300
 
 # (outcome: "ok", "transient_error" or "permanent_error", the result when ok, seconds the attempt took)
 OutcomeHook = Callable[[str, Any, float], None]
-
-
-def backoff_delay(attempt: int, rng: random.Random) -> float:
-    """Delay after failed ``attempt`` (1-based): ``min(8, 2^(attempt-1))`` s plus up to 25% jitter."""
-    delay = min(MAX_DELAY_S, BASE_DELAY_S * 2 ** (max(attempt, 1) - 1))
-    return delay + rng.uniform(0.0, delay * JITTER_RATIO)
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -172,12 +164,8 @@ def _report(hook: OutcomeHook | None, outcome: str, result: Any, started: float)
 
 
 __all__ = [
-    "BASE_DELAY_S",
-    "JITTER_RATIO",
-    "MAX_DELAY_S",
     "MAX_RETRY_AFTER_S",
     "OutcomeHook",
-    "backoff_delay",
     "error_detail",
     "parse_retry_after",
     "post_json",

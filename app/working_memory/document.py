@@ -89,7 +89,9 @@ def render_wm(bodies: dict[str, str] | None) -> str:
 
 def is_wm_v2(text: str | None) -> bool:
     """True when any ``## <section>`` substring is present (docs/peers.md, OpenViking §2.6, legacy detection)."""
-    return bool(text) and any(section_key(name) in text for name in WM_SEVEN_SECTIONS)
+    if not text:
+        return False
+    return any(section_key(name) in text for name in WM_SEVEN_SECTIONS)
 
 
 def _is_italic_description(line: str) -> bool:

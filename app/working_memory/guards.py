@@ -233,7 +233,7 @@ def enforce_append_only(header: str, op: Any, old: str) -> Op:  # noqa: ARG001
     """Guard 4: KEEP/APPEND pass; UPDATE is demoted to an APPEND of its fresh bullets (§3.7)."""
     # Generic over sections: ``header`` only names the caller's section.
     kind = op_name(op)
-    if kind in ("KEEP", "APPEND"):
+    if kind in ("KEEP", "APPEND") and isinstance(op, dict):  # a named op is always a dict
         return op
     if kind != "UPDATE":
         return _keep()
@@ -281,8 +281,8 @@ def _apply_op(name: str, op: Any, old: str) -> str:
     kind = op_name(op)
     if kind == "KEEP":
         return old
-    if kind == "UPDATE" and isinstance(op.get("content"), str):
-        return op["content"].strip()
+    if kind == "UPDATE" and isinstance(content := op.get("content"), str):
+        return content.strip()
     if kind == "APPEND":
         raw = op.get("items")
         items = raw if isinstance(raw, (list, tuple)) else []

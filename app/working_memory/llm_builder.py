@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from app.core.transcript import render_transcript
 from app.providers.protocols import ChatModel, ChatResult, ProviderError
 from app.working_memory.document import (
     WM_SEVEN_SECTIONS,
@@ -24,7 +25,7 @@ from app.working_memory.document import (
     section_key,
 )
 from app.working_memory.guards import merge_wm_sections
-from app.working_memory.prompts import create_messages, render_transcript, update_messages
+from app.working_memory.prompts import create_messages, update_messages
 from app.working_memory.reminders import build_section_reminders
 from app.working_memory.service import WmInputs, WmResult, build_extractive, finish_result
 from app.working_memory.tool_call import (
@@ -135,7 +136,8 @@ def _tool_arguments(result: ChatResult) -> Any | None:
         return candidate  # let the lenient parser and the salvage try
     # {"name": "update_working_memory", "arguments": {...}} or {"function": {...}} as plain text.
     if isinstance(parsed, dict):
-        inner = parsed.get("function") if isinstance(parsed.get("function"), dict) else parsed
+        function = parsed.get("function")
+        inner = function if isinstance(function, dict) else parsed
         if "arguments" in inner:
             return inner["arguments"]
     return parsed

@@ -108,8 +108,8 @@ def raw_arguments_text(arguments: Any) -> str:
     """The text to salvage from: the string itself, a ``{"raw": ...}`` wrapper, or JSON."""
     if isinstance(arguments, str):
         return arguments
-    if isinstance(arguments, dict) and isinstance(arguments.get("raw"), str):
-        return arguments["raw"]
+    if isinstance(arguments, dict) and isinstance(raw := arguments.get("raw"), str):
+        return raw
     try:
         return json.dumps(arguments, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -9,7 +9,7 @@ from app.db.uow import UnitOfWork
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.reembed import reembed_stale
 from app.memory.service import Caller, MemoryService, NewMemory
-from app.providers.embeddings import FakeEmbedder
+from app.providers.fake_embeddings import FakeEmbedder
 
 
 def other_model() -> FakeEmbedder:
@@ -27,15 +27,15 @@ async def test_memories_of_another_model_are_re_embedded(settings, db_path):
         "db-prod-7 is the primary",
         "deploys happen on Fridays",
     ):
-        assert (await first.commit_memory(caller, NewMemory(content=text, category="entities")))[
-            "action"
-        ] == "ADD"
+        assert (
+            await first.commit_memory(caller, NewMemory(content=text, category="entities"))
+        ).action == "ADD"
     keyword_only = MemoryService(uow, None)
     assert (
         await keyword_only.commit_memory(
             caller, NewMemory(content="no vector yet", category="entities")
         )
-    )["action"] == "ADD"
+    ).action == "ADD"
     second = MemoryService(uow, CachedEmbedder(uow, other_model()))
     assert await reembed_stale(second) == 4
     assert await reembed_stale(second) == 0

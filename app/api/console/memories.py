@@ -101,7 +101,7 @@ async def edit_memory(
             "conflict": exc.message,
         }
         return page(request, "memory.html", context, status=409)
-    return redirect(request, f"/console/memories/{memory_id}?saved={view['version']}")
+    return redirect(request, f"/console/memories/{memory_id}?saved={view.version}")
 
 
 @router.post("/memories/{memory_id}/delete", dependencies=[Depends(same_origin)])

@@ -8,6 +8,16 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from app.api.schemas.base import WHOLE_NUMBER, ApiModel, Integer, RequestModel
+from app.memory.records import MemoryRecord
+from app.memory.results import (
+    CommitOutcome,
+    Deleted,
+    ForgetOutcome,
+    ImportOutcome,
+    MemoryPage,
+    SearchOutcome,
+)
+from app.memory.results import SearchHit as FoundMemory
 
 # An ISO 8601 time as /memories/export writes it (a time without offset is taken as UTC).
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
@@ -38,6 +48,10 @@ class MemoryObject(ApiModel):
     owner_id: str
     embedding_model: str | None
 
+    @classmethod
+    def of(cls, record: MemoryRecord) -> MemoryObject:
+        return cls.model_validate(record, from_attributes=True)
+
 
 class CommitMemoryRequest(RequestModel):
     content: str = Field(min_length=1, max_length=100_000)
@@ -57,10 +71,24 @@ class CommitMemoryResponse(ApiModel):
     reason: str | None = None
     memory: MemoryObject | None = None
 
+    @classmethod
+    def of(cls, outcome: CommitOutcome) -> CommitMemoryResponse:
+        # Only what the outcome holds is set: the answer leaves out an absent reason or memory.
+        fields: dict[str, Any] = {"action": outcome.action}
+        if outcome.reason is not None:
+            fields["reason"] = outcome.reason
+        if outcome.memory is not None:
+            fields["memory"] = MemoryObject.of(outcome.memory)
+        return cls.model_validate(fields)
+
 
 class MemoryList(ApiModel):
     items: list[MemoryObject]
     next_cursor: str | None
+
+    @classmethod
+    def of(cls, page: MemoryPage) -> MemoryList:
+        return cls(items=[MemoryObject.of(r) for r in page.items], next_cursor=page.next_cursor)
 
 
 class PatchMemoryRequest(RequestModel):
@@ -79,6 +107,10 @@ class PatchMemoryRequest(RequestModel):
 class DeleteMemoryResponse(ApiModel):
     id: str
     deleted: bool
+
+    @classmethod
+    def of(cls, deleted: Deleted) -> DeleteMemoryResponse:
+        return cls(id=deleted.id, deleted=deleted.deleted)
 
 
 class SearchMemoriesRequest(RequestModel):
@@ -106,10 +138,33 @@ class SearchHit(ApiModel):
     updated_at: str | None
     explain: dict[str, Any] | None = None
 
+    @classmethod
+    def of(cls, hit: FoundMemory) -> SearchHit:
+        r = hit.record
+        fields: dict[str, Any] = {
+            "id": r.id,
+            "uri": r.uri,
+            "category": r.category,
+            "title": r.title,
+            "abstract": r.abstract,
+            "content": r.content,
+            "score": hit.score,
+            "level": hit.level,
+            "created_at": r.created_at,
+            "updated_at": r.updated_at,
+        }
+        if hit.explain is not None:  # set only when asked for: the answer leaves it out otherwise
+            fields["explain"] = hit.explain.as_dict()
+        return cls.model_validate(fields)
+
 
 class SearchMemoriesResponse(ApiModel):
     mode: str
     results: list[SearchHit]
+
+    @classmethod
+    def of(cls, outcome: SearchOutcome) -> SearchMemoriesResponse:
+        return cls(mode=outcome.mode, results=[SearchHit.of(hit) for hit in outcome.results])
 
 
 class ImportRecord(RequestModel):
@@ -165,7 +220,15 @@ class ForgetResponse(ApiModel):
     ids: list[str]
     dry_run: bool
 
+    @classmethod
+    def of(cls, outcome: ForgetOutcome) -> ForgetResponse:
+        return cls(deleted=outcome.deleted, ids=outcome.ids, dry_run=outcome.dry_run)
+
 
 class ImportResponse(ApiModel):
     imported: int
     ids: list[str]
+
+    @classmethod
+    def of(cls, outcome: ImportOutcome) -> ImportResponse:
+        return cls(imported=outcome.imported, ids=outcome.ids)

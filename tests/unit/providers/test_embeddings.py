@@ -18,13 +18,12 @@ import respx
 from app.providers.embeddings import (
     LOCAL_DIMENSIONS,
     LOCAL_MODEL_ID,
-    Embedder,
-    FakeEmbedder,
     LocalE5Embedder,
     OpenAICompatibleEmbedder,
     cosine,
 )
-from app.providers.protocols import PermanentProviderError, TransientProviderError
+from app.providers.fake_embeddings import FakeEmbedder
+from app.providers.protocols import Embedder, PermanentProviderError, TransientProviderError
 
 BASE = "https://embed.example.test/v1"
 URL = f"{BASE}/embeddings"
