@@ -16,14 +16,8 @@ from app.api.schemas.archives import (
     ArchiveSearchResponse,
     ArchiveView,
 )
-from app.archives.service import (
-    SearchRequest,
-    embed_search_query,
-    expand_archive,
-    expand_archive_text,
-    search_archives,
-    search_text,
-)
+from app.archives.service import SearchRequest, embed_search_query, expand_archive_text, search_text
+from app.sessions.archived import expand_archive, search_archives
 
 router = APIRouter(prefix="/archives", tags=["archives"])
 TEXT_RESPONSE = {200: {"content": {"text/plain": {"schema": {"type": "string"}}}}}

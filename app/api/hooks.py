@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
@@ -18,7 +19,7 @@ from app.api.schemas.hooks import (
     CompactRequest,
     CompactResponse,
 )
-from app.assembly.service import AssembleInput, assemble
+from app.assembly.service import AssembleInput, assemble, assembled_tokens
 from app.sessions.capture import CaptureResult, TurnAdvancement, TurnInput, capture_turn
 from app.sessions.compact import CompactInput, compact_session
 
@@ -133,7 +134,12 @@ async def compact_endpoint(
         wait=body.wait,
         timeout_ms=body.timeout_ms,
     )
-    return await compact_session(services.uow, services.settings, services.notify_worker, request)
+    estimate = partial(
+        assembled_tokens, services.uow, services.settings, request.identity, request.token_budget
+    )
+    return await compact_session(
+        services.uow, services.settings, services.notify_worker, request, estimate
+    )
 
 
 def _budget(token_budget: float | None, runtime_context: dict[str, object] | None) -> int | None:

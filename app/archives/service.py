@@ -23,12 +23,11 @@ from app.archives.render import render_archive_text, render_search_text
 from app.core.clock import isoformat
 from app.core.query import clauses
 from app.core.redaction import redact_text
-from app.db.models import AgentSession, Archive, ArchiveStatus
+from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
 from app.db.models.archive import parse_archive_id
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument, NotFound
 from app.providers.protocols import ProviderError
-from app.sessions import repository as sessions_repo
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +42,6 @@ class SearchRequest:
     until: datetime | None = None
     context: int = 0
     fusion: str = "calibrated"
-
-
-def session_or_404(db: Session, tenant_id: str, session_id: str) -> AgentSession:
-    session = sessions_repo.find_session(db, tenant_id, session_id)
-    if session is None:
-        raise NotFound("session", session_id)
-    return session
 
 
 def archive_or_404(db: Session, session: AgentSession, archive_id: str) -> Archive:
@@ -71,23 +63,31 @@ def archive_summary(archive: Archive) -> dict[str, Any]:
     }
 
 
-def expand_archive(
-    uow: UnitOfWork,
-    tenant_id: str,
-    session_id: str,
-    archive_id: str,
-    offset: int,
-    limit: int | None,
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class ExpandedArchive:
+    """An archive with the page of its stored messages that was asked for."""
+
+    session_id: str
+    archive: Archive
+    messages: list[StoredMessage]
+
+
+def read_archive(
+    db: Session, session: AgentSession, archive_id: str, offset: int, limit: int | None
+) -> ExpandedArchive:
+    """The session's archive and a page of its stored messages, in the caller's transaction."""
+    archive = archive_or_404(db, session, archive_id)
+    rows = repo.archive_messages(db, archive, offset, limit)
+    return ExpandedArchive(session.session_id, archive, rows)
+
+
+def archive_view(found: ExpandedArchive) -> dict[str, Any]:
     """The archive with its stored messages in order."""
-    with uow.read() as db:
-        session = session_or_404(db, tenant_id, session_id)
-        archive = archive_or_404(db, session, archive_id)
-        rows = repo.archive_messages(db, archive, offset, limit)
+    archive, rows = found.archive, found.messages
     completed = archive.status == ArchiveStatus.COMPLETED
     return {
         "archiveId": archive.archive_id,
-        "sessionId": session.session_id,
+        "sessionId": found.session_id,
         "status": archive.status,
         "abstract": redact_text(archive.abstract) if completed else "",
         "overview": redact_text(archive.overview) if completed else "",
@@ -113,14 +113,17 @@ def expand_archive_text(view: dict[str, Any]) -> str:
     )
 
 
-def search_archives(
-    uow: UnitOfWork,
-    tenant_id: str,
-    req: SearchRequest,
-    regex_timeout_s: float,
-    query_vectors: search.QueryVectors | None = None,
-) -> dict[str, Any]:
-    """Search a session's archived messages and, in their own list, its archive overviews."""
+@dataclass(frozen=True, slots=True)
+class SessionHits:
+    """What one search of a session's archives found, before redaction."""
+
+    results: list[dict[str, Any]]
+    overviews: list[dict[str, Any]]
+    truncated: bool
+
+
+def checked_search(req: SearchRequest) -> SearchRequest:
+    """The request as it is searched; InvalidArgument for an empty query or an unknown fusion."""
     if req.mode != "regex":
         # Capture drops NULs from the text it stores, and one would end SQLite's full-text query.
         req = replace(req, query=req.query.replace("\x00", ""))
@@ -130,39 +133,52 @@ def search_archives(
         raise InvalidArgument(
             f"fusion must be one of {', '.join(search.FUSIONS)}", {"field": "fusion"}
         )
-    with uow.read() as db:
-        session = session_or_404(db, tenant_id, req.session_id)
-        archives = {a.id: a for a in repo.list_archives(db, session)}
-        only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
-        scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
-        if req.mode == "regex":
-            hits, overviews = search.search_regex(
-                db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s
-            )
-        elif req.mode == "ranked":
-            hits = search.search_ranked(
-                db, uow, scope, req.query, req.limit, query_vectors, req.fusion
-            )
-            overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
-        else:
-            hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
-            overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
-        truncated = len(hits) > req.limit
-        results = hits[: req.limit]
-        add_context(db, session, results, req.context)
+    return req
+
+
+def search_session(
+    db: Session,
+    uow: UnitOfWork,
+    session: AgentSession,
+    req: SearchRequest,
+    regex_timeout_s: float,
+    query_vectors: search.QueryVectors | None = None,
+) -> SessionHits:
+    """Search the session's archived messages and, in their own list, its archive overviews, in
+    the caller's transaction (``req`` as ``checked_search`` returned it)."""
+    archives = {a.id: a for a in repo.list_archives(db, session)}
+    only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
+    scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
+    if req.mode == "regex":
+        hits, overviews = search.search_regex(
+            db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s
+        )
+    elif req.mode == "ranked":
+        hits = search.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
+        overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
+    else:
+        hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
+        overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
+    results = hits[: req.limit]
+    add_context(db, session, results, req.context)
+    return SessionHits(results, overviews, len(hits) > req.limit)
+
+
+def search_answer(req: SearchRequest, found: SessionHits, hybrid: bool) -> dict[str, Any]:
+    """The search's answer, with snippets and the echoed query redacted."""
     # quality.md, Security: snippets and the echoed query pass through the redaction boundary.
-    for hit in [*results, *overviews]:
+    for hit in [*found.results, *found.overviews]:
         hit["snippet"] = redact_text(hit["snippet"])
     out: dict[str, Any] = {
         "query": redact_text(req.query),
         "mode": req.mode,
-        "count": len(results),
-        "truncated": truncated,
-        "results": results,
-        "overviews": overviews[: req.limit],
+        "count": len(found.results),
+        "truncated": found.truncated,
+        "results": found.results,
+        "overviews": found.overviews[: req.limit],
     }
     if req.mode == "ranked":
-        out["retrieval"] = "hybrid" if query_vectors is not None else "lexical"
+        out["retrieval"] = "hybrid" if hybrid else "lexical"
     return out
 
 

@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.archives import repository as archives_repo
 from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
 from app.assembly.guide import SESSION_CONTEXT_GUIDE, archive_index_line
 from app.assembly.injection import (
@@ -32,9 +31,9 @@ from app.core.messages import Message, message_tokens, role_of
 from app.core.redaction import redact_text
 from app.core.sanitize import contains_injected_context, is_conversation_message
 from app.core.tokens import estimate_text_tokens
-from app.db.models import AgentSession, ArchiveStatus
+from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork
-from app.sessions import repository as sessions_repo
+from app.sessions.history import stored_context
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
 
@@ -59,7 +58,6 @@ class _Stored:
     overview: str = ""
     messages: list[Message] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
-    session: AgentSession | None = None
     archives: dict[str, Any] = field(default_factory=dict)
     known: bool = False
     # (archive id, message count) of the archives the summary stands for, oldest first.
@@ -296,22 +294,11 @@ async def _skill_memory_or_passthrough(
 
 def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
     """Overview of the newest completed archive + later unsummarised archives + live messages."""
-    with uow.read() as db:
-        session = sessions_repo.find_session(db, ident.tenant_id, ident.session_id)
-        if session is None:
-            return _Stored()
-        archives = archives_repo.list_archives(db, session)
-        completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
-        latest = completed[-1] if completed else None
-        floor = latest.archive_index if latest else 0
-        unsummarised = [
-            a.id
-            for a in archives
-            if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED
-        ]
-        rows = archives_repo.bodies_of_archives(db, unsummarised) + sessions_repo.live_bodies(
-            db, session
-        )
+    context = stored_context(uow, ident.tenant_id, ident.session_id)
+    if context is None:
+        return _Stored()
+    archives, latest, rows = context.archives, context.latest_completed, context.rows
+    floor = latest.archive_index if latest else 0
     statuses = [a.status for a in archives]
     # Host bookkeeping stored by earlier releases is never shown to the model.
     loaded = [
@@ -323,7 +310,6 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         overview=redact_text(latest.overview) if latest else "",
         messages=[message for message, _ in loaded],  # redacted bodies (see StoredMessage)
         tokens=[tokens for _, tokens in loaded],
-        session=session,
         archives={
             "total": len(archives),
             "completed": statuses.count(ArchiveStatus.COMPLETED),
@@ -334,6 +320,14 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         known=True,
         summarised=[(a.archive_id, a.message_count) for a in archives if a.archive_index <= floor],
     )
+
+
+def assembled_tokens(
+    uow: UnitOfWork, settings: Settings, ident: SessionIdentity, token_budget: Any
+) -> int:
+    """The estimated tokens of what a pre_prompt assemble would return now (no host messages)."""
+    req = AssembleInput(identity=ident, messages=[], phase="pre_prompt", token_budget=token_budget)
+    return int(assemble_pre_prompt(uow, settings, req, 0.0)["estimatedTokens"])
 
 
 def _summary_message(
@@ -361,4 +355,4 @@ def _elapsed_ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
 
-__all__ = ["AssembleInput", "assemble", "passthrough"]
+__all__ = ["AssembleInput", "assemble", "assembled_tokens", "passthrough"]

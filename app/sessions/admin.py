@@ -9,13 +9,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from app.archives import repository as archives_repo
-from app.archives.service import archive_summary, session_or_404
+from app.archives import store as archives_store
+from app.archives.service import archive_summary
 from app.core.clock import isoformat
 from app.db.models import AgentSession, Archive
 from app.db.uow import UnitOfWork
 from app.sessions import admin_repository as repo
-from app.sessions.service import get_session_view
+from app.sessions.service import get_session_view, session_or_404
 
 EXPORT_PAGE = 500
 
@@ -57,7 +57,7 @@ def session_timeline(
     view = get_session_view(uow, tenant_id, session_id)
     with uow.read() as db:
         session = session_or_404(db, tenant_id, session_id)
-        archives = archives_repo.list_archives(db, session)
+        archives = archives_store.list_archives(db, session)
         live = repo.newest_live_messages(db, session.id, live_limit)
     return {
         **view,
@@ -98,7 +98,7 @@ def export_session(uow: UnitOfWork, tenant_id: str, session_id: str) -> Iterator
     """
     with uow.read() as db:
         session = session_or_404(db, tenant_id, session_id)
-        archives = archives_repo.list_archives(db, session)
+        archives = archives_store.list_archives(db, session)
         yield {
             "type": "session",
             **_session_row(session, {}),

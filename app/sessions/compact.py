@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.archives import repository as archives_repo
-from app.assembly.service import AssembleInput, assemble_pre_prompt
+from app.archives import store as archives_store
 from app.core.bypass import is_bypassed
 from app.core.clock import utcnow
 from app.db.models import ArchiveStatus
@@ -42,6 +41,11 @@ class CompactInput:
     timeout_ms: int = 120000
 
 
+# The estimate of the context the next pre_prompt assemble would return for the session (the
+# caller wires it: assembly sits above sessions). Called in a worker thread.
+ContextEstimate = Callable[[], int]
+
+
 @dataclass(frozen=True, slots=True)
 class _Committed:
     tokens_before: int
@@ -50,20 +54,24 @@ class _Committed:
 
 
 async def compact_session(
-    uow: UnitOfWork, settings: Settings, notify: Callable[[], None], req: CompactInput
+    uow: UnitOfWork,
+    settings: Settings,
+    notify: Callable[[], None],
+    req: CompactInput,
+    estimate: ContextEstimate,
 ) -> dict[str, Any]:
     """Commit with keep 0, then (with ``wait``) wait for the archive; every outcome of api.md."""
     ident = req.identity
     if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
         return {"ok": True, "compacted": False, "reason": "session_bypassed"}
     # Before and after are measured the same way: the estimate of the assembled context.
-    estimate_before = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
+    estimate_before = await asyncio.to_thread(estimate)
     committed = await asyncio.to_thread(_commit_now, uow, req, estimate_before)
     if committed is None:
         return {"ok": True, "compacted": False, "reason": "session_not_found"}
     outcome = committed.outcome
     if not outcome.archived or outcome.archive_pk is None:
-        return await _compact_without_new_archive(uow, settings, req, committed, estimate_before)
+        return await _compact_without_new_archive(uow, estimate, req, committed, estimate_before)
     notify()
     details: dict[str, Any] = {
         "archiveId": outcome.archive_id,
@@ -81,7 +89,7 @@ async def compact_session(
     failure = _failure(state, committed.tokens_before, details)
     if failure is not None or state is None:
         return failure or {}
-    tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
+    tokens_after = await asyncio.to_thread(estimate)
     details["memoriesExtracted"] = state.memories_extracted
     compacted = tokens_after < committed.tokens_before
     result: dict[str, Any] = {
@@ -100,7 +108,7 @@ async def compact_session(
 
 async def _compact_without_new_archive(
     uow: UnitOfWork,
-    settings: Settings,
+    estimate: ContextEstimate,
     req: CompactInput,
     committed: _Committed,
     estimate_before: int,
@@ -114,7 +122,7 @@ async def _compact_without_new_archive(
         failure = _failure(state, tokens_before, details)
         if failure is not None:
             return failure
-        tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
+        tokens_after = await asyncio.to_thread(estimate)
         if tokens_after < estimate_before and state is not None:
             result = {
                 "summary": state.overview,
@@ -177,7 +185,7 @@ def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Co
         outcome = commit_phase1(db, session, 0, utcnow(), req.custom_instructions)
         pending = [
             a
-            for a in archives_repo.list_archives(db, session)
+            for a in archives_store.list_archives(db, session)
             if a.status in (ArchiveStatus.PENDING, ArchiveStatus.RUNNING)
         ]
         return _Committed(
@@ -185,15 +193,3 @@ def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Co
             outcome=outcome,
             unsummarised_pk=pending[-1].id if pending else None,
         )
-
-
-def _assembled_tokens(uow: UnitOfWork, settings: Settings, req: CompactInput) -> int:
-    view = assemble_pre_prompt(
-        uow,
-        settings,
-        AssembleInput(
-            identity=req.identity, messages=[], phase="pre_prompt", token_budget=req.token_budget
-        ),
-        0.0,
-    )
-    return int(view["estimatedTokens"])

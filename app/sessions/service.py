@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from app.archives import repository as archives_repo
-from app.archives.service import archive_summary, session_or_404
+from sqlalchemy.orm import Session
+
+from app.archives import store as archives_store
+from app.archives.service import archive_summary
 from app.core.clock import isoformat, utcnow
-from app.db.models import Archive, ArchiveStatus
+from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import TERMINAL_ARCHIVE_STATUSES
 from app.db.uow import UnitOfWork
 from app.errors import NotFound
@@ -33,11 +35,19 @@ class ArchiveState:
     memories_extracted: dict[str, int]
 
 
+def session_or_404(db: Session, tenant_id: str, session_id: str) -> AgentSession:
+    """The tenant's session, in the caller's transaction; NotFound when there is none."""
+    session = repo.find_session(db, tenant_id, session_id)
+    if session is None:
+        raise NotFound("session", session_id)
+    return session
+
+
 def get_session_view(uow: UnitOfWork, tenant_id: str, session_id: str) -> dict[str, Any]:
     """The session's identity, counters and archives."""
     with uow.read() as db:
         session = session_or_404(db, tenant_id, session_id)
-        archives = archives_repo.list_archives(db, session)
+        archives = archives_store.list_archives(db, session)
     return {
         "sessionId": session.session_id,
         "sessionKey": session.session_key,
@@ -85,7 +95,7 @@ def commit_session(
 
 def archive_state(uow: UnitOfWork, archive_pk: int) -> ArchiveState | None:
     with uow.read() as db:
-        archive = archives_repo.get_archive_by_pk(db, archive_pk)
+        archive = archives_store.get_archive_by_pk(db, archive_pk)
         return _state(archive) if archive is not None else None
 
 
@@ -124,5 +134,6 @@ __all__ = [
     "commit_session",
     "delete_session",
     "get_session_view",
+    "session_or_404",
     "wait_for_archive",
 ]

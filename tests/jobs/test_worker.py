@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from app.archives.service import expand_archive
 from app.core.clock import utcnow
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
@@ -13,6 +12,7 @@ from app.jobs import repository as queue
 from app.jobs.retry import RetryStrategy
 from app.jobs.worker import Phase2Worker
 from app.providers.protocols import PermanentProviderError, TransientProviderError
+from app.sessions.archived import expand_archive
 from app.sessions.capture import TurnInput, capture_turn
 from app.sessions.identity import SessionIdentity
 from app.sessions.service import commit_session, get_session_view

@@ -12,8 +12,8 @@ from app.api.console.diff import diff_counts, guard_marks, side_by_side
 from app.api.console.messages import message_view
 from app.api.console.rendering import ConsoleRoute, page
 from app.api.deps import ServicesDep
-from app.archives.service import expand_archive
 from app.sessions.admin import list_sessions, session_timeline
+from app.sessions.archived import expand_archive
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute)
 UserDep = Annotated[ConsoleUser, Depends(console_user)]
