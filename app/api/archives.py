@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import PlainTextResponse
@@ -20,7 +20,9 @@ from app.archives.service import SearchRequest, embed_search_query, expand_archi
 from app.sessions.archived import expand_archive, search_archives
 
 router = APIRouter(prefix="/archives", tags=["archives"])
-TEXT_RESPONSE = {200: {"content": {"text/plain": {"schema": {"type": "string"}}}}}
+TEXT_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/plain": {"schema": {"type": "string"}}}}
+}
 # The offset must fit the database's integer type; no archive holds anywhere near this many messages.
 MAX_OFFSET = 2**31 - 1
 # Past this the ranked search goes on lexically rather than keep the agent waiting.

@@ -20,7 +20,7 @@ from app.api.schemas.hooks import (
     CompactResponse,
 )
 from app.assembly.service import AssembleInput, assemble, assembled_tokens
-from app.sessions.capture import CaptureResult, TurnAdvancement, TurnInput, capture_turn
+from app.sessions.capture import TurnAdvancement, TurnInput, capture_turn
 from app.sessions.compact import CompactInput, compact_session
 
 router = APIRouter(tags=["hooks"])
@@ -76,7 +76,7 @@ async def after_turn_endpoint(
     result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
     if result.archive_scheduled:
         services.notify_worker()
-    return AfterTurnResponse(**_capture_fields(result, started))
+    return AfterTurnResponse.from_result(result, _elapsed_ms(started))
 
 
 @router.post("/commit-turn", response_model=CommitTurnResponse, operation_id="commitTurn")
@@ -99,20 +99,11 @@ async def commit_turn_endpoint(
     result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
     if result.archive_scheduled:
         services.notify_worker()
-    return CommitTurnResponse(status=result.status, **_capture_fields(result, started))
+    return CommitTurnResponse.from_turn(result, _elapsed_ms(started))
 
 
-def _capture_fields(result: CaptureResult, started: float) -> dict[str, object]:
-    return {
-        "ok": True,
-        "ingested": result.ingested,
-        "duplicates": result.duplicates,
-        "skipped": result.skipped,
-        "pending_tokens": result.pending_tokens,
-        "commit": result.commit,
-        "compact_recommended": result.compact_recommended,
-        "duration_ms": int((time.perf_counter() - started) * 1000),
-    }
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
 
 
 @router.post(

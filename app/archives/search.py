@@ -14,6 +14,7 @@ Overviews are matched separately and returned in their own list.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -72,10 +73,11 @@ def search_keyword(
 
 def _all_terms_rows(
     db: Session, uow: UnitOfWork, scope: Scope, terms: list[str], case_sensitive: bool
-):  # type: ignore[no-untyped-def]
+) -> Iterator[Any]:
     """Rows that may hold every term, in order: from the index when a term is long enough, else a scan."""
     session, only = scope.session, scope.only
     indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
+    ids: Iterator[int]
     if indexed:
         ids = (
             hit.row_id

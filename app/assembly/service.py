@@ -22,7 +22,7 @@ from app.assembly.injection import (
     recall_query,
 )
 from app.assembly.provider_validity import make_provider_valid
-from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
+from app.assembly.recall import RecallBlock, RecallRequest, RecallSource, RecallUnavailable
 from app.assembly.reconcile import capture_unstored_tail
 from app.assembly.steps import fit_steps_to_budget
 from app.assembly.timestamps import summary_timestamp, with_timestamps
@@ -122,16 +122,17 @@ async def _with_memories(
             is_cron=is_cron_session(ident.session_key, req.runtime_context),
             options=req.options,
         )
+        recalled: RecallBlock | None
         try:
-            block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
+            recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
         except Exception:  # noqa: BLE001 - recall never fails the hook (quality.md, Degradation)
-            block = None
-        if block is not None and block.text:
-            result["prependContext"] = block.text
+            recalled = None
+        if recalled is not None and recalled.text:
+            result["prependContext"] = recalled.text
             result["diagnostics"]["recall"] = {
                 "query": query,
-                **block.diagnostics,
-                "injectedChars": len(block.text),
+                **recalled.diagnostics,
+                "injectedChars": len(recalled.text),
             }
     return result
 

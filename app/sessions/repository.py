@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import CursorResult, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.db.models import AgentSession, Archive, Job, StoredMessage, TurnCommit
@@ -148,7 +148,7 @@ def move_to_archive(db: Session, session: AgentSession, archive_pk: int, last_se
         # than the update itself.
         .execution_options(synchronize_session=False)
     )
-    return int(db.execute(stmt).rowcount)
+    return int(cast(CursorResult[Any], db.execute(stmt)).rowcount)
 
 
 def delete_session_rows(db: Session, session: AgentSession) -> tuple[int, int]:

@@ -8,6 +8,7 @@ from pydantic import Field, StrictBool
 
 from app.api.schemas.base import ApiModel, HookModel, Integer
 from app.api.schemas.recall_options import AssembleOptions
+from app.sessions.capture import CaptureResult, CommitReport
 
 SESSION_ID = Field(min_length=1, max_length=512, description="The host's session id.")
 
@@ -61,6 +62,32 @@ class AfterTurnResponse(ApiModel):
     compact_recommended: bool
     duration_ms: int
 
+    @classmethod
+    def from_result(cls, result: CaptureResult, duration_ms: int) -> AfterTurnResponse:
+        return cls(
+            ok=True,
+            ingested=result.ingested,
+            duplicates=result.duplicates,
+            skipped=result.skipped,
+            pending_tokens=result.pending_tokens,
+            commit=commit_report(result.commit),
+            compact_recommended=result.compact_recommended,
+            duration_ms=duration_ms,
+        )
+
+
+def commit_report(report: CommitReport) -> dict[str, Any]:
+    """``commit`` of an /after-turn or /commit-turn answer: archiveId only when one was made,
+    keepRecentCount only when the threshold was reached."""
+    out: dict[str, Any] = {"triggered": report.triggered}
+    if report.archive_id is not None:
+        out["archiveId"] = report.archive_id
+    out["reason"] = report.reason
+    out["threshold"] = report.threshold
+    if report.keep_recent_count is not None:
+        out["keepRecentCount"] = report.keep_recent_count
+    return out
+
 
 class TurnAnchor(ApiModel):
     """Where the host recorded a turn's first (admission) or last (terminal) message."""
@@ -84,6 +111,11 @@ class CommitTurnRequest(HookBase):
 
 class CommitTurnResponse(AfterTurnResponse):
     status: Literal["committed", "duplicate"]
+
+    @classmethod
+    def from_turn(cls, result: CaptureResult, duration_ms: int) -> CommitTurnResponse:
+        fields = AfterTurnResponse.from_result(result, duration_ms).model_dump()
+        return cls(status=result.status, **fields)
 
 
 class CompactRequest(HookBase):
