@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, exists, select, update
+from sqlalchemy import CursorResult, exists, func, select, update
 from sqlalchemy.orm import Session, aliased
 
 from app.db.models import AgentSession, Archive, ArchiveStatus, Job, JobStatus, StoredMessage
@@ -225,3 +225,13 @@ def first_user_request(db: Session, session_pk: int) -> str | None:
         .limit(1)
     )
     return db.execute(stmt).scalar_one_or_none()
+
+
+def open_job_count(db: Session) -> int:
+    """Jobs queued or running: the depth of the queue."""
+    stmt = (
+        select(func.count())
+        .select_from(Job)
+        .where(Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))
+    )
+    return int(db.execute(stmt).scalar_one())

@@ -21,7 +21,6 @@ from app.core.sanitize import is_conversation_message, sanitize_message_for_capt
 from app.db.models import AgentSession, TurnCommit
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
-from app.sessions.active import active_tokens
 from app.sessions.commit import commit_phase1
 from app.sessions.identity import SessionIdentity
 from app.sessions.stored_form import StoredForm, stored_form
@@ -150,7 +149,7 @@ def _store_turn(
         duplicates=duplicates,
         skipped=prepared.skipped,
         pending_tokens=session.pending_tokens,
-        compact_recommended=active_tokens(db, session) > limits.compact_at,
+        compact_recommended=repo.active_tokens(db, session) > limits.compact_at,
         archive_scheduled=scheduled,
     )
 
@@ -184,7 +183,7 @@ def _duplicate_turn(
         commit=CommitReport(triggered=False, reason="duplicate_turn", threshold=limits.threshold),
         duplicates=count,
         pending_tokens=session.pending_tokens,
-        compact_recommended=active_tokens(db, session) > limits.compact_at,
+        compact_recommended=repo.active_tokens(db, session) > limits.compact_at,
         status="duplicate",
     )
 
