@@ -57,7 +57,7 @@ async def expand_archive_endpoint(
     )
     if format == "text":
         return PlainTextResponse(expand_archive_text(view))
-    return view
+    return ArchiveView.from_result(view)
 
 
 @router.post(

@@ -9,7 +9,6 @@ has stored messages redacted too (``CE_REDACTION__STORED_MESSAGES``).
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -20,10 +19,10 @@ from app.archives import repository as repo
 from app.archives import search
 from app.archives.hits import TimeWindow, add_context
 from app.archives.render import render_archive_text, render_search_text
-from app.core.clock import isoformat
+from app.archives.views import ArchiveView
 from app.core.query import clauses
 from app.core.redaction import redact_text
-from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
+from app.db.models import AgentSession, Archive, StoredMessage
 from app.db.models.archive import parse_archive_id
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument, NotFound
@@ -52,17 +51,6 @@ def archive_or_404(db: Session, session: AgentSession, archive_id: str) -> Archi
     return archive
 
 
-def archive_summary(archive: Archive) -> dict[str, Any]:
-    return {
-        "archiveId": archive.archive_id,
-        "status": archive.status,
-        "messageCount": archive.message_count,
-        "createdAt": isoformat(archive.created_at),
-        "completedAt": isoformat(archive.completed_at),
-        "error": archive.error,
-    }
-
-
 @dataclass(frozen=True, slots=True)
 class ExpandedArchive:
     """An archive with the page of its stored messages that was asked for."""
@@ -81,36 +69,8 @@ def read_archive(
     return ExpandedArchive(session.session_id, archive, rows)
 
 
-def archive_view(found: ExpandedArchive) -> dict[str, Any]:
-    """The archive with its stored messages in order."""
-    archive, rows = found.archive, found.messages
-    completed = archive.status == ArchiveStatus.COMPLETED
-    return {
-        "archiveId": archive.archive_id,
-        "sessionId": found.session_id,
-        "status": archive.status,
-        "abstract": redact_text(archive.abstract) if completed else "",
-        "overview": redact_text(archive.overview) if completed else "",
-        "messageCount": archive.message_count,
-        "firstSeq": archive.first_seq,
-        "lastSeq": archive.last_seq,
-        "startedAt": isoformat(archive.started_at),
-        "endedAt": isoformat(archive.ended_at),
-        "createdAt": isoformat(archive.created_at),
-        "completedAt": isoformat(archive.completed_at),
-        # The original messages: the one place an original secret can be read back (see above).
-        "messages": [{"seq": row.seq, "message": json.loads(row.body)} for row in rows],
-        "error": redact_text(archive.error) if archive.error else archive.error,
-        "errorStage": archive.error_stage,
-        "workingMemoryPath": archive.wm_path,
-        "usage": json.loads(archive.usage_json) if archive.usage_json else {},
-    }
-
-
-def expand_archive_text(view: dict[str, Any]) -> str:
-    return render_archive_text(
-        view["archiveId"], view["abstract"], [m["message"] for m in view["messages"]]
-    )
+def expand_archive_text(view: ArchiveView) -> str:
+    return render_archive_text(view.archive_id, view.abstract, [m.message for m in view.messages])
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import Any
 from app.archives import service as archives
 from app.archives.search import QueryVectors
 from app.archives.service import SearchRequest
+from app.archives.views import ArchiveView, archive_view
 from app.db.uow import UnitOfWork
 from app.sessions.service import session_or_404
 
@@ -22,12 +23,12 @@ def expand_archive(
     archive_id: str,
     offset: int,
     limit: int | None,
-) -> dict[str, Any]:
+) -> ArchiveView:
     """The archive with its stored messages in order."""
     with uow.read() as db:
         session = session_or_404(db, tenant_id, session_id)
         found = archives.read_archive(db, session, archive_id, offset, limit)
-    return archives.archive_view(found)
+    return archive_view(found.session_id, found.archive, found.messages)
 
 
 def search_archives(

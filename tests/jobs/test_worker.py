@@ -85,7 +85,7 @@ async def run_until_idle(worker: Phase2Worker, uow: UnitOfWork, timeout: float =
 
 def statuses(uow: UnitOfWork, session_id: str) -> list[tuple[str, str, str | None]]:
     view = get_session_view(uow, "default", session_id)
-    return [(a["archiveId"], a["status"], a["error"]) for a in view["archives"]]
+    return [(a.archive_id, a.status, a.error) for a in view.archives]
 
 
 async def test_archives_of_a_session_run_in_order(make_settings):
@@ -118,7 +118,7 @@ async def test_permanent_failure_marks_failed_and_blocks_nothing(make_settings):
     assert priors["s-a3"] is not None
     # The failed archive's messages stay expandable.
     view = expand_archive(uow, "default", "s", "archive_001", 0, None)
-    assert view["status"] == "failed" and view["messageCount"] == 3 and view["error"]
+    assert view.status == "failed" and view.message_count == 3 and view.error
 
 
 async def test_transient_errors_are_retried_then_complete(make_settings):

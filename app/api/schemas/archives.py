@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, Field
 
 from app.api.schemas.base import ApiModel, Integer, RequestModel
+from app.archives import views
+from app.core.clock import isoformat
 
 # archive_001 … archive_999999999: a well-formed id that names no archive is a 404, any other shape
 # (a 20-digit number once reached the database as an integer overflow) a 400.
@@ -41,6 +43,28 @@ class ArchiveView(ApiModel):
     usage: dict[str, int] = Field(
         default_factory=dict, description="LLM token usage of this archive."
     )
+
+    @classmethod
+    def from_result(cls, view: views.ArchiveView) -> ArchiveView:
+        return cls(
+            archive_id=view.archive_id,
+            session_id=view.session_id,
+            status=view.status,
+            abstract=view.abstract,
+            overview=view.overview,
+            message_count=view.message_count,
+            first_seq=view.first_seq,
+            last_seq=view.last_seq,
+            started_at=isoformat(view.started_at),
+            ended_at=isoformat(view.ended_at),
+            created_at=isoformat(view.created_at),
+            completed_at=isoformat(view.completed_at),
+            messages=[ArchiveMessage(seq=m.seq, message=m.message) for m in view.messages],
+            error=view.error,
+            error_stage=view.error_stage,
+            working_memory_path=view.working_memory_path,
+            usage=view.usage,
+        )
 
 
 class ArchiveSearchRequest(RequestModel):
