@@ -18,6 +18,7 @@ from app.api.schemas.hooks import (
     CommitTurnResponse,
     CompactRequest,
     CompactResponse,
+    assemble_response,
 )
 from app.assembly.service import AssembleInput, assemble, assembled_tokens
 from app.sessions.capture import TurnAdvancement, TurnInput, capture_turn
@@ -52,7 +53,8 @@ async def assemble_endpoint(
         options=body.options.as_dict() if body.options else {},
         runtime_context=body.runtime_context,
     )
-    return await assemble(services.uow, services.settings, services.recall, request)
+    result = await assemble(services.uow, services.settings, services.recall, request)
+    return assemble_response(result)
 
 
 @router.post("/after-turn", response_model=AfterTurnResponse, operation_id="afterTurn")
@@ -114,7 +116,7 @@ def _elapsed_ms(started: float) -> int:
 )
 async def compact_endpoint(
     body: CompactRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
-) -> dict[str, object]:
+) -> CompactResponse:
     """Archive everything now and (by default) wait for the Working Memory."""
     request = CompactInput(
         identity=hook_identity(tenant, body, user_id),
@@ -128,9 +130,10 @@ async def compact_endpoint(
     estimate = partial(
         assembled_tokens, services.uow, services.settings, request.identity, request.token_budget
     )
-    return await compact_session(
+    result = await compact_session(
         services.uow, services.settings, services.notify_worker, request, estimate
     )
+    return CompactResponse.from_result(result)
 
 
 def _budget(token_budget: float | None, runtime_context: dict[str, object] | None) -> int | None:
