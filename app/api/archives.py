@@ -92,4 +92,4 @@ async def search_archives_endpoint(
     )
     if body.format == "text":
         return PlainTextResponse(search_text(result))
-    return result
+    return ArchiveSearchResponse.from_result(result)

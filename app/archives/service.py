@@ -19,6 +19,7 @@ from app.archives import repository as repo
 from app.archives import search
 from app.archives.hits import TimeWindow, add_context
 from app.archives.render import render_archive_text, render_search_text
+from app.archives.results import SearchHit, SearchResult
 from app.archives.views import ArchiveView
 from app.core.query import clauses
 from app.core.redaction import redact_text
@@ -77,8 +78,8 @@ def expand_archive_text(view: ArchiveView) -> str:
 class SessionHits:
     """What one search of a session's archives found, before redaction."""
 
-    results: list[dict[str, Any]]
-    overviews: list[dict[str, Any]]
+    results: list[SearchHit]
+    overviews: list[SearchHit]
     truncated: bool
 
 
@@ -119,27 +120,23 @@ def search_session(
     else:
         hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
         overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
-    results = hits[: req.limit]
-    add_context(db, session, results, req.context)
+    results = add_context(db, session, hits[: req.limit], req.context)
     return SessionHits(results, overviews, len(hits) > req.limit)
 
 
-def search_answer(req: SearchRequest, found: SessionHits, hybrid: bool) -> dict[str, Any]:
+def search_answer(req: SearchRequest, found: SessionHits, hybrid: bool) -> SearchResult:
     """The search's answer, with snippets and the echoed query redacted."""
     # quality.md, Security: snippets and the echoed query pass through the redaction boundary.
-    for hit in [*found.results, *found.overviews]:
-        hit["snippet"] = redact_text(hit["snippet"])
-    out: dict[str, Any] = {
-        "query": redact_text(req.query),
-        "mode": req.mode,
-        "count": len(found.results),
-        "truncated": found.truncated,
-        "results": found.results,
-        "overviews": found.overviews[: req.limit],
-    }
-    if req.mode == "ranked":
-        out["retrieval"] = "hybrid" if hybrid else "lexical"
-    return out
+    return SearchResult(
+        query=redact_text(req.query),
+        mode=req.mode,
+        results=[replace(h, snippet=redact_text(h.snippet)) for h in found.results],
+        overviews=[
+            replace(h, snippet=redact_text(h.snippet)) for h in found.overviews[: req.limit]
+        ],
+        truncated=found.truncated,
+        retrieval=("hybrid" if hybrid else "lexical") if req.mode == "ranked" else None,
+    )
 
 
 async def embed_search_query(
@@ -160,7 +157,5 @@ async def embed_search_query(
     return search.QueryVectors(list(vectors[0]), tuple(list(v) for v in vectors[1:]))
 
 
-def search_text(result: dict[str, Any]) -> str:
-    return render_search_text(
-        result["query"], result["results"], result["truncated"], result.get("overviews")
-    )
+def search_text(result: SearchResult) -> str:
+    return render_search_text(result.query, result.results, result.truncated, result.overviews)

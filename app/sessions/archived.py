@@ -6,9 +6,8 @@ sits below sessions and never looks a session up itself).
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.archives import service as archives
+from app.archives.results import SearchResult
 from app.archives.search import QueryVectors
 from app.archives.service import SearchRequest
 from app.archives.views import ArchiveView, archive_view
@@ -37,7 +36,7 @@ def search_archives(
     req: SearchRequest,
     regex_timeout_s: float,
     query_vectors: QueryVectors | None = None,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Search a session's archived messages and, in their own list, its archive overviews."""
     req = archives.checked_search(req)
     with uow.read() as db:

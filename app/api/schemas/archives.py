@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, Field
 
 from app.api.schemas.base import ApiModel, Integer, RequestModel
+from app.archives import results as found
 from app.archives import views
 from app.core.clock import isoformat
 
@@ -96,6 +97,15 @@ class ArchiveSearchNeighbour(ApiModel):
     text: str
     timestamp: str | None
 
+    @classmethod
+    def from_result(cls, neighbour: found.Neighbour) -> ArchiveSearchNeighbour:
+        return cls(
+            seq=neighbour.seq,
+            role=neighbour.role,
+            text=neighbour.text,
+            timestamp=isoformat(neighbour.timestamp),
+        )
+
 
 class ArchiveSearchHit(ApiModel):
     archive_id: str
@@ -115,6 +125,25 @@ class ArchiveSearchHit(ApiModel):
         None, description="Neighbouring turns, when `context` > 0."
     )
 
+    @classmethod
+    def from_result(cls, hit: found.SearchHit) -> ArchiveSearchHit:
+        context = hit.context
+        return cls.model_validate(
+            {
+                "archive_id": hit.archive_id,
+                "seq": hit.seq,
+                "role": hit.role,
+                "kind": hit.kind,
+                "snippet": hit.snippet,
+                "score": hit.score,
+                "timestamp": isoformat(hit.timestamp),
+                "match": hit.match,
+                "context": None
+                if context is None
+                else [ArchiveSearchNeighbour.from_result(n) for n in context],
+            }
+        )
+
 
 class ArchiveSearchResponse(ApiModel):
     query: str
@@ -131,3 +160,17 @@ class ArchiveSearchResponse(ApiModel):
         None,
         description="Ranked mode: hybrid when the query vector was available, else lexical only.",
     )
+
+    @classmethod
+    def from_result(cls, result: found.SearchResult) -> ArchiveSearchResponse:
+        return cls.model_validate(
+            {
+                "query": result.query,
+                "mode": result.mode,
+                "count": len(result.results),
+                "truncated": result.truncated,
+                "results": [ArchiveSearchHit.from_result(h) for h in result.results],
+                "overviews": [ArchiveSearchHit.from_result(h) for h in result.overviews],
+                "retrieval": result.retrieval,
+            }
+        )
