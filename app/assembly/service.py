@@ -15,7 +15,7 @@ from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
 from app.assembly.guide import SESSION_CONTEXT_GUIDE, archive_index_line
 from app.assembly.injection import recall_query
 from app.assembly.provider_validity import make_provider_valid
-from app.assembly.recall import RecallBlock, RecallRequest, RecallSource
+from app.assembly.recall import RecallBlock, RecallSource
 from app.assembly.reconcile import capture_unstored_tail
 from app.assembly.result import (
     AssembleInput,
@@ -26,8 +26,8 @@ from app.assembly.result import (
 )
 from app.assembly.steps import fit_steps_to_budget
 from app.assembly.timestamps import summary_timestamp, with_timestamps
-from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop
-from app.core.bypass import is_bypassed, is_cron_session
+from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, recall_request
+from app.core.bypass import is_bypassed
 from app.core.messages import Message, message_tokens
 from app.core.redaction import redact_text
 from app.core.sanitize import contains_injected_context, is_conversation_message
@@ -80,15 +80,7 @@ async def _with_memories(
         and not contains_injected_context(req.prompt or "")
         and req.options.get("autoRecall", settings.assemble.auto_recall)
     ):
-        ident = req.identity
-        request = RecallRequest(
-            tenant_id=ident.tenant_id,
-            user_id=ident.user_id,
-            agent_id=ident.agent_id,
-            query=query,
-            is_cron=is_cron_session(ident.session_key, req.runtime_context),
-            options=req.options,
-        )
+        request = recall_request(req, query)
         recalled: RecallBlock | None
         try:
             recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)

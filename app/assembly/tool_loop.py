@@ -57,8 +57,13 @@ async def assemble_tool_loop(
             started,
             recall={"query": query, "experience": _gate("query_too_short")},
         )
+    return await _inject_recall(settings, recall, req, started, query, tail_is_user)
+
+
+def recall_request(req: AssembleInput, query: str) -> RecallRequest:
+    """What recall is asked for the request's identity and this query."""
     ident = req.identity
-    request = RecallRequest(
+    return RecallRequest(
         tenant_id=ident.tenant_id,
         user_id=ident.user_id,
         agent_id=ident.agent_id,
@@ -66,9 +71,21 @@ async def assemble_tool_loop(
         is_cron=is_cron_session(ident.session_key, req.runtime_context),
         options=req.options,
     )
+
+
+async def _inject_recall(
+    settings: Settings,
+    recall: RecallSource,
+    req: AssembleInput,
+    started: float,
+    query: str,
+    tail_is_user: bool,
+) -> AssembleResult:
+    """Recall for the query, injected into the latest user message or appended as one."""
+    messages = req.messages
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     try:
-        block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
+        block = await asyncio.wait_for(recall.recall(recall_request(req, query)), timeout=timeout_s)
     except RecallUnavailable:
         return passthrough(req, "recall_unavailable", started, recall={"query": query})
     except TimeoutError:
