@@ -1,9 +1,22 @@
-"""The service's error hierarchy: each error carries its code and HTTP status (api.md, Errors)."""
+"""The service's error hierarchy: each error carries its code and HTTP status (docs/api.md, Errors)."""
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
+
+
+def error_envelope(
+    code: str, message: str, details: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The one shape of every error the API returns: ``{"error": {code, message, details}}``."""
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def error_envelope_bytes(code: str, message: str, details: dict[str, Any] | None = None) -> bytes:
+    """The envelope as a JSON body, for the layers below FastAPI (ASGI middleware, the parser)."""
+    return json.dumps(error_envelope(code, message, details), separators=(",", ":")).encode()
 
 
 class AppError(Exception):

@@ -11,6 +11,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
+from structlog.typing import Processor
 
 from app.core.redaction import redact_value
 
@@ -27,7 +28,7 @@ def redact_event(
 
 def configure_logging(log_format: str, level: str) -> None:
     """JSON lines in production, a readable console format in development."""
-    shared = [
+    shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),

@@ -236,6 +236,11 @@ class DatabaseSettings(BaseModel):
         10000, ge=0, description="SQLite busy timeout for a locked database."
     )
     pool_size: int = Field(8, ge=1, description="Connections kept in the pool.")
+    vector_cache_mb: int = Field(
+        256,
+        ge=0,
+        description="Memory for the in-process vector matrices of the partitions searched lately (0: search the vector tables directly).",
+    )
     storage_retry_after_s: int = Field(
         30,
         ge=1,
@@ -348,7 +353,7 @@ class Settings(BaseSettings):
         return self.wm.mode != "extractive" and self.llm.configured
 
     def check_safe_to_serve(self) -> None:
-        """Refuse to listen on a non-loopback address without API keys (quality.md, Security)."""
+        """Refuse to listen on a non-loopback address without API keys (docs/quality.md, Security)."""
         if not self.is_loopback and not self.api_keys:
             raise ValueError(
                 f"refusing to listen on {self.host} without API keys: set CE_API_KEYS or bind to 127.0.0.1"

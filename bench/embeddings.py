@@ -7,7 +7,7 @@
 - *one query*: ``embed_queries([text])`` in process on the service's code path (the embedder's
   worker thread), every text new; short recall-like queries, plus a long user turn in the notes.
 - *passages*: ``embed_passages`` of memory-like texts in batches of 32 (the local batch size).
-- *footprint* (the quality.md row): ``python -m app serve`` with the default local provider (the
+- *footprint* (the docs/quality.md row): ``python -m app serve`` with the default local provider (the
   lifespan loads and warms the model), idle; VmRSS from ``/proc/<pid>/status`` once it is healthy
   and again after a round of memory writes and searches (each embeds), then a quiet second.
 """
@@ -30,7 +30,7 @@ from bench.memory_search import synthetic_memory, unique_queries
 
 TARGET_RSS_MB = 600
 RECALL_TARGET_MS = (
-    25  # quality.md, /assemble tool_loop with recall (the query embedding is part of it)
+    25  # docs/quality.md, /assemble tool_loop with recall (the query embedding is part of it)
 )
 LONG_TURN = (
     "We are still seeing intermittent 502s from the checkout service after yesterday's deploy to "

@@ -1,9 +1,9 @@
-"""Memory search (recall.md, Hybrid search) over 1k → 10k → 100k chunks in ONE user's partition.
+"""Memory search (docs/recall.md, Hybrid search) over 1k → 10k → 100k chunks in ONE user's partition.
 
 In process, no HTTP: ``search_memories(service, caller, SearchInput(query))`` with the defaults of
 ``POST /memories/search`` (hybrid, limit 10, no threshold, the caller's user and agent as owners).
 
-- *no embedding* (the quality.md row): the service's embedder is ``FixedVectors``, a stand-in that
+- *no embedding* (the docs/quality.md row): the service's embedder is ``FixedVectors``, a stand-in that
   returns a precomputed unit vector for each query text, so everything after the query embedding
   is timed (the read transaction, FTS5 BM25, the sqlite-vec KNN over the partition, loading the
   candidate rows, the merge, decay, MMR and the response dicts) and nothing before it.
@@ -303,7 +303,7 @@ def synthetic_memory(topic: int, rng: random.Random, code: str | None = None) ->
 
 
 def synthetic_experience(topic: int, rng: random.Random) -> SyntheticMemory:
-    """One agent experience in the three-section format (recall.md, Memory records)."""
+    """One agent experience in the three-section format (docs/recall.md, Memory records)."""
     t = random.Random(topic * 104729 + 3)
     svc = t.choice(_SERVICES)
     cause, fix = t.choice(_CAUSES)

@@ -10,7 +10,7 @@ the agent's memories, as ``POST /memories/search`` does.
 - recall@5: the share of a query's relevant memories among its first 5 results, averaged;
 - MRR: 1 / the rank of the first relevant result within the 10 returned (0 when none is), averaged.
 
-The figure is recall@5 in percent; quality.md sets no target, so there is no ratio. Deterministic:
+The figure is recall@5 in percent; docs/quality.md sets no target, so there is no ratio. Deterministic:
 fixed data, a deterministic model on the CPU, observedAt at fixed ages (see ``eval_data``). The
 latency columns are the searches themselves with the query vector already in the cache.
 """

@@ -4,7 +4,7 @@ and a search-facts row per message, as Phase 2 leaves them. Building 100k vector
 would take about half an hour on 2 cores, so the vectors are random unit vectors: the KNN costs
 what it costs (it reads every vector of the session), not its scores. Timed in process:
 ``search_archives`` for keyword, ranked lexical-only and ranked hybrid (a random query vector),
-four queries each; quality.md sets p50 <= 50 ms for keyword search at this size."""
+four queries each; docs/quality.md sets p50 <= 50 ms for keyword search at this size."""
 
 from __future__ import annotations
 

@@ -14,9 +14,16 @@ from app.db.base import Base
 from app.db.engine import create_db_engine
 from app.settings import get_settings
 
-# Virtual tables and their shadow tables are created by hand in migrations/helpers.py;
-# autogenerate must not see them as drift.
-FTS_PREFIXES = ("message_fts", "archive_fts", "memory_fts", "memory_vec", "message_vec")
+# Virtual tables and their shadow tables, and the vector change log, are created by hand in
+# migrations/helpers.py; autogenerate must not see them as drift.
+FTS_PREFIXES = (
+    "message_fts",
+    "archive_fts",
+    "memory_fts",
+    "memory_vec",
+    "message_vec",
+    "vector_changes",
+)
 
 
 def include_name(name: str | None, type_: str, _parent: object) -> bool:

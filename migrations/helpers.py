@@ -85,3 +85,14 @@ def create_vocabulary(name: str, index: str) -> None:
     if _dialect() != "sqlite":
         raise NotImplementedError(f"vocabulary for {_dialect()}")
     op.execute(f"CREATE VIRTUAL TABLE {name} USING fts5vocab({index}, 'row')")
+
+
+def create_vector_change_log(name: str) -> None:
+    """The log of vector writes (space, partition, row id; a NULL row id drops the partition) that
+    in-process vector matrices apply to stay in step with the database (AUTOINCREMENT: a change
+    number is never reused, so "after change N" always means the same rows)."""
+    op.execute(
+        f"CREATE TABLE {name} (change INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL, "
+        "part TEXT NOT NULL, row_id INTEGER)"
+    )
+    op.execute(f"CREATE INDEX ix_{name}_partition ON {name} (space, part, change)")

@@ -44,7 +44,7 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 
 
 def get_tenant(services: ServicesDep, authorization: Annotated[str | None, Header()] = None) -> str:
-    """The tenant of the API key; ``default`` while no keys are configured (api.md, Identity)."""
+    """The tenant of the API key; ``default`` while no keys are configured (docs/api.md, Identity)."""
     keys = services.settings.api_key_tenants
     if not keys:
         return "default"
@@ -87,7 +87,7 @@ UserIdHeader = Annotated[str | None, Header(alias="X-User-Id", max_length=256)]
 
 
 def hook_identity(tenant: str, body: Any, user_header: str | None) -> SessionIdentity:
-    """Who a hook body is about: session, agent (api.md rules) and user."""
+    """Who a hook body is about: session, agent (docs/api.md rules) and user."""
     return SessionIdentity(
         tenant_id=tenant,
         session_id=body.session_id,

@@ -1,4 +1,4 @@
-"""Every error becomes the envelope of api.md; validation errors are 400, not 422."""
+"""Every error becomes the envelope of docs/api.md; validation errors are 400, not 422."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from app.db.storage import DESCRIPTIONS, storage_problem
-from app.errors import AppError, StorageUnavailable, Unavailable
+from app.errors import AppError, StorageUnavailable, Unavailable, error_envelope
 
 log = structlog.get_logger("app.api")
 
@@ -41,8 +41,7 @@ def error_response(
     details: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    body = {"error": {"code": code, "message": message, "details": details or {}}}
-    return JSONResponse(body, status_code=status, headers=headers)
+    return JSONResponse(error_envelope(code, message, details), status_code=status, headers=headers)
 
 
 def _loc(loc: tuple[Any, ...]) -> list[Any]:

@@ -137,7 +137,7 @@ async def compact_endpoint(
 
 
 def _budget(token_budget: float | None, runtime_context: dict[str, object] | None) -> int | None:
-    """tokenBudget from the request, else runtimeContext.tokenBudget (lifecycle.md, Capture 5)."""
+    """tokenBudget from the request, else runtimeContext.tokenBudget (docs/lifecycle.md, Capture 5)."""
     for candidate in (token_budget, (runtime_context or {}).get("tokenBudget")):
         if (
             isinstance(candidate, int | float)

@@ -10,18 +10,18 @@ read timeout is in ``RequestContextMiddleware`` (it works under any ASGI server)
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from app.errors import error_envelope_bytes
 from app.settings import Settings
 
 
 def envelope_response(status: int, reason: str, code: str, message: str) -> bytes:
     """A complete HTTP/1.1 response carrying the API's error envelope; the connection closes."""
-    body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+    body = error_envelope_bytes(code, message)
     head = (
         f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"

@@ -56,7 +56,7 @@ JSONL = {200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}
 def _owners(
     caller: Caller, user_id: str | None, agent_id: str | None
 ) -> tuple[Caller, list[tuple[str, str]]]:
-    # api.md, Identity: the X-User-Id header wins over a userId in the body or query.
+    # docs/api.md, Identity: the X-User-Id header wins over a userId in the body or query.
     user = caller.user_id if caller.user_from_header else (user_id or caller.user_id)
     scoped = Caller(
         caller.tenant_id,

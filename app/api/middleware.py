@@ -4,7 +4,6 @@ limit, body read timeout, access log and request metrics."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from typing import Any
@@ -13,6 +12,7 @@ import structlog
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.errors import error_envelope_bytes
 from app.metrics import Metrics
 
 log = structlog.get_logger("app.access")
@@ -32,10 +32,6 @@ class BodyTimedOut(HTTPException):
 
     def __init__(self, seconds: float) -> None:
         super().__init__(408, f"the request body did not arrive within {seconds:g} s")
-
-
-def _envelope(code: str, message: str) -> bytes:
-    return json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
 
 
 class RequestContextMiddleware:
@@ -128,7 +124,7 @@ class RequestContextMiddleware:
 
     async def _reject(self, send: Send, status: int, code: str, message: str) -> None:
         """The error envelope; the connection closes (the rest of the body is never read)."""
-        body = _envelope(code, message)
+        body = error_envelope_bytes(code, message)
         await send(
             {
                 "type": "http.response.start",

@@ -1,4 +1,4 @@
-"""Per-tenant rate limits (quality.md, Bounded resources): an in-process token bucket per tenant and
+"""Per-tenant rate limits (docs/quality.md, Bounded resources): an in-process token bucket per tenant and
 class of request (hooks, search); past the burst the answer is 429 ``RATE_LIMITED`` with
 ``Retry-After``. In process on purpose: the embedded service is one process; several processes
 behind a balancer would each apply the limit.

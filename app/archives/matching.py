@@ -1,4 +1,4 @@
-"""Pure matching for archive search: literal keywords, bounded regexes, snippets (api.md)."""
+"""Pure matching for archive search: literal keywords, bounded regexes, snippets (docs/api.md)."""
 
 from __future__ import annotations
 

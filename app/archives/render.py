@@ -1,4 +1,4 @@
-"""Text renderings of archives and search results, ready to be a model's tool result (api.md)."""
+"""Text renderings of archives and search results, ready to be a model's tool result (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ def get_archive_by_pk(db: Session, archive_pk: int) -> Archive | None:
 
 
 def latest_completed_before(db: Session, session_pk: int, archive_index: int) -> Archive | None:
-    """The newest completed archive older than ``archive_index`` (lifecycle.md, Phase 2 step 1)."""
+    """The newest completed archive older than ``archive_index`` (docs/lifecycle.md, Phase 2 step 1)."""
     stmt = (
         select(Archive)
         .where(

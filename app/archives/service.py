@@ -1,4 +1,4 @@
-"""Archives: expand one archive, search a session's archives (api.md, Archives).
+"""Archives: expand one archive, search a session's archives (docs/api.md, Archives).
 
 Search answers with redacted text only (search text is redacted at capture, overviews when they
 are written, and snippets and the echoed query once more here). Expanding an archive is the one
@@ -126,7 +126,7 @@ def search_session(
 
 def search_answer(req: SearchRequest, found: SessionHits, hybrid: bool) -> SearchResult:
     """The search's answer, with snippets and the echoed query redacted."""
-    # quality.md, Security: snippets and the echoed query pass through the redaction boundary.
+    # docs/quality.md, Security: snippets and the echoed query pass through the redaction boundary.
     return SearchResult(
         query=redact_text(req.query),
         mode=req.mode,

@@ -1,6 +1,6 @@
-"""Assembly budget arithmetic (lifecycle.md, Assemble pre_prompt steps 1 and 4).
+"""Assembly budget arithmetic (docs/lifecycle.md, Assemble pre_prompt steps 1 and 4).
 
-The split follows the reference's ``allocateContextBudget`` (openviking.md §5.2): a reserve for
+The split follows the reference's ``allocateContextBudget`` (docs/peers.md, OpenViking §5.2): a reserve for
 the model's answer, then the guide, then the overview, and the rest for messages.
 """
 

@@ -1,4 +1,4 @@
-"""Recall injection into the latest user message (lifecycle.md, Assemble tool_loop phase)."""
+"""Recall injection into the latest user message (docs/lifecycle.md, Assemble tool_loop phase)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ _SEPARATOR = "\n\n"
 
 
 def _prefixed_content(content: object, block: str) -> object:
-    """The content with ``block`` in front (lifecycle.md, tool_loop step 4)."""
+    """The content with ``block`` in front (docs/lifecycle.md, tool_loop step 4)."""
     if isinstance(content, str):
         return block + _SEPARATOR + content
     if isinstance(content, list):
@@ -102,7 +102,7 @@ def recall_query(text: str, max_chars: int = MAX_QUERY_CHARS) -> str:
     """A recall query from a user text: sanitized and collapsed, redacted (it is searched with,
     embedded and echoed in diagnostics), then cut to at most ``max_chars``. CPU work on long
     texts: callers run it off the event loop."""
-    # lifecycle.md, tool_loop step 2: sanitized as in capture, then truncated.
+    # docs/lifecycle.md, tool_loop step 2: sanitized as in capture, then truncated.
     query = redact_text(sanitize_text(text, collapse_whitespace=True))
     return query[: max(0, max_chars)]
 

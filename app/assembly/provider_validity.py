@@ -1,6 +1,6 @@
-"""Make an assembled history acceptable to model providers (lifecycle.md, Assemble step 5).
+"""Make an assembled history acceptable to model providers (docs/lifecycle.md, Assemble step 5).
 
-The passes follow the reference's ``sanitizeAgentMessagesForProvider`` (openviking.md §5.3) with
+The passes follow the reference's ``sanitizeAgentMessagesForProvider`` (docs/peers.md, OpenViking §5.3) with
 the pairing repair of §5.11, in this order:
 
 1. assistant string content becomes one text block;
@@ -28,7 +28,7 @@ SYNTHETIC_RESULT_TEXT = (
     "inserted synthetic error result for transcript repair."
 )
 NO_CONTENT_TEXT = "(no content)"
-# openviking.md §5.11 step 4: such turns were cut short, their calls never ran to completion.
+# docs/peers.md, OpenViking §5.11 step 4: such turns were cut short, their calls never ran to completion.
 _UNFINISHED_STOP_REASONS = frozenset({"error", "aborted"})
 
 
@@ -131,7 +131,7 @@ def _repair_span(
 
 
 def repair_tool_pairing(messages: Sequence[Message]) -> tuple[list[Message], PairingStats]:
-    """Pair tool calls with their results (openviking.md §5.11), with what was changed."""
+    """Pair tool calls with their results (docs/peers.md, OpenViking §5.11), with what was changed."""
     stats = PairingStats()
     seen: set[str] = set()
     out: list[Message] = []
@@ -221,7 +221,7 @@ def drop_blank_text_blocks(message: Message) -> Message:
 
 
 def make_provider_valid(messages: Sequence[Message]) -> list[Message]:
-    """A new list of the messages, made valid for providers (lifecycle.md, Assemble step 5)."""
+    """A new list of the messages, made valid for providers (docs/lifecycle.md, Assemble step 5)."""
     normalized = [_normalize_assistant(m) for m in messages]
     paired, _ = repair_tool_pairing(normalized)
     merged = merge_consecutive_users(paired)

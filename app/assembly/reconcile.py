@@ -50,7 +50,7 @@ def capture_unstored_tail(
 def _unstored_host_messages(
     uow: UnitOfWork, keys: SessionKeys, messages: list[Any]
 ) -> list[Message]:
-    """Host messages not stored yet, in the host's order (lifecycle.md, pre_prompt step 3)."""
+    """Host messages not stored yet, in the host's order (docs/lifecycle.md, pre_prompt step 3)."""
     newest_first = _host_fingerprints(reversed(messages))
     counts: dict[str, int] = {}
     seen: dict[str, int] = {}

@@ -25,7 +25,7 @@ class AssembleInput:
 @dataclass(frozen=True, slots=True)
 class AssembleResult:
     """The messages to send, their estimate, what to add to the system prompt and to the prompt,
-    and the diagnostics (api.md, diagnostics: their keys are the wire's)."""
+    and the diagnostics (docs/api.md, diagnostics: their keys are the wire's)."""
 
     messages: list[Any]
     estimated_tokens: int

@@ -1,6 +1,6 @@
 """``POST /assemble``: rebuild the history (pre_prompt) or inject recall (tool_loop).
 
-lifecycle.md, Assemble. A passthrough returns the host's messages unchanged, as a new list.
+docs/lifecycle.md, Assemble. A passthrough returns the host's messages unchanged, as a new list.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ async def _with_memories(
     settings: Settings, recall: RecallSource, req: AssembleInput, result: AssembleResult
 ) -> AssembleResult:
     """pre_prompt extras: tool usage memories in the system prompt, recall for the prompt as
-    ``prependContext`` (lifecycle.md, pre_prompt step 7)."""
+    ``prependContext`` (docs/lifecycle.md, pre_prompt step 7)."""
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     if req.available_tools:
         result = await _with_tool_memories(recall, req, result, timeout_s)
@@ -84,7 +84,7 @@ async def _with_memories(
         recalled: RecallBlock | None
         try:
             recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
-        except Exception:  # noqa: BLE001 - recall never fails the hook (quality.md, Degradation)
+        except Exception:  # noqa: BLE001 - recall never fails the hook (docs/quality.md, Degradation)
             recalled = None
         if recalled is not None and recalled.text:
             found = {"query": query, **recalled.diagnostics, "injectedChars": len(recalled.text)}
@@ -122,7 +122,7 @@ def assemble_pre_prompt(
     stored = _load_stored(uow, req.identity)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
-    # Stored bodies are read in their redacted form (quality.md, Security).
+    # Stored bodies are read in their redacted form (docs/quality.md, Security).
     candidates = stored.messages
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""

@@ -1,4 +1,4 @@
-"""Steps of a history, the unit that budget trimming drops (lifecycle.md, Assemble step 4).
+"""Steps of a history, the unit that budget trimming drops (docs/lifecycle.md, Assemble step 4).
 
 A step is a user message; or an assistant message together with the tool results that answer its
 tool calls; or any other single message. Trimming drops whole oldest steps, never part of one, so

@@ -1,5 +1,5 @@
 """``/assemble`` in the tool_loop phase: inject recall for the user's latest message, or a
-skill's history after a SKILL.md read (lifecycle.md, tool_loop phase)."""
+skill's history after a SKILL.md read (docs/lifecycle.md, tool_loop phase)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ MIN_QUERY_CHARS = 5
 async def assemble_tool_loop(
     settings: Settings, recall: RecallSource, req: AssembleInput, started: float
 ) -> AssembleResult:
-    """Recall injection (lifecycle.md, tool_loop phase).
+    """Recall injection (docs/lifecycle.md, tool_loop phase).
 
     Older hosts end ``messages`` with the current user message: the envelope is prepended to it.
     The 2026.9 host sends the history before the current turn and the current message only as
@@ -92,10 +92,10 @@ async def _inject_recall(
         return passthrough(
             req, "recall_timeout", started, recall={"query": query, "timedOut": True}
         )
-    except Exception:  # noqa: BLE001 - recall must never fail the hook (quality.md, Degradation)
+    except Exception:  # noqa: BLE001 - recall must never fail the hook (docs/quality.md, Degradation)
         return passthrough(req, "recall_failed", started, recall={"query": query})
     if block is None or not block.text:
-        # The experience gate's verdict is reported with or without hits (api.md, diagnostics.recall).
+        # The experience gate's verdict is reported with or without hits (docs/api.md, diagnostics.recall).
         return passthrough(
             req,
             "no_recall_hits",
@@ -127,7 +127,7 @@ def _gate(reason: str) -> dict[str, Any]:
 async def _skill_memory_or_passthrough(
     recall: RecallSource, req: AssembleInput, started: float
 ) -> AssembleResult:
-    """recall.md, Skill memory: a SKILL.md read gets the skill's history appended to its result."""
+    """docs/recall.md, Skill memory: a SKILL.md read gets the skill's history appended to its result."""
     ident = req.identity
     try:
         block = await asyncio.wait_for(

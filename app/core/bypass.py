@@ -1,7 +1,7 @@
 """Session identity helpers: bypass patterns, agent id and cron detection.
 
-Bypass patterns are globs over ``sessionKey``, else ``sessionId`` (lifecycle.md, Capture step 1;
-openviking.md §5.1): ``*`` matches ``[^:]*`` (one key segment), ``**`` matches ``.*``, everything
+Bypass patterns are globs over ``sessionKey``, else ``sessionId`` (docs/lifecycle.md, Capture step 1;
+docs/peers.md, OpenViking §5.1): ``*`` matches ``[^:]*`` (one key segment), ``**`` matches ``.*``, everything
 else is literal, and the pattern is anchored at both ends.
 """
 
@@ -63,7 +63,7 @@ def resolve_agent_id(
 ) -> str:
     """Agent id: body ``agentId``, else ``agent:<id>:`` of the key, else runtime context, else main.
 
-    Order from api.md, Conventions, Identity.
+    Order from docs/api.md, Conventions, Identity.
     """
     explicit = _non_empty_str(agent_id)
     if explicit:
@@ -80,7 +80,7 @@ def resolve_agent_id(
 
 
 def is_cron_session(session_key: str | None, runtime_context: Mapping[str, Any] | None) -> bool:
-    """Whether a run is a cron run: by its key or the shim's runtime context (openclaw.md §1.7)."""
+    """Whether a run is a cron run: by its key or the shim's runtime context (docs/peers.md, OpenClaw §1.7)."""
     if isinstance(session_key, str) and (
         ":cron:" in session_key or session_key.startswith("cron:")
     ):

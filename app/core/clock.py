@@ -11,7 +11,7 @@ def utcnow() -> datetime:
 
 
 def isoformat(value: datetime | None) -> str | None:
-    """ISO-8601 UTC with a ``Z`` suffix (api.md, Conventions), or None."""
+    """ISO-8601 UTC with a ``Z`` suffix (docs/api.md, Conventions), or None."""
     if value is None:
         return None
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

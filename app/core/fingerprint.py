@@ -1,4 +1,4 @@
-"""Message fingerprints and occurrence-aware duplicate detection (lifecycle.md, Capture step 2).
+"""Message fingerprints and occurrence-aware duplicate detection (docs/lifecycle.md, Capture step 2).
 
 The host's ``prePromptMessageCount`` says where the new messages of a snapshot start, but the
 service never trusts it alone: a candidate is stored only when its fingerprint occurs in the
@@ -94,7 +94,7 @@ def _block(block: Any, keep_ids: bool) -> Any:
 
 
 def message_fingerprint(message: Message) -> str:
-    """SHA-256 hex of the canonical JSON of the message's identity (lifecycle.md, Capture 2).
+    """SHA-256 hex of the canonical JSON of the message's identity (docs/lifecycle.md, Capture 2).
 
     Compute it on the sanitized message, the form that is stored.
     """

@@ -12,7 +12,7 @@ from typing import Any
 
 from app.core.tokens import estimate_text_tokens
 
-# Block types that carry a tool call, across providers' transcript variants (openclaw.md §1.9).
+# Block types that carry a tool call, across providers' transcript variants (docs/peers.md, OpenClaw §1.9).
 TOOL_CALL_BLOCK_TYPES = frozenset(
     {"toolCall", "toolUse", "tool_use", "functionCall", "function_call", "tool_call"}
 )

@@ -1,5 +1,5 @@
 """Secret redaction: the one boundary every text crosses on its way out of the raw message store
-(recall.md, Privacy policy; quality.md, Security).
+(docs/recall.md, Privacy policy; docs/quality.md, Security).
 
 Each secret becomes ``[REDACTED:<kind>]``. The patterns look for the shape of real credentials
 (fixed prefixes, lengths, digits in random bodies) so that ordinary words, paths, UUIDs and commit

@@ -1,6 +1,6 @@
-"""Capture sanitation of user and assistant text (lifecycle.md, Capture step 3).
+"""Capture sanitation of user and assistant text (docs/lifecycle.md, Capture step 3).
 
-The rules are those of the reference's ``sanitizeUserTextForCapture`` (openviking.md §5.7), applied
+The rules are those of the reference's ``sanitizeUserTextForCapture`` (docs/peers.md, OpenViking §5.7), applied
 in the same order: a legacy tool placeholder becomes empty; a compacted system message becomes its
 payload; injected recall envelopes, ``<relevant-memories>`` blocks, conversation and sender metadata
 blocks, metadata-only fenced JSON, the leading timestamp prefix and the leading
@@ -135,7 +135,7 @@ def _compacted_payload(text: str) -> str | None:
 
 
 def sanitize_text(text: str, *, collapse_whitespace: bool) -> str:
-    """Apply the capture sanitation rules of openviking.md §5.7 to one text."""
+    """Apply the capture sanitation rules of docs/peers.md, OpenViking §5.7 to one text."""
     if not _ANY_RULE_RE.search(text, concurrent=True):
         return _collapse(text) if collapse_whitespace else text.strip()
     if _TOOL_PLACEHOLDER_RE.match(text, concurrent=True):
@@ -155,7 +155,7 @@ def sanitize_text(text: str, *, collapse_whitespace: bool) -> str:
 
 
 def contains_injected_context(text: str) -> bool:
-    """Whether a text already carries a recall envelope (lifecycle.md, tool_loop step 2)."""
+    """Whether a text already carries a recall envelope (docs/lifecycle.md, tool_loop step 2)."""
     return any(marker in text for marker in _INJECTION_MARKERS)
 
 
@@ -198,7 +198,7 @@ def sanitize_message_for_capture(message: Message) -> Message | None:
 
     Other roles, and content that is neither a string nor a list, come back as the same object.
     When sanitation changes nothing, the same object is returned; otherwise a new dict whose other
-    fields are the original values (lifecycle.md, Capture step 3).
+    fields are the original values (docs/lifecycle.md, Capture step 3).
     """
     if role_of(message) not in ("user", "assistant"):
         return message

@@ -1,4 +1,4 @@
-"""Token buckets keyed by name: the per-tenant rate limits (quality.md, Bounded resources).
+"""Token buckets keyed by name: the per-tenant rate limits (docs/quality.md, Bounded resources).
 
 A handful of lines where a library would bring a storage abstraction this service does not need.
 Not thread-safe: the API takes tokens on the event loop only.

@@ -1,4 +1,4 @@
-"""The one token estimator (lifecycle.md, "Token estimator").
+"""The one token estimator (docs/lifecycle.md, "Token estimator").
 
 CJK and other wide code points weigh 1.5 tokens, other astral code points (emoji) 2.0, everything
 else 0.25; the sum is rounded up. ASCII therefore costs ceil(len / 4).
@@ -10,7 +10,7 @@ import math
 
 import regex
 
-# Ranges of wide code points (reference openviking.md §2.2), sorted by start.
+# Ranges of wide code points (docs/peers.md, OpenViking §2.2), sorted by start.
 _WIDE_RANGES: tuple[tuple[int, int], ...] = (
     (0x1100, 0x11FF),
     (0x3000, 0x303F),

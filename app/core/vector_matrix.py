@@ -59,6 +59,22 @@ class VectorMatrix:
                 self._put(row_id, _as_array(vector, self.dimensions), tag)
             self.last_change = max(self.last_change, change)
 
+    def extend(self, ids: np.ndarray, vectors: np.ndarray, tags: np.ndarray) -> None:
+        """Add many new rows at once (a partition being loaded); ids must not be present yet."""
+        count = len(ids)
+        if count == 0:
+            return
+        if vectors.shape != (count, self.dimensions):
+            raise ValueError(f"expected {count} vectors of {self.dimensions} dimensions")
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        start = self._size
+        self._grow_to(start + count)
+        self._vectors[start : start + count] = vectors / np.where(norms > 0, norms, 1)
+        self._ids[start : start + count] = ids
+        self._tags[start : start + count] = tags
+        self._slot_of.update(zip(ids.tolist(), range(start, start + count), strict=True))
+        self._size += count
+
     def nearest(
         self, query: list[float], k: int, tag_range: tuple[int | None, int | None] = (None, None)
     ) -> list[Neighbour]:

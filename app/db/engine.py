@@ -4,7 +4,9 @@ SQLite policy (one place, with reasons):
 - the stock ``sqlite3`` module cannot load extensions, so connections come from ``pysqlite3``;
 - sqlite-vec is loaded on every connection, extension loading is switched off again at once;
 - WAL lets readers run beside the single writer; ``synchronous`` is configurable (FULL by default,
-  so that a 200 from /after-turn survives power loss, not only a process crash);
+  so that a 200 from /after-turn survives power loss, not only a process crash). FULL on a database
+  file is carried out by group commit (``app.db.group_commit``): the connections run NORMAL and the
+  unit of work waits for a shared fsync of the WAL after each write commits;
 - foreign keys on, busy timeout set;
 - the driver's implicit transactions are disabled and we emit BEGIN ourselves, so a write unit of
   work can take the write lock up front with ``BEGIN IMMEDIATE`` (no deadlocking lock upgrades).
@@ -12,6 +14,7 @@ SQLite policy (one place, with reasons):
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +23,17 @@ import sqlite_vec
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
+from app.db.group_commit import GroupCommit
 from app.settings import Settings
 
 BEGIN_MODE_OPTION = "ce_begin"
 MIN_SQLITE_VERSION = (3, 43, 0)  # contentless-delete FTS5 tables
+_GROUP_COMMITS: weakref.WeakKeyDictionary[Engine, GroupCommit] = weakref.WeakKeyDictionary()
+
+
+def group_commit_for(engine: Engine) -> GroupCommit | None:
+    """The group commit that makes this engine's writes durable, when it has one."""
+    return _GROUP_COMMITS.get(engine)
 
 
 def is_sqlite_url(url: str) -> bool:
@@ -43,8 +53,10 @@ def create_db_engine(settings: Settings) -> Engine:
 def _create_sqlite_engine(settings: Settings, url: Any) -> Engine:
     database = url.database
     # A "file:" URI (uri=true, e.g. mode=ro) names its own file; only a plain path gets its directory made.
+    path = None
     if database and database != ":memory:" and not database.startswith("file:"):
-        Path(database).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        path = Path(database).expanduser().resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
     _check_sqlite_version()
     engine = create_engine(
         url,
@@ -54,6 +66,9 @@ def _create_sqlite_engine(settings: Settings, url: Any) -> Engine:
         connect_args={"check_same_thread": False, "timeout": settings.db.busy_timeout_ms / 1000},
     )
     synchronous = settings.db.sqlite_synchronous
+    if synchronous == "FULL" and path is not None:
+        _GROUP_COMMITS[engine] = GroupCommit(path)
+        synchronous = "NORMAL"  # the unit of work syncs the WAL after each write commits
     busy_ms = settings.db.busy_timeout_ms
 
     @event.listens_for(engine, "connect")

@@ -1,5 +1,5 @@
 """Storage failures: what SQLite says when the disk is full, the file is read-only or the device
-fails, and how long the service has been seeing them (api.md, Errors: 503; quality.md, Reliability).
+fails, and how long the service has been seeing them (docs/api.md, Errors: 503; docs/quality.md, Reliability).
 
 These are not bugs: the request did nothing and can be retried once an operator frees space or
 fixes permissions. They become 503 ``STORAGE_UNAVAILABLE`` with ``Retry-After``, ``/readyz`` fails

@@ -10,34 +10,41 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from app.db.dialects import Dialect, dialect_for
-from app.db.engine import BEGIN_MODE_OPTION
+from app.db.engine import BEGIN_MODE_OPTION, group_commit_for
 from app.db.storage import StorageHealth, storage_problem
 
 
 class UnitOfWork:
     """Opens read and write transactions; a write commits when its block ends without error."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, vector_cache_mb: int | None = None) -> None:
         self.engine = engine
-        self.dialect: Dialect = dialect_for(engine)
+        self.dialect: Dialect = (
+            dialect_for(engine)
+            if vector_cache_mb is None
+            else dialect_for(engine, vector_cache_mb * 1024 * 1024)
+        )
         self.health = StorageHealth()
-        # SQLite has one writer per file. Queueing writers of this process on a lock is fairer and
-        # cheaper than letting them spin in SQLite's busy handler; other processes still meet the
-        # busy timeout.
+        self._group_commit = group_commit_for(engine)
+        # Other processes still meet the database's busy timeout.
         self._write_lock: AbstractContextManager[object] = (
-            threading.Lock() if engine.dialect.name == "sqlite" else nullcontext()
+            threading.Lock() if self.dialect.single_writer else nullcontext()
         )
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        """A write transaction that holds the write lock from its first statement."""
-        with self._watched(), self._write_lock, self.engine.connect() as conn:
-            conn.execution_options(**{BEGIN_MODE_OPTION: "IMMEDIATE"})
-            with (
-                Session(bind=conn, expire_on_commit=False, autoflush=False) as session,
-                session.begin(),
-            ):
-                yield session
+        """A write transaction that holds the write lock from its first statement; when the block
+        ends without error it has committed and the commit is on disk."""
+        with self._watched():
+            with self._write_lock, self.engine.connect() as conn:
+                conn.execution_options(**{BEGIN_MODE_OPTION: "IMMEDIATE"})
+                with (
+                    Session(bind=conn, expire_on_commit=False, autoflush=False) as session,
+                    session.begin(),
+                ):
+                    yield session
+            if self._group_commit is not None:
+                self._group_commit.wait_durable()  # outside the lock: the next writer goes on
 
     @contextmanager
     def read(self) -> Iterator[Session]:

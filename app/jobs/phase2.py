@@ -1,11 +1,11 @@
-"""Phase 2 of a commit: the archive pipeline (lifecycle.md, Phase 2).
+"""Phase 2 of a commit: the archive pipeline (docs/lifecycle.md, Phase 2).
 
 read inputs (one short transaction) → build the Working Memory (no transaction open) → write the
 results and mark the archive completed, last, in one transaction.
 
 The builders, the model and the learning step see the archived messages through the redaction
 boundary, and the Working Memory is redacted once more before it is stored: the overview is
-indexed, searched and injected into every later prompt (quality.md, Security).
+indexed, searched and injected into every later prompt (docs/quality.md, Security).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The durable Phase 2 job queue (architecture.md, Background work).
+"""The durable Phase 2 job queue (docs/architecture.md, Background work).
 
 Claiming is one ``UPDATE … RETURNING`` over a candidate subquery inside a write transaction: on
 SQLite the write transaction (BEGIN IMMEDIATE) serialises claimers; on PostgreSQL the candidate row

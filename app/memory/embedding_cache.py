@@ -1,4 +1,4 @@
-"""Embeddings through a cache (recall.md, Embeddings): the database remembers every vector by
+"""Embeddings through a cache (docs/recall.md, Embeddings): the database remembers every vector by
 (provider, model, endpoint fingerprint, kind, text hash); a small in-process map keeps hot queries.
 
 No transaction is held while the model runs: look up (read), embed the misses, store (write).

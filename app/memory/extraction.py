@@ -1,8 +1,8 @@
 """Memory extraction: candidate memories from a conversation, and what each does to the store.
 
-recall.md "Writing memories": one forced tool call proposes candidates; for each candidate with
+docs/recall.md "Writing memories": one forced tool call proposes candidates; for each candidate with
 similar existing memories a second call decides ADD / UPDATE / DELETE / NONE; without a model an
-exact or near-exact duplicate is NONE. Experiences follow openviking.md §6.3. No database access:
+exact or near-exact duplicate is NONE. Experiences follow docs/peers.md, OpenViking §6.3. No database access:
 the caller passes the existing memories in and persists the decisions.
 """
 

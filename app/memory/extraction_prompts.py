@@ -1,8 +1,8 @@
 """The model side of memory extraction: prompts, the ``propose_memories`` and ``decide_memory``
 tools and the experience format; the lenient reading of their answers is in ``app.memory.arguments``.
 
-Written for this service from recall.md "Writing memories" and the experience format of
-openviking.md §6.3. The transcript, the Working Memory and the stored memories are wrapped in tags
+Written for this service from docs/recall.md "Writing memories" and the experience format of
+docs/peers.md, OpenViking §6.3. The transcript, the Working Memory and the stored memories are wrapped in tags
 and declared untrusted data.
 """
 
@@ -224,7 +224,7 @@ def decision_messages(
     return [{"role": "system", "content": DECIDE_SYSTEM}, {"role": "user", "content": user}]
 
 
-# --- the experience format (openviking.md §6.3) ---
+# --- the experience format (docs/peers.md, OpenViking §6.3) ---
 
 _SECTION_ALIASES = {
     **dict.fromkeys(

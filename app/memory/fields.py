@@ -1,6 +1,6 @@
 """Memory fields on their way into the store: every text a memory keeps (content, title, abstract,
 URI, source) crosses the redaction boundary here, off the event loop and before the write lock;
-plus the pure rules of an edit (recall.md, Privacy policy; quality.md, Security)."""
+plus the pure rules of an edit (docs/recall.md, Privacy policy; docs/quality.md, Security)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Phase 2 step 3: extract long-term memories and agent experiences from an archive and apply the
-ADD / UPDATE / DELETE / NONE decisions, each audited (recall.md, Writing memories)."""
+ADD / UPDATE / DELETE / NONE decisions, each audited (docs/recall.md, Writing memories)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Ranking of recalled memories before injection: the reference's ``postProcessMemories`` and
-``pickMemoriesForInjection`` (recall.md, Long-term recall; openviking.md §5.6).
+``pickMemoriesForInjection`` (docs/recall.md, Long-term recall; docs/peers.md, OpenViking §5.6).
 
 Items are plain dicts shaped as :class:`MemoryItem`; every key is optional and read with
 ``.get``. Scores are never mutated: the functions return (a selection of) the same dict objects.
@@ -37,7 +37,7 @@ LEXICAL_TOKENS_CHECKED = 8
 LEXICAL_TOKENS_FOR_FULL_BOOST = 4
 EXPERIENCE_CATEGORIES = frozenset({"experience", "experiences"})
 
-# openviking.md §5.6, pickMemoriesForInjection: the reference's patterns (no word boundaries).
+# docs/peers.md, OpenViking §5.6, pickMemoriesForInjection: the reference's patterns (no word boundaries).
 PREFERENCE_QUERY_RE = re.compile(
     r"prefer|preference|favorite|favourite|like|偏好|喜欢|爱好|更倾向", re.I
 )
@@ -67,7 +67,7 @@ def _text(item: MemoryItem, key: str) -> str:
 
 
 def is_leaf(item: MemoryItem) -> bool:
-    """A leaf memory: level 2, or no level at all (openviking.md §5.6, step 8.2)."""
+    """A leaf memory: level 2, or no level at all (docs/peers.md, OpenViking §5.6, step 8.2)."""
     return item.get("level") in (None, LEAF_LEVEL)
 
 
@@ -96,7 +96,7 @@ def post_process_memories(
     items: Iterable[MemoryItem], limit: int, score_threshold: float, *, leaf_only: bool = False
 ) -> list[MemoryItem]:
     """Sort by clamped score, drop those under the threshold, de-duplicate, cap at ``limit``."""
-    # openviking.md §5.6, postProcessMemories steps 1-4.
+    # docs/peers.md, OpenViking §5.6, postProcessMemories steps 1-4.
     if limit <= 0:
         return []
     ordered = sorted(items, key=lambda item: clamp_score(item.get("score")), reverse=True)
@@ -145,7 +145,7 @@ def _is_preference(item: MemoryItem) -> bool:
 
 def injection_rank(item: MemoryItem, query: str, tokens: Sequence[str] | None = None) -> float:
     """The reference's injection rank of one item for a query."""
-    # openviking.md §5.6, pickMemoriesForInjection: score each item.
+    # docs/peers.md, OpenViking §5.6, pickMemoriesForInjection: score each item.
     rank = clamp_score(item.get("score"))
     if item.get("level") == LEAF_LEVEL:
         rank += LEAF_BOOST
@@ -160,7 +160,7 @@ def pick_memories_for_injection(
     items: Iterable[MemoryItem], limit: int, query: str, threshold: float = 0.0
 ) -> list[MemoryItem]:
     """Rank for injection, de-duplicate by abstract, prefer leaves, keep at most ``limit``."""
-    # openviking.md §5.6, pickMemoriesForInjection: selection steps 1-4.
+    # docs/peers.md, OpenViking §5.6, pickMemoriesForInjection: selection steps 1-4.
     tokens = query_tokens(query)
     ranked = sorted(items, key=lambda item: injection_rank(item, query, tokens), reverse=True)
     seen: set[str] = set()

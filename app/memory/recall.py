@@ -1,4 +1,4 @@
-"""Recall for /assemble (recall.md, Recall into the prompt): agent experiences behind the task
+"""Recall for /assemble (docs/recall.md, Recall into the prompt): agent experiences behind the task
 gate, long-term memories of the user, one ``<openviking-context>`` envelope, experiences first.
 Every block injected into a prompt passes through the redaction boundary on its way out."""
 

@@ -1,4 +1,4 @@
-"""Memory records: identifiers, URIs and the API view (recall.md, Memory records)."""
+"""Memory records: identifiers, URIs and the API view (docs/recall.md, Memory records)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Re-embed memories whose vectors came from another model (recall.md, Embeddings): vector spaces
+"""Re-embed memories whose vectors came from another model (docs/recall.md, Embeddings): vector spaces
 are never mixed; after a model change this rebuilds every stale memory's chunks and vectors.
 
 Each batch is embedded with one call and written in its own transaction, and a memory stops being

@@ -1,6 +1,6 @@
 """Rendering of recalled memories into the prompt: long-term lines, experiences, the envelope.
 
-recall.md, Recall into the prompt; openviking.md §5.6 (``buildMemoryLinesWithBudget``,
+docs/recall.md, Recall into the prompt; docs/peers.md, OpenViking §5.6 (``buildMemoryLinesWithBudget``,
 ``renderExperience``, ``buildOpenVikingContextBlock``) and §6.3 (experience format).
 """
 
@@ -52,7 +52,7 @@ def memory_text(item: MemoryItem) -> str:
 
 def build_memory_lines_with_budget(items: Iterable[MemoryItem], max_chars: int) -> list[str]:
     """Lines ``- [<category>] <content>`` within ``max_chars``, skipping entries that do not fit."""
-    # openviking.md §5.6, budget rule of buildMemoryLinesWithBudget: an entry that does not fit
+    # docs/peers.md, OpenViking §5.6, budget rule of buildMemoryLinesWithBudget: an entry that does not fit
     # is skipped, not truncated, and a later smaller one may still fit.
     lines: list[str] = []
     used = 0
@@ -60,7 +60,7 @@ def build_memory_lines_with_budget(items: Iterable[MemoryItem], max_chars: int) 
         if used >= max_chars:
             break
         if is_experience(item):
-            continue  # recall.md: experiences never appear in the long-term section
+            continue  # docs/recall.md: experiences never appear in the long-term section
         text = memory_text(item)
         if not text:
             continue
@@ -75,7 +75,7 @@ def build_memory_lines_with_budget(items: Iterable[MemoryItem], max_chars: int) 
 
 def render_long_term_section(lines: list[str]) -> str:
     """The ``## Long-term Memories`` section, or "" without lines."""
-    # recall.md, Long-term recall: the section's three header lines, then the lines.
+    # docs/recall.md, Long-term recall: the section's three header lines, then the lines.
     return LONG_TERM_HEADER + "\n".join(lines) if lines else ""
 
 
@@ -120,7 +120,7 @@ def _group(label: str, bullets: list[str]) -> str:
 
 def render_experience(item: MemoryItem) -> str | None:
     """One experience as Trigger / Do / Avoid / Scope / Check, or None if it is not one."""
-    # openviking.md §5.6 renderExperience; §6.3 maps Situation, Approach and Reflect.
+    # docs/peers.md, OpenViking §5.6 renderExperience; §6.3 maps Situation, Approach and Reflect.
     content = memory_text(item)
     situation = section_body(content, "Situation")
     approach = section_body(content, "Approach")
@@ -146,7 +146,7 @@ def render_experience(item: MemoryItem) -> str | None:
 
 def render_experience_section(items: Iterable[MemoryItem], max_chars: int) -> str:
     """The ``## Agent Experiences`` section within ``max_chars``, or "" when nothing renders."""
-    # openviking.md §5.6, buildAgentExperienceRecallContext steps 5-6.
+    # docs/peers.md, OpenViking §5.6, buildAgentExperienceRecallContext steps 5-6.
     rendered: list[str] = []
     used = 0
     for item in items:
@@ -163,7 +163,7 @@ def render_experience_section(items: Iterable[MemoryItem], max_chars: int) -> st
 
 def build_context_envelope(sections: Iterable[str]) -> str:
     """Non-empty sections joined by a blank line inside ``<openviking-context>``; "" if none."""
-    # recall.md, Envelope: callers pass the experience section first.
+    # docs/recall.md, Envelope: callers pass the experience section first.
     kept = [section for section in sections if section and section.strip()]
     if not kept:
         return ""

@@ -1,6 +1,6 @@
 """Hybrid search maths: BM25 rank mapping, vector/text merge, temporal decay and MMR.
 
-recall.md, Hybrid search steps 2-7; formulas of openclaw.md §2.4. Pure: the repository supplies
+docs/recall.md, Hybrid search steps 2-7; formulas of docs/peers.md, OpenClaw §2.4. Pure: the repository supplies
 the hits and the memory fields, these functions only compute.
 """
 
@@ -17,7 +17,7 @@ DEFAULT_VECTOR_WEIGHT = 0.7
 DEFAULT_TEXT_WEIGHT = 0.3
 DEFAULT_HALF_LIFE_DAYS = 30.0
 DEFAULT_MMR_LAMBDA = 0.7
-# recall.md, Hybrid search step 5: dated categories decay; the others are evergreen.
+# docs/recall.md, Hybrid search step 5: dated categories decay; the others are evergreen.
 DECAYING_CATEGORIES = frozenset({"events", "cases"})
 _NON_FINITE_RANK_SCORE = 1 / 1000
 _SECONDS_PER_DAY = 86400.0
@@ -34,7 +34,7 @@ class ChunkHit:
 
 @dataclass(frozen=True, slots=True)
 class Explain:
-    """The components of a result's score (recall.md, Hybrid search step 7)."""
+    """The components of a result's score (docs/recall.md, Hybrid search step 7)."""
 
     vector: float = 0.0
     text: float = 0.0
@@ -63,7 +63,7 @@ class ScoredMemory:
 
 def bm25_rank_to_score(rank: float) -> float:
     """Map an FTS5 ``bm25()`` rank (negative, lower is better) into (0, 1)."""
-    # openclaw.md §2.4 step 3, current formula.
+    # docs/peers.md, OpenClaw §2.4 step 3, current formula.
     if not math.isfinite(rank):
         return _NON_FINITE_RANK_SCORE
     if rank < 0:
@@ -111,7 +111,7 @@ def merge_hybrid(
     text_weight: float = DEFAULT_TEXT_WEIGHT,
 ) -> list[ScoredMemory]:
     """Merge both sides by chunk, keep each memory's best chunk, best first."""
-    # recall.md, Hybrid search step 4; openclaw.md §2.4 step 5 (a missing side counts 0):
+    # docs/recall.md, Hybrid search step 4; docs/peers.md, OpenClaw §2.4 step 5 (a missing side counts 0):
     # (vw * vector + tw * text) / (vw + tw) is 0.7 * vector + 0.3 * text with the defaults.
     # A keyword-only search (no embedding) passes vector_weight=0 and gets the text score.
     if vector_weight < 0 or text_weight < 0 or vector_weight + text_weight <= 0:
@@ -145,7 +145,7 @@ def temporal_decay(
     score: float, age_days: float, half_life_days: float = DEFAULT_HALF_LIFE_DAYS
 ) -> float:
     """``score * exp(-ln2 / halfLife * ageDays)``: half the score every ``half_life_days``."""
-    # recall.md, Hybrid search step 5; openclaw.md §2.4 step 6 (half-life floored, at least 1).
+    # docs/recall.md, Hybrid search step 5; docs/peers.md, OpenClaw §2.4 step 6 (half-life floored, at least 1).
     half_life = max(1, math.floor(half_life_days))
     return score * math.exp(-math.log(2) / half_life * max(0.0, age_days))
 
@@ -191,7 +191,7 @@ def mmr_rerank(
 ) -> list[ScoredMemory]:
     """Reorder by maximal marginal relevance; each result's ``explain.mmr`` is its MMR value.
 
-    recall.md, Hybrid search step 6; openclaw.md §2.4 step 8: argmax λ·rel − (1−λ)·maxSim. The
+    docs/recall.md, Hybrid search step 6; docs/peers.md, OpenClaw §2.4 step 8: argmax λ·rel − (1−λ)·maxSim. The
     reference min-max normalises the scores first, which made sense for raw cosines; scores here
     are calibrated on an absolute [0, 1] scale (``vector_score``, ``text_coverage``), and stretching
     the best of the lot to 1 would let an exact duplicate of it (relevance 1, similarity 1, value
@@ -221,5 +221,5 @@ def threshold_and_limit(
     items: Iterable[ScoredMemory], min_score: float, limit: int
 ) -> list[ScoredMemory]:
     """Keep results scoring at least ``min_score``, at most ``limit`` of them, in order."""
-    # recall.md, Hybrid search step 6: the score threshold and the limit come after MMR.
+    # docs/recall.md, Hybrid search step 6: the score threshold and the limit come after MMR.
     return [item for item in items if item.score >= min_score][: max(0, limit)]

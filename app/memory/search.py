@@ -1,4 +1,4 @@
-"""Hybrid memory search (recall.md, Hybrid search): BM25 and vector candidates merged by chunk,
+"""Hybrid memory search (docs/recall.md, Hybrid search): BM25 and vector candidates merged by chunk,
 best chunk per memory, temporal decay on dated categories, MMR diversity, threshold and limit.
 
 The query embedding happens before the read transaction; with no embedding available the search
@@ -51,7 +51,7 @@ class SearchInput:
     explain: bool = False
     owners: list[tuple[str, str]] | None = None
     embed_timeout_s: float | None = None
-    half_life_days: float = 30.0  # recall.md, Hybrid search step 5; 0 switches decay off
+    half_life_days: float = 30.0  # docs/recall.md, Hybrid search step 5; 0 switches decay off
     # A query of a few questions is searched question by question, a memory keeping its best
     # score. Recall leaves it off: each clause costs a query embedding within its time budget.
     by_clause: bool = True
@@ -94,7 +94,7 @@ async def _query_vectors(
             return list(await asyncio.wait_for(vectors, req.embed_timeout_s)), req.mode
         return list(await vectors), req.mode
     except (ProviderError, TimeoutError):
-        return none, "bm25"  # quality.md, Degradation: keyword search rather than failure
+        return none, "bm25"  # docs/quality.md, Degradation: keyword search rather than failure
 
 
 def _collect(
@@ -141,7 +141,7 @@ def _collect(
         if c in owner_of_chunk
     ]
     if mode == "bm25" and text_hits and (best := max(h.score for h in text_hits)) > 0:
-        # openclaw.md §2.4 step 10: keyword-only search ranks lexically, best match 1.0.
+        # docs/peers.md, OpenClaw §2.4 step 10: keyword-only search ranks lexically, best match 1.0.
         text_hits = [replace(h, score=h.score / best) for h in text_hits]
     weights = {"bm25": (0.0, 1.0), "vector": (1.0, 0.0)}.get(mode, (VECTOR_WEIGHT, TEXT_WEIGHT))
     merged = merge_hybrid(vector_hits, text_hits, vector_weight=weights[0], text_weight=weights[1])
@@ -173,7 +173,7 @@ def _wanted(memory: Memory, req: SearchInput) -> bool:
 def _rank(
     merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchInput
 ) -> list[ScoredMemory]:
-    """Decay on dated categories, then MMR, then threshold and limit (recall.md steps 5-6)."""
+    """Decay on dated categories, then MMR, then threshold and limit (docs/recall.md steps 5-6)."""
     described = [
         replace(
             item,
@@ -196,7 +196,7 @@ def _rank(
     )
     kept = threshold_and_limit(reranked, req.score_threshold, req.limit)
     if not kept:
-        # openclaw.md §2.4 step 9: keyword matches survive an empty result, the index having
+        # docs/peers.md, OpenClaw §2.4 step 9: keyword matches survive an empty result, the index having
         # already established their lexical relevance.
         kept = [item for item in reranked if item.explain.text > 0][: req.limit]
     return kept

@@ -1,5 +1,5 @@
 """The memory API's use cases: commit_memory, read, edit, delete, forget, export, import
-(api.md, Memories; recall.md, Writing memories)."""
+(docs/api.md, Memories; docs/recall.md, Writing memories)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from app.memory.records import (
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
 from app.providers.protocols import ProviderError
 
-DUPLICATE_DISTANCE = 0.05  # cosine similarity >= 0.95 (recall.md, commit_memory)
+DUPLICATE_DISTANCE = 0.05  # cosine similarity >= 0.95 (docs/recall.md, commit_memory)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Skill and tool memories (recall.md, Skill and tool memories; seed 001): what the agent's history
+"""Skill and tool memories (docs/recall.md, Skill and tool memories): what the agent's history
 says about a skill it is loading, and about the tools it may call."""
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ def audit(
     *,
     deleted: bool = False,
 ) -> None:
-    """One audit row per change: who, what, before and after (recall.md, Memory records)."""
+    """One audit row per change: who, what, before and after (docs/recall.md, Memory records)."""
     repo.add_audit(
         db,
         MemoryAudit(

@@ -1,7 +1,7 @@
 """The experience task gate: does the latest user turn look like task execution?
 
-Deterministic scoring of the reference's ``shouldRecallAgentExperience`` (recall.md, Experience
-recall; openviking.md §5.6). The patterns are the reference's JavaScript regular expressions:
+Deterministic scoring of the reference's ``shouldRecallAgentExperience`` (docs/recall.md, Experience
+recall; docs/peers.md, OpenViking §5.6). The patterns are the reference's JavaScript regular expressions:
 they run with ``re.ASCII`` so that ``\\b``, ``\\w`` and ``\\s`` keep their JavaScript meaning (an
 ASCII word boundary also separates a Latin word from an adjacent Chinese character).
 """
@@ -57,7 +57,7 @@ QUESTION_ONLY_RE = re.compile(
     _FLAGS,
 )
 
-# recall.md, Experience recall: +3 / +2 / +2 / +2 / +1 / -3 (the -2 is conditional, below).
+# docs/recall.md, Experience recall: +3 / +2 / +2 / +2 / +1 / -3 (the -2 is conditional, below).
 _WEIGHTS: tuple[tuple[re.Pattern[str], int], ...] = (
     (WRITE_OR_EFFECT_RE, 3),
     (EXECUTION_RE, 2),
@@ -81,7 +81,7 @@ class GateDecision:
 
 def is_cron_run(session_key: str | None, runtime_context: Mapping[str, Any] | None) -> bool:
     """The reference's ``isCronSession``: ``:cron:`` in the key, or the runtime context says cron."""
-    # openviking.md §5.6, task gate step 5.
+    # docs/peers.md, OpenViking §5.6, task gate step 5.
     if isinstance(session_key, str) and ":cron:" in session_key:
         return True
     if isinstance(runtime_context, Mapping):
@@ -93,7 +93,7 @@ def is_cron_run(session_key: str | None, runtime_context: Mapping[str, Any] | No
 
 def task_score(text: str) -> int:
     """The execution score of a sanitized text."""
-    # openviking.md §5.6, task gate step 6.
+    # docs/peers.md, OpenViking §5.6, task gate step 6.
     score = sum(weight for pattern, weight in _WEIGHTS if pattern.search(text))
     engineering = ENGINEERING_OBJECT_RE.search(text) or EXECUTION_RE.search(text)
     if not engineering and QUESTION_ONLY_RE.search(text):
@@ -111,7 +111,7 @@ def should_recall_experience(
     bypassed: bool = False,
 ) -> GateDecision:
     """Decide whether to recall agent experiences for this user turn."""
-    # openviking.md §5.6, task gate steps 1-4, in the reference's order.
+    # docs/peers.md, OpenViking §5.6, task gate steps 1-4, in the reference's order.
     text = sanitize_text(latest_user_text, collapse_whitespace=True).strip()
     if bypassed:
         return GateDecision(recall=False, reason="session_bypassed")

@@ -1,6 +1,6 @@
 """Text helpers of memory search: word-index phrases, CJK spacing for FTS, MMR tokens and chunking.
 
-Pure functions; the repository and the dialects turn their output into SQL (recall.md, Hybrid
+Pure functions; the repository and the dialects turn their output into SQL (docs/recall.md, Hybrid
 search). CJK here means the Han, kana and Hangul blocks; their punctuation is not included.
 """
 
@@ -34,7 +34,7 @@ class FtsPhrase:
 
 
 def fts_phrases(query: Query, max_phrases: int = MAX_FTS_PHRASES) -> list[FtsPhrase]:
-    """The word-index phrases of a query parsed by ``app.core.query`` (recall.md, Hybrid search
+    """The word-index phrases of a query parsed by ``app.core.query`` (docs/recall.md, Hybrid search
     step 2): English stems as prefixes, CJK character pairs and whole CJK words, compounds, quoted
     parts and ISO days (``2023-05-07`` is indexed for "yesterday" said on 8 May) as phrases."""
     texts = [
@@ -64,12 +64,12 @@ def fts_match_expression(phrases: list[FtsPhrase]) -> str:
 
 def cjk_spaced(text: str) -> str:
     """The text with every CJK character set apart by spaces, for the unicode61 tokenizer."""
-    # recall.md, Hybrid search step 2: CJK text segmented so that Chinese queries match.
+    # docs/recall.md, Hybrid search step 2: CJK text segmented so that Chinese queries match.
     return _CJK_GAP_RE.sub(" ", text)
 
 
 def tokens_for_mmr(text: str) -> set[str]:
-    """What MMR compares (openclaw.md §2.4 step 8, Jaccard over token sets): the text's tokens as
+    """What MMR compares (docs/peers.md, OpenClaw §2.4 step 8, Jaccard over token sets): the text's tokens as
     search sees them (``app.core.query.document_tokens``: stemmed, CJK bigrams) without stop words.
     "before you deploy the" and "before deploying the" then read as the near-duplicates they are:
     surface tokens would count "you", "the" and the word forms as differences."""
@@ -160,7 +160,7 @@ def _total(units: list[_Unit]) -> float:
 
 def chunk_text(text: str, max_tokens: int = 400, overlap_tokens: int = 80) -> list[str]:
     """Split a memory into chunks of about ``max_tokens`` with ``overlap_tokens`` carried over."""
-    # recall.md, Hybrid search (chunks of ~400 tokens with 80 overlap, openclaw.md §2.2).
+    # docs/recall.md, Hybrid search (chunks of ~400 tokens with 80 overlap, docs/peers.md, OpenClaw §2.2).
     if max_tokens < 1:
         raise ValueError("max_tokens must be at least 1")
     if not text.strip():

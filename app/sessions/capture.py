@@ -2,7 +2,7 @@
 
 sanitize → fingerprint → occurrence-aware dedupe → append with gapless sequence numbers →
 advance the pending-token window → auto-commit when the threshold is reached. Everything happens
-in one write transaction; no model is called (lifecycle.md, Capture).
+in one write transaction; no model is called (docs/lifecycle.md, Capture).
 """
 
 from __future__ import annotations
@@ -283,7 +283,7 @@ def _append_new(
 
 
 def _advance_window(db: Session, session: AgentSession, appended: list[int]) -> None:
-    """lifecycle.md, Capture step 4: O(1) per message, reading only the messages pushed out."""
+    """docs/lifecycle.md, Capture step 4: O(1) per message, reading only the messages pushed out."""
     before = session.live_count
     positions = [
         p

@@ -1,6 +1,6 @@
 """Commit Phase 1: move older live messages into a new archive and enqueue Phase 2.
 
-Runs inside the caller's write transaction, with no model call (lifecycle.md, Phase 1). The
+Runs inside the caller's write transaction, with no model call (docs/lifecycle.md, Phase 1). The
 archive row, the moved messages, the session counters and the Phase 2 job are written atomically.
 """
 
@@ -43,7 +43,7 @@ def commit_phase1(
     custom_instructions: str | None = None,
 ) -> CommitOutcome:
     """Archive ``live[:split]`` of the session; returns what happened."""
-    keep = max(0, int(keep_recent_count))  # lifecycle.md, Phase 1 step 1
+    keep = max(0, int(keep_recent_count))  # docs/lifecycle.md, Phase 1 step 1
     live = sessions_repo.live_rows(db, session)
     if not live:
         _reset_window(session, keep, 0)

@@ -93,7 +93,7 @@ async def compact_session(
     req: CompactInput,
     estimate: ContextEstimate,
 ) -> CompactResult:
-    """Commit with keep 0, then (with ``wait``) wait for the archive; every outcome of api.md."""
+    """Commit with keep 0, then (with ``wait``) wait for the archive; every outcome of docs/api.md."""
     ident = req.identity
     if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
         return CompactResult(ok=True, compacted=False, reason="session_bypassed")

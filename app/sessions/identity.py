@@ -1,4 +1,4 @@
-"""Who a hook request is about: tenant, session, agent and user (api.md, Identity)."""
+"""Who a hook request is about: tenant, session, agent and user (docs/api.md, Identity)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Where Phase 1 may cut the live messages (lifecycle.md, Phase 1 step 3).
+"""Where Phase 1 may cut the live messages (docs/lifecycle.md, Phase 1 step 3).
 
 The cut must never separate an assistant message holding tool calls from the tool results that
 answer it: the cut moves earlier until the whole exchange stays on one side.

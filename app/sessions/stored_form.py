@@ -2,7 +2,7 @@
 
 The body is the sanitized message, verbatim (lossless), unless the operator asks for stored
 messages to be redacted as well. What leaves the store passes through the redaction boundary
-(quality.md, Security): the search text that feeds the full-text index, and the redacted copy of
+(docs/quality.md, Security): the search text that feeds the full-text index, and the redacted copy of
 a body that holds a secret, which assembly and Phase 2 read instead of the body. Redaction and
 serialisation are the CPU-heavy part of capture, so they never run while the write lock is held.
 """

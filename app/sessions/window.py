@@ -1,4 +1,4 @@
-"""The pending-token window (lifecycle.md, Capture step 4; openviking.md §2.4).
+"""The pending-token window (docs/lifecycle.md, Capture step 4; docs/peers.md, OpenViking §2.4).
 
 ``pendingTokens`` is the sum of the tokens of the live messages that lie outside the recent-keep
 window, the ones the next commit would archive. It is kept up to date in O(1) per appended
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 
 def _clamp(value: int) -> int:
-    # Negative counters and keep values load as 0 (openviking.md §2.3, from_dict).
+    # Negative counters and keep values load as 0 (docs/peers.md, OpenViking §2.3, from_dict).
     return max(0, int(value))
 
 

@@ -1,6 +1,6 @@
 """The seven-section Working Memory document: parsing, bullets, canonical rendering.
 
-Rules come from openviking.md §2.6 / §3.1 / §3.2 and working-memory.md ("Document",
+Rules come from docs/peers.md, OpenViking §2.6 / §3.1 / §3.2 and docs/working-memory.md ("Document",
 "Update flow").
 """
 
@@ -12,7 +12,7 @@ from app.core.tokens import estimate_text_tokens
 
 WM_TITLE_LINE = "# Working Memory"
 
-# Order is fixed (openviking.md §3.1).
+# Order is fixed (docs/peers.md, OpenViking §3.1).
 WM_SEVEN_SECTIONS: list[str] = [
     "Session Title",
     "Current State",
@@ -24,7 +24,7 @@ WM_SEVEN_SECTIONS: list[str] = [
 ]
 
 ABSTRACT_MAX_CHARS = 200
-WM_TOKEN_BUDGET = 12_000  # working-memory.md: the ~12,000-token overall budget
+WM_TOKEN_BUDGET = 12_000  # docs/working-memory.md: the ~12,000-token overall budget
 CURRENT_STATE_MAX_CHARS = 600
 
 _BULLET_RE = re.compile(r"^(?:[-*]|\d+[\.)])\s+(.*)$")
@@ -39,7 +39,7 @@ def section_key(name: str) -> str:
 
 def parse_wm_sections(text: str | None) -> dict[str, str]:
     """Split a WM into ``{"## <name>": body}``; text before the first header is dropped."""
-    # openviking.md §3.2: a stripped line starting with "## " opens a section (case-sensitive).
+    # docs/peers.md, OpenViking §3.2: a stripped line starting with "## " opens a section (case-sensitive).
     sections: dict[str, str] = {}
     if not text:
         return sections
@@ -75,7 +75,7 @@ def extract_bullet_items(text: str | None) -> list[str]:
 
 
 def render_wm(bodies: dict[str, str] | None) -> str:
-    """Canonical rendering of the seven sections (working-memory.md "Rendering")."""
+    """Canonical rendering of the seven sections (docs/working-memory.md "Rendering")."""
     bodies = bodies or {}
     lines = [WM_TITLE_LINE, ""]
     for name in WM_SEVEN_SECTIONS:
@@ -88,12 +88,12 @@ def render_wm(bodies: dict[str, str] | None) -> str:
 
 
 def is_wm_v2(text: str | None) -> bool:
-    """True when any ``## <section>`` substring is present (openviking.md §2.6, legacy detection)."""
+    """True when any ``## <section>`` substring is present (docs/peers.md, OpenViking §2.6, legacy detection)."""
     return bool(text) and any(section_key(name) in text for name in WM_SEVEN_SECTIONS)
 
 
 def _is_italic_description(line: str) -> bool:
-    # The CREATE prompt keeps a "_..._" description line under each header (openviking.md §3.1).
+    # The CREATE prompt keeps a "_..._" description line under each header (docs/peers.md, OpenViking §3.1).
     return len(line) >= 2 and line[0] == line[-1] and line[0] in "_*" and not line.startswith("**")
 
 
@@ -127,7 +127,7 @@ def _first_content_line(body: str) -> str:
 
 def extract_abstract(wm_text: str | None) -> str:
     """One-line abstract: the Session Title's body, else the first non-heading line."""
-    # working-memory.md "Update flow" step 5 (deliberately differs from the reference).
+    # docs/working-memory.md "Update flow" step 5 (deliberately differs from the reference).
     if not wm_text:
         return ""
     title_body = parse_wm_sections(wm_text).get(section_key("Session Title"), "")
@@ -172,7 +172,7 @@ def _split_blocks(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
 
 def normalize_created_wm(text: str | None) -> str:
     """Canonical 7-section doc from a CREATE answer: missing sections empty, unknown ones folded."""
-    # working-memory.md "Update flow" step 1: unknown "##" sections go into Key Facts.
+    # docs/working-memory.md "Update flow" step 1: unknown "##" sections go into Key Facts.
     preamble, blocks = _split_blocks(_strip_outer_fence(text or ""))
     bodies: dict[str, list[str]] = {name: [] for name in WM_SEVEN_SECTIONS}
     folded: list[str] = []
@@ -193,7 +193,7 @@ def normalize_created_wm(text: str | None) -> str:
 
 def trim_free_sections(doc: str, budget: int = WM_TOKEN_BUDGET) -> str:
     """Shrink Current State, then drop the oldest Task & Goals lines (≥1 kept), until it fits."""
-    # Only the free sections shrink; guarded sections keep everything (working-memory.md).
+    # Only the free sections shrink; guarded sections keep everything (docs/working-memory.md).
     if estimate_text_tokens(doc) <= budget:
         return doc
     parsed = parse_wm_sections(doc)

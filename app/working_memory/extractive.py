@@ -1,6 +1,6 @@
 """Deterministic Working Memory builder for when no LLM is configured.
 
-working-memory.md "Without an LLM": the archive's messages become per-section ops that are merged
+docs/working-memory.md "Without an LLM": the archive's messages become per-section ops that are merged
 into the prior WM through the same guards as any model answer, so the guards bound growth. The
 per-section collectors are in ``app.working_memory.extractive_sections``.
 """

@@ -1,4 +1,4 @@
-"""The five section guards and the section-by-section merge (openviking.md §3.3–§3.8).
+"""The five section guards and the section-by-section merge (docs/peers.md, OpenViking §3.3–§3.8).
 
 The model only decides what changed; these functions make sure nothing is lost. Every op is a
 dict ``{"op": "KEEP"}``, ``{"op": "UPDATE", "content": str}`` or ``{"op": "APPEND", "items": [...]}``.
@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 Op = dict[str, Any]
 
-# openviking.md §3.5 constants.
+# docs/peers.md, OpenViking §3.5 constants.
 WM_SECTION_BULLET_THRESHOLD = 25
 WM_SECTION_TOKEN_THRESHOLD = 1500
 WM_OVERSIZED_APPEND_CAP = 5
@@ -35,7 +35,7 @@ WM_CONSOLIDATION_SENTINEL = (
     "[⚠ CONSOLIDATION REQUIRED: Key Facts exceeds size limit. You MUST use UPDATE to merge and "
     "compress existing bullets before adding new facts.]"
 )
-# openviking.md §3.8: the literal marker, not the design document's "[restored]".
+# docs/peers.md, OpenViking §3.8: the literal marker, not the design document's "[restored]".
 WM_RESTORED_MARKER = "[silently dropped, restored]"
 WM_APPEND_ONLY_SECTIONS = frozenset({"Errors & Corrections"})
 
@@ -58,7 +58,7 @@ _NUMBER_UNITS = (
     "years?|months?|weeks?|days?|kids?|children|hours?|miles?|times?|sessions?|rounds?|visits?|"
     "dollars?|euros?|pounds?|bedrooms?|paintings?|people|persons?"
 )
-# openviking.md §3.5 anchor sources; proper nouns are case-sensitive, the rest are not.
+# docs/peers.md, OpenViking §3.5 anchor sources; proper nouns are case-sensitive, the rest are not.
 ANCHOR_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),
     re.compile(rf"\b\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}\b", re.IGNORECASE),
@@ -69,7 +69,7 @@ ANCHOR_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 _PROPER_NOUN_RE = re.compile(r"\b[A-Z][a-zA-Z]{2,}\b")
 
-# openviking.md §3.6 (the extension list has no trailing boundary: "x.json" matches "x.js").
+# docs/peers.md, OpenViking §3.6 (the extension list has no trailing boundary: "x.json" matches "x.js").
 WM_PATH_LIKE_RE = re.compile(
     r"(?:[\w./\\-]+\.(?:py|ts|tsx|js|jsx|md|yaml|yml|json|sh|ps1|cmd|bat|toml|ini|cfg|rs|go))"
     r"|(?:[a-zA-Z_][\w\-]*(?:/[a-zA-Z_][\w\-]*){1,})",
@@ -303,7 +303,7 @@ def merge_wm_sections(old_wm: str | None, ops: dict[str, Any] | None) -> str:
     for name in WM_SEVEN_SECTIONS:
         old = parsed.get(section_key(name), "").rstrip()
         op = ops.get(name)
-        if old:  # openviking.md §3.3: guards run only on a non-empty old section
+        if old:  # docs/peers.md, OpenViking §3.3: guards run only on a non-empty old section
             op = _guard(name, op, old)
         bodies[name] = _apply_op(name, op, old)
     return render_wm(bodies)

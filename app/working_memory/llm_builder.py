@@ -1,6 +1,6 @@
 """The Working Memory built by a model: one tool call per archive, guards as the last defence.
 
-working-memory.md, Update flow: CREATE without a (v2) prior; otherwise UPDATE through the
+docs/working-memory.md, Update flow: CREATE without a (v2) prior; otherwise UPDATE through the
 ``update_working_memory`` tool call, parsed leniently, salvaged by regex, and on failure a CREATE
 with the prior as context. A fallback CREATE is merged into the prior through the guards, so even
 that path cannot silently drop a path, an error or an open issue. When the model is unusable for

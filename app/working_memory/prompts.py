@@ -1,6 +1,6 @@
 """CREATE and UPDATE prompts of the Working Memory, and the transcript rendering they embed.
 
-Written for this service from what working-memory.md and openviking.md §3.11 ask of the model:
+Written for this service from what docs/working-memory.md and docs/peers.md, OpenViking §3.11 ask of the model:
 continuation-grade notes, event dates rather than conversation dates, KEEP > APPEND > UPDATE,
 per-section rules, size budgets, no fabrication, exactly one tool call. The transcript and the
 prior Working Memory are wrapped in tags and declared untrusted data.

@@ -1,4 +1,4 @@
-"""Consolidation reminders injected into the UPDATE prompt (openviking.md §3.9)."""
+"""Consolidation reminders injected into the UPDATE prompt (docs/peers.md, OpenViking §3.9)."""
 
 from __future__ import annotations
 

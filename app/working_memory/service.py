@@ -1,4 +1,4 @@
-"""Build the Working Memory of one archive (working-memory.md, Update flow).
+"""Build the Working Memory of one archive (docs/working-memory.md, Update flow).
 
 The builder is chosen once at start-up. Without an LLM the deterministic extractive builder runs,
 merged into the prior through the guards. An LLM-backed builder plugs in behind the same

@@ -1,6 +1,6 @@
 """The ``update_working_memory`` tool: schema, argument parsing and regex salvage.
 
-openviking.md §2.6 (schema, argument handling) and §3.10 (salvage of a broken tool call).
+docs/peers.md, OpenViking §2.6 (schema, argument handling) and §3.10 (salvage of a broken tool call).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ WM_UPDATE_TOOL_NAME = "update_working_memory"
 
 
 def _op_shape(op: str, extra: dict[str, Any]) -> dict[str, Any]:
-    # "enum": [...] rather than "const" for wider JSON Schema support (seed 003).
+    # "enum": [...] rather than "const" for wider JSON Schema support (docs/peers.md, OpenViking §2.6).
     return {
         "type": "object",
         "properties": {"op": {"type": "string", "enum": [op]}, **extra},
@@ -86,7 +86,7 @@ def _loads(text: str) -> Any:
         return json.loads(text)
     except (ValueError, TypeError):
         pass
-    # openviking.md §2.6: rstrip, rstrip(','), append the missing '}'.
+    # docs/peers.md, OpenViking §2.6: rstrip, rstrip(','), append the missing '}'.
     repaired = text.rstrip().rstrip(",")
     repaired += "}" * max(0, repaired.count("{") - repaired.count("}"))
     try:
@@ -130,7 +130,7 @@ def parse_update_arguments(arguments: Any) -> dict[str, Any] | None:
 
 
 _NAMES = "|".join(re.escape(name) for name in WM_SEVEN_SECTIONS)
-# openviking.md §3.10: one pattern per op type.
+# docs/peers.md, OpenViking §3.10: one pattern per op type.
 _KEEP_RE = re.compile(rf'"({_NAMES})"\s*:\s*\{{\s*"op"\s*:\s*"KEEP"\s*\}}')
 _UPDATE_RE = re.compile(
     rf'"({_NAMES})"\s*:\s*\{{\s*"op"\s*:\s*"UPDATE"\s*,\s*"content"\s*:\s*"'

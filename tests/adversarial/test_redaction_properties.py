@@ -1,5 +1,5 @@
 """Property tests of the redaction boundary: idempotent on any text, and no generated secret of a
-known shape survives, wherever it sits in ordinary text (quality.md, Security)."""
+known shape survives, wherever it sits in ordinary text (docs/quality.md, Security)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Schemathesis over the OpenAPI document: every operation, every built-in check (no 5xx, status
 codes, content types, headers and bodies as documented, invalid data rejected, valid data accepted),
-a bounded number of examples per operation; the JSON Lines import included (quality.md, Security:
+a bounded number of examples per operation; the JSON Lines import included (docs/quality.md, Security:
 "fuzzing the OpenAPI surface finds no 500")."""
 
 from __future__ import annotations

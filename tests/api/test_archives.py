@@ -1,4 +1,4 @@
-"""GET /archives/{archiveId} and POST /archives/search over HTTP (api.md, Archives)."""
+"""GET /archives/{archiveId} and POST /archives/search over HTTP (docs/api.md, Archives)."""
 
 from __future__ import annotations
 

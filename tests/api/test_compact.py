@@ -1,4 +1,4 @@
-"""POST /compact: every outcome of api.md, honest token counts."""
+"""POST /compact: every outcome of docs/api.md, honest token counts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The error envelope, body limits and request ids (api.md, Conventions: Errors)."""
+"""The error envelope, body limits and request ids (docs/api.md, Conventions: Errors)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The memory API over HTTP: commit, list, read, edit, delete, forget, export and import
-(api.md, Memories; recall.md, Memory records and Writing memories)."""
+(docs/api.md, Memories; docs/recall.md, Memory records and Writing memories)."""
 
 from __future__ import annotations
 

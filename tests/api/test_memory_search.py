@@ -1,4 +1,4 @@
-"""POST /memories/search over HTTP with the bundled local embedding model (recall.md, Hybrid
+"""POST /memories/search over HTTP with the bundled local embedding model (docs/recall.md, Hybrid
 search): Chinese and cross-language queries, identifiers by keyword, modes, explain, filters,
 temporal decay, MMR, keyword-only degradation and isolation between tenants and users."""
 

@@ -1,4 +1,4 @@
-"""GET/DELETE /sessions/{sessionId} and POST /sessions/{sessionId}/commit (api.md, Sessions)."""
+"""GET/DELETE /sessions/{sessionId} and POST /sessions/{sessionId}/commit (docs/api.md, Sessions)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Skill memories on a SKILL.md read, tool usage memories in the system prompt, and recall for the
-pre_prompt ``prompt`` as prependContext (recall.md; lifecycle.md pre_prompt step 7)."""
+pre_prompt ``prompt`` as prependContext (docs/recall.md; docs/lifecycle.md pre_prompt step 7)."""
 
 from __future__ import annotations
 

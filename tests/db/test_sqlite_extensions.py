@@ -1,4 +1,4 @@
-"""The SQLite connection policy of app.db.engine (architecture.md, Storage)."""
+"""The SQLite connection policy of app.db.engine (docs/architecture.md, Storage)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from app.db.engine import create_db_engine
+from app.db.engine import create_db_engine, group_commit_for
 from app.settings import Settings
 
 
@@ -105,7 +105,9 @@ def test_connection_pragmas(engine: Engine) -> None:
         assert conn.execute(text("PRAGMA journal_mode")).scalar_one().lower() == "wal"
         assert conn.execute(text("PRAGMA foreign_keys")).scalar_one() == 1
         assert conn.execute(text("PRAGMA busy_timeout")).scalar_one() == 10000
-        assert conn.execute(text("PRAGMA synchronous")).scalar_one() == 2  # FULL
+        # FULL on a file is group commit: connections run NORMAL, the unit of work syncs the WAL.
+        assert conn.execute(text("PRAGMA synchronous")).scalar_one() == 1
+    assert group_commit_for(engine) is not None
 
 
 def test_pragmas_follow_settings(tmp_path: Path) -> None:
@@ -118,6 +120,7 @@ def test_pragmas_follow_settings(tmp_path: Path) -> None:
         with engine.connect() as conn:
             assert conn.execute(text("PRAGMA busy_timeout")).scalar_one() == 1234
             assert conn.execute(text("PRAGMA synchronous")).scalar_one() == 1  # NORMAL
+        assert group_commit_for(engine) is None  # NORMAL: no fsync awaited
     finally:
         engine.dispose()
 

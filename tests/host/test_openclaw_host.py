@@ -424,7 +424,7 @@ def test_recalled_memory_reaches_the_model_marked_as_data(conv: Conversation) ->
     body = envelope[envelope.index("<openviking-context>") :]
     assert "mangosteen" in body and "</openviking-context>" in body
     assert MEMORY.split()[-1].rstrip(".") in body
-    # recall.md: recalled text is data, never instructions, and the injected section says so
+    # docs/recall.md: recalled text is data, never instructions, and the injected section says so
     assert re.search(r"\bdata\b[^\n]{0,60}\binstructions?\b", body, re.IGNORECASE), body
 
 

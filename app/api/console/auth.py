@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from fastapi import Request
+from fastapi import Request, Response
 
 from app.api.deps import READ_SENSITIVE_SCOPE, get_services
 from app.memory.service import Caller
@@ -75,7 +75,8 @@ def console_keys(request: Request) -> ConsoleKeys:
         keys = request.app.state.console_keys = ConsoleKeys(
             settings.api_key_tenants, settings.api_key_scopes
         )
-    return keys  # type: ignore[no-any-return]
+    assert isinstance(keys, ConsoleKeys)
+    return keys
 
 
 def console_user(request: Request) -> ConsoleUser:
@@ -97,10 +98,10 @@ def same_origin(request: Request) -> None:
         raise ForeignOrigin()
 
 
-def set_session_cookie(response: object, token: str, secure: bool) -> None:
+def set_session_cookie(response: Response, token: str, secure: bool) -> None:
     response.set_cookie(
         COOKIE, token, path=COOKIE_PATH, httponly=True, samesite="strict", secure=secure
-    )  # type: ignore[attr-defined]
+    )
 
 
 def clear_session_cookie(response: object) -> None:

@@ -1,4 +1,4 @@
-"""Shapes of /archives (api.md, Archives)."""
+"""Shapes of /archives (docs/api.md, Archives)."""
 
 from __future__ import annotations
 

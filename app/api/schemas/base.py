@@ -1,4 +1,4 @@
-"""Base models of the HTTP contract: camelCase on the wire, permissive where the spec says so."""
+"""Base models of the HTTP contract: camelCase on the wire, permissive where docs/api.md says so."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Request and response shapes of /assemble, /after-turn and /compact (api.md, Hook endpoints)."""
+"""Request and response shapes of /assemble, /after-turn and /compact (docs/api.md, Hook endpoints)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shapes of /memories (api.md, Memories)."""
+"""Shapes of /memories (docs/api.md, Memories)."""
 
 from __future__ import annotations
 

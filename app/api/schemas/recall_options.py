@@ -1,4 +1,4 @@
-"""``options`` of ``/assemble``: per-request overrides of the recall settings (api.md, assemble).
+"""``options`` of ``/assemble``: per-request overrides of the recall settings (docs/api.md, assemble).
 
 Typed and strict like every hook field the service interprets: ``recallLimit: false`` is a 400,
 not a limit of 0. Unknown options are accepted and ignored (permissive hook bodies).
@@ -12,29 +12,28 @@ from pydantic import Field
 
 from app.api.schemas.base import WHOLE_NUMBER, HookModel
 
-
-def _count(low: int, high: int) -> Any:
-    # Constraints before the validator, or they drop out of the nullable field's JSON schema.
-    return Annotated[int, Field(ge=low, le=high), WHOLE_NUMBER] | None
-
-
-def _share() -> Any:
-    return Annotated[float, Field(ge=0, le=1)] | None
+# Constraints before the validator, or they drop out of the nullable field's JSON schema.
+Share = Annotated[float, Field(ge=0, le=1)] | None
+ExperienceLimit = Annotated[int, Field(ge=1, le=10), WHOLE_NUMBER] | None
+ExperienceChars = Annotated[int, Field(ge=500, le=50000), WHOLE_NUMBER] | None
+QueryChars = Annotated[int, Field(ge=1, le=500), WHOLE_NUMBER] | None
+RecallLimit = Annotated[int, Field(ge=1, le=50), WHOLE_NUMBER] | None
+RecallChars = Annotated[int, Field(ge=100, le=50000), WHOLE_NUMBER] | None
 
 
 class AgentExperienceOptions(HookModel):
     enabled: bool | None = None
-    recall_limit: _count(1, 10) = None
-    score_threshold: _share() = None
-    max_injected_chars: _count(500, 50000) = None
-    min_query_chars: _count(1, 500) = None
+    recall_limit: ExperienceLimit = None
+    score_threshold: Share = None
+    max_injected_chars: ExperienceChars = None
+    min_query_chars: QueryChars = None
 
 
 class AssembleOptions(HookModel):
     auto_recall: bool | None = None
-    recall_limit: _count(1, 50) = None
-    recall_score_threshold: _share() = None
-    recall_max_injected_chars: _count(100, 50000) = None
+    recall_limit: RecallLimit = None
+    recall_score_threshold: Share = None
+    recall_max_injected_chars: RecallChars = None
     agent_experience: AgentExperienceOptions | None = None
 
     def as_dict(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Shapes of /sessions (api.md, Sessions)."""
+"""Shapes of /sessions (docs/api.md, Sessions)."""
 
 from __future__ import annotations
 

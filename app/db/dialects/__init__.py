@@ -6,12 +6,13 @@ from sqlalchemy import Engine
 
 from app.db.dialects.base import Dialect, TextHit
 from app.db.dialects.sqlite import SqliteDialect
+from app.db.dialects.sqlite_vectors import DEFAULT_BUDGET_BYTES, VectorCache
 
 
-def dialect_for(engine: Engine) -> Dialect:
+def dialect_for(engine: Engine, vector_cache_bytes: int = DEFAULT_BUDGET_BYTES) -> Dialect:
     """The dialect implementation for an engine."""
     if engine.dialect.name == "sqlite":
-        return SqliteDialect()
+        return SqliteDialect(VectorCache(vector_cache_bytes))
     raise ValueError(f"no dialect implementation for {engine.dialect.name}")
 
 

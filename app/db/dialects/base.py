@@ -38,6 +38,9 @@ class Dialect(ABC):
     """Full-text operations over archived messages and archive overviews."""
 
     name: str
+    # One writer per database (SQLite): the unit of work queues this process's writers on a lock,
+    # which is fairer and cheaper than letting them spin in the database's busy handler.
+    single_writer: bool = False
 
     @abstractmethod
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:

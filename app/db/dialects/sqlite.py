@@ -15,6 +15,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
+from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
 
 MESSAGE_FTS = "message_fts"
 ARCHIVE_FTS = "archive_fts"
@@ -22,6 +23,10 @@ MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
 MEMORY_VOCAB = "memory_fts_vocab"
 MESSAGE_VEC = "message_vec"
+MEMORY_SPACE = VectorSpace("memory", MEMORY_VEC, "chunk_id", "owner", None)
+MESSAGE_SPACE = VectorSpace(
+    "message", MESSAGE_VEC, "message_id", "session_pk", "said_at_ms", integer_partitions=True
+)
 # The trigram index costs what the text's distinct trigrams cost: 1 MB of base64 takes most of a
 # second inside the write lock, 32 KB about 20 ms. A longer message is indexed by its first 32 KB
 # plus a mark; keyword search also looks through the whole text of every marked message of the
@@ -62,6 +67,10 @@ def fts_query(terms: list[str], *, any_term: bool) -> str:
 
 class SqliteDialect(Dialect):
     name = "sqlite"
+    single_writer = True
+
+    def __init__(self, vector_cache: VectorCache | None = None) -> None:
+        self.vectors = vector_cache or VectorCache()
 
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
         params = [{"id": row_id, "text": _bounded(body)} for row_id, body in rows if body]
@@ -81,6 +90,7 @@ class SqliteDialect(Dialect):
             ),
             {"s": session_pk},
         )
+        log_reset(db, MESSAGE_SPACE, str(session_pk))
         db.execute(
             text(
                 f"DELETE FROM {ARCHIVE_FTS} WHERE rowid IN (SELECT id FROM archives WHERE session_pk = :s)"
@@ -164,11 +174,20 @@ class SqliteDialect(Dialect):
                 ),
                 params,
             )
+            log_changes(db, MEMORY_SPACE, [(str(p["owner"]), int(p["id"])) for p in params])
 
     def unindex_memory_chunks(self, db: Session, chunk_ids: list[int]) -> None:
         if not chunk_ids:
             return
         params = [{"id": chunk_id} for chunk_id in chunk_ids]
+        owners = [
+            (str(owner), int(chunk_id))
+            for p in params
+            for chunk_id, owner in db.execute(
+                text(f"SELECT chunk_id, owner FROM {MEMORY_VEC} WHERE chunk_id = :id"), p
+            )
+        ]
+        log_changes(db, MEMORY_SPACE, owners)
         db.execute(text(f"DELETE FROM {MEMORY_FTS} WHERE rowid = :id"), params)
         db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"), params)
 
@@ -223,6 +242,9 @@ class SqliteDialect(Dialect):
     def nearest_memory_chunks(
         self, db: Session, owner: str, vector: list[float], k: int
     ) -> list[TextHit]:
+        found = self.vectors.nearest(db, MEMORY_SPACE, owner, vector, k)
+        if found is not None:
+            return [TextHit(n.row_id, n.distance) for n in found]
         sql = (
             f"SELECT chunk_id, distance FROM {MEMORY_VEC} "
             "WHERE embedding MATCH :v AND k = :k AND owner = :owner ORDER BY distance"
@@ -395,6 +417,7 @@ class SqliteDialect(Dialect):
                 ),
                 params,
             )
+            log_changes(db, MESSAGE_SPACE, [(str(p["s"]), int(p["id"])) for p in params])
 
     def nearest_messages(
         self,
@@ -404,8 +427,11 @@ class SqliteDialect(Dialect):
         k: int,
         window: TimeRange = (None, None),
     ) -> list[TextHit]:
-        # The time filter is part of the KNN (a vec0 metadata column): a narrow window still gets
-        # its k nearest, not the few of the session's k nearest that fall inside it.
+        # The time filter is part of the KNN (a vec0 metadata column, a tag of the matrix): a
+        # narrow window still gets its k nearest, not the few of the session's k nearest inside it.
+        found = self.vectors.nearest(db, MESSAGE_SPACE, str(session_pk), vector, k, window)
+        if found is not None:
+            return [TextHit(n.row_id, n.distance) for n in found]
         since = " AND said_at_ms >= :since" if window[0] is not None else ""
         until = " AND said_at_ms <= :until" if window[1] is not None else ""
         sql = (

@@ -57,7 +57,7 @@ class Archive(Base):
 
 
 def format_archive_id(index: int) -> str:
-    """``archive_001``, ``archive_002``, … (lifecycle.md, Phase 1 step 4)."""
+    """``archive_001``, ``archive_002``, … (docs/lifecycle.md, Phase 1 step 4)."""
     return f"archive_{index:03d}"
 
 

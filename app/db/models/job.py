@@ -23,7 +23,7 @@ class Job(Base):
     __tablename__ = "jobs"
     __table_args__ = (
         Index("ix_jobs_status_run_after", "status", "run_after"),
-        # architecture.md, Background work: at most one running job per session.
+        # docs/architecture.md, Background work: at most one running job per session.
         Index(
             "uq_jobs_running_session",
             "session_pk",

@@ -1,4 +1,4 @@
-"""Assembly budget arithmetic (lifecycle.md, Assemble steps 1 and 4)."""
+"""Assembly budget arithmetic (docs/lifecycle.md, Assemble steps 1 and 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Recall injection into the latest user message (lifecycle.md, tool_loop phase)."""
+"""Recall injection into the latest user message (docs/lifecycle.md, tool_loop phase)."""
 
 from __future__ import annotations
 

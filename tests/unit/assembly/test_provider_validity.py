@@ -1,4 +1,4 @@
-"""Provider validity of assembled history (lifecycle.md, Assemble step 5; openviking.md §5.3, §5.11)."""
+"""Provider validity of assembled history (docs/lifecycle.md, Assemble step 5; docs/peers.md, OpenViking §5.3, §5.11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Steps and budget trimming (lifecycle.md, Assemble step 4)."""
+"""Steps and budget trimming (docs/lifecycle.md, Assemble step 4)."""
 
 from __future__ import annotations
 

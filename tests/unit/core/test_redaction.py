@@ -1,4 +1,4 @@
-"""Secret redaction before storage (recall.md, Privacy policy)."""
+"""Secret redaction before storage (docs/recall.md, Privacy policy)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_ordinary_text_is_left_alone(text: str) -> None:
 
 
 def test_log_lines_are_redacted() -> None:
-    # Every log line passes the boundary last, exception text included (quality.md: no secrets in logs).
+    # Every log line passes the boundary last, exception text included (docs/quality.md: no secrets in logs).
     import io
     import logging
 

@@ -1,4 +1,4 @@
-"""The token estimator (lifecycle.md, "Token estimator"): counted by runs, equal to the weighted
+"""The token estimator (docs/lifecycle.md, "Token estimator"): counted by runs, equal to the weighted
 per-character sum it is defined as."""
 
 from __future__ import annotations

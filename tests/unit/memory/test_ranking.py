@@ -1,4 +1,4 @@
-"""Ranking before injection (openviking.md §5.6, postProcessMemories and pickMemoriesForInjection)."""
+"""Ranking before injection (docs/peers.md, OpenViking §5.6, postProcessMemories and pickMemoriesForInjection)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rendering of recalled memories and the envelope (recall.md, Recall into the prompt)."""
+"""Rendering of recalled memories and the envelope (docs/recall.md, Recall into the prompt)."""
 
 from __future__ import annotations
 

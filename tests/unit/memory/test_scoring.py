@@ -1,4 +1,4 @@
-"""Hybrid search maths (recall.md, Hybrid search; openclaw.md §2.4)."""
+"""Hybrid search maths (docs/recall.md, Hybrid search; docs/peers.md, OpenClaw §2.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The experience task gate (recall.md, Experience recall; openviking.md §5.6)."""
+"""The experience task gate (docs/recall.md, Experience recall; docs/peers.md, OpenViking §5.6)."""
 
 from __future__ import annotations
 

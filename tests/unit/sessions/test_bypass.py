@@ -82,7 +82,7 @@ def test_is_bypassed_accepts_compiled_patterns_and_any_match() -> None:
     assert is_bypassed([compile_session_pattern("hook:*")], "hook:abc", None)
 
 
-# Agent id (api.md, Identity).
+# Agent id (docs/api.md, Identity).
 
 
 def test_agent_id_from_body_wins() -> None:

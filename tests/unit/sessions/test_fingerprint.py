@@ -1,4 +1,4 @@
-"""Fingerprints and occurrence-aware duplicate detection (lifecycle.md, Capture step 2)."""
+"""Fingerprints and occurrence-aware duplicate detection (docs/lifecycle.md, Capture step 2)."""
 
 from __future__ import annotations
 

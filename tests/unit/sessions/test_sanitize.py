@@ -1,4 +1,4 @@
-"""Capture sanitation: every rule of openviking.md §5.7 and the message-level behaviour."""
+"""Capture sanitation: every rule of docs/peers.md, OpenViking §5.7 and the message-level behaviour."""
 
 from __future__ import annotations
 

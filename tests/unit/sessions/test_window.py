@@ -1,4 +1,4 @@
-"""Pending-token window: incremental update and closed form (openviking.md §2.4)."""
+"""Pending-token window: incremental update and closed form (docs/peers.md, OpenViking §2.4)."""
 
 from __future__ import annotations
 

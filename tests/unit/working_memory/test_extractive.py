@@ -1,4 +1,4 @@
-"""The deterministic builder used without an LLM (working-memory.md "Without an LLM")."""
+"""The deterministic builder used without an LLM (docs/working-memory.md "Without an LLM")."""
 
 from __future__ import annotations
 

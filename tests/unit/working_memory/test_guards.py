@@ -1,4 +1,4 @@
-"""The five guards (openviking.md §3.4–§3.8) and the lexical anchors."""
+"""The five guards (docs/peers.md, OpenViking §3.4–§3.8) and the lexical anchors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Section merge through the guards (openviking.md §3.3, §4.1–§4.3 behaviours)."""
+"""Section merge through the guards (docs/peers.md, OpenViking §3.3, §4.1–§4.3 behaviours)."""
 
 from __future__ import annotations
 

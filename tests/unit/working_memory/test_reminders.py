@@ -1,4 +1,4 @@
-"""Consolidation reminders (openviking.md §3.9, §4.2, §4.3)."""
+"""Consolidation reminders (docs/peers.md, OpenViking §3.9, §4.2, §4.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The update tool: schema (openviking.md §2.6), argument parsing, regex salvage (§3.10)."""
+"""The update tool: schema (docs/peers.md, OpenViking §2.6), argument parsing, regex salvage (§3.10)."""
 
 from __future__ import annotations
 
