@@ -6,13 +6,15 @@ inputs. The SQL stays in ``app.archives.repository``; these functions are the do
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.archives import repository as repo
-from app.db.models import AgentSession, Archive, StoredMessage
+from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
 
 
 def add_archive(db: Session, archive: Archive) -> Archive:
@@ -42,3 +44,30 @@ def archive_messages(db: Session, archive: Archive) -> list[StoredMessage]:
 def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
     """(body, tokens) rows of the archives' messages in sequence order, bodies redacted."""
     return repo.bodies_of_archives(db, archive_pks)
+
+
+def record_working_memory(
+    archive: Archive,
+    *,
+    overview: str,
+    abstract: str,
+    overview_tokens: int,
+    path: str | None,
+    usage: dict[str, Any],
+    memories: dict[str, Any],
+) -> None:
+    """Phase 2's results on the archive, clearing an earlier failure (``mark_completed`` last)."""
+    archive.overview = overview
+    archive.abstract = abstract
+    archive.overview_tokens = overview_tokens
+    archive.wm_path = path
+    archive.usage_json = json.dumps(usage) if usage else None
+    archive.memories_json = json.dumps(memories) if memories else None
+    archive.error = None
+    archive.error_stage = None
+
+
+def mark_completed(archive: Archive, now: datetime) -> None:
+    """The archive is completed: set last, in the transaction that wrote its results."""
+    archive.completed_at = now
+    archive.status = ArchiveStatus.COMPLETED

@@ -29,7 +29,6 @@ from app.archives.indexing import (
 )
 from app.core.clock import isoformat, utcnow
 from app.core.redaction import redact_message, redact_text
-from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.jobs import repository as queue
 from app.jobs.repository import ClaimedJob
@@ -196,21 +195,21 @@ def _write_results(
         archive = archives_store.get_archive_by_pk(db, job.archive_pk)
         if archive is None:
             raise JobLost(f"archive {job.archive_pk} is gone")
-        archive.overview = result.overview
-        archive.abstract = result.abstract
-        archive.overview_tokens = result.overview_tokens
-        archive.wm_path = result.path
-        archive.usage_json = json.dumps(result.usage) if result.usage else None
-        archive.memories_json = json.dumps(memories) if memories else None
-        archive.error = None
-        archive.error_stage = None
+        archives_store.record_working_memory(
+            archive,
+            overview=result.overview,
+            abstract=result.abstract,
+            overview_tokens=result.overview_tokens,
+            path=result.path,
+            usage=result.usage,
+            memories=memories,
+        )
         ctx.uow.dialect.index_archive_overview(db, archive.id, result.overview)
         write_search_index(db, ctx.uow.dialect, index.facts, index.vectors, ctx.embed_model)
         _add_usage(db, job.session_pk, result)
         queue.mark_succeeded(db, job.job_id, now)
         # Completed last, in the same transaction as the results: readers see all or nothing.
-        archive.completed_at = now
-        archive.status = ArchiveStatus.COMPLETED
+        archives_store.mark_completed(archive, now)
 
 
 def _add_usage(db: Session, session_pk: int, result: WmResult) -> None:
