@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select, text
+from sqlalchemy import text
 
 from app.db.migrate import current_and_head
-from app.db.models import Job, JobStatus
 from app.db.storage import DESCRIPTIONS
 from app.db.uow import UnitOfWork
+from app.jobs.service import queue_depth
 
 
 def readiness_problem(uow: UnitOfWork, storage_window_s: float) -> str | None:
@@ -27,11 +27,4 @@ def readiness_problem(uow: UnitOfWork, storage_window_s: float) -> str | None:
     return None
 
 
-def queue_depth(uow: UnitOfWork) -> int:
-    with uow.read() as db:
-        stmt = (
-            select(func.count())
-            .select_from(Job)
-            .where(Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))
-        )
-        return int(db.execute(stmt).scalar_one())
+__all__ = ["queue_depth", "readiness_problem"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import PlainTextResponse
@@ -16,17 +16,13 @@ from app.api.schemas.archives import (
     ArchiveSearchResponse,
     ArchiveView,
 )
-from app.archives.service import (
-    SearchRequest,
-    embed_search_query,
-    expand_archive,
-    expand_archive_text,
-    search_archives,
-    search_text,
-)
+from app.archives.service import SearchRequest, embed_search_query, expand_archive_text, search_text
+from app.sessions.archived import expand_archive, search_archives
 
 router = APIRouter(prefix="/archives", tags=["archives"])
-TEXT_RESPONSE = {200: {"content": {"text/plain": {"schema": {"type": "string"}}}}}
+TEXT_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/plain": {"schema": {"type": "string"}}}}
+}
 # The offset must fit the database's integer type; no archive holds anywhere near this many messages.
 MAX_OFFSET = 2**31 - 1
 # Past this the ranked search goes on lexically rather than keep the agent waiting.
@@ -61,7 +57,7 @@ async def expand_archive_endpoint(
     )
     if format == "text":
         return PlainTextResponse(expand_archive_text(view))
-    return view
+    return ArchiveView.from_result(view)
 
 
 @router.post(
@@ -96,4 +92,4 @@ async def search_archives_endpoint(
     )
     if body.format == "text":
         return PlainTextResponse(search_text(result))
-    return result
+    return ArchiveSearchResponse.from_result(result)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
@@ -17,9 +18,10 @@ from app.api.schemas.hooks import (
     CommitTurnResponse,
     CompactRequest,
     CompactResponse,
+    assemble_response,
 )
-from app.assembly.service import AssembleInput, assemble
-from app.sessions.capture import CaptureResult, TurnAdvancement, TurnInput, capture_turn
+from app.assembly.service import AssembleInput, assemble, assembled_tokens
+from app.sessions.capture import TurnAdvancement, TurnInput, capture_turn
 from app.sessions.compact import CompactInput, compact_session
 
 router = APIRouter(tags=["hooks"])
@@ -51,7 +53,8 @@ async def assemble_endpoint(
         options=body.options.as_dict() if body.options else {},
         runtime_context=body.runtime_context,
     )
-    return await assemble(services.uow, services.settings, services.recall, request)
+    result = await assemble(services.uow, services.settings, services.recall, request)
+    return assemble_response(result)
 
 
 @router.post("/after-turn", response_model=AfterTurnResponse, operation_id="afterTurn")
@@ -75,7 +78,7 @@ async def after_turn_endpoint(
     result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
     if result.archive_scheduled:
         services.notify_worker()
-    return AfterTurnResponse(**_capture_fields(result, started))
+    return AfterTurnResponse.from_result(result, _elapsed_ms(started))
 
 
 @router.post("/commit-turn", response_model=CommitTurnResponse, operation_id="commitTurn")
@@ -98,20 +101,11 @@ async def commit_turn_endpoint(
     result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
     if result.archive_scheduled:
         services.notify_worker()
-    return CommitTurnResponse(status=result.status, **_capture_fields(result, started))
+    return CommitTurnResponse.from_turn(result, _elapsed_ms(started))
 
 
-def _capture_fields(result: CaptureResult, started: float) -> dict[str, object]:
-    return {
-        "ok": True,
-        "ingested": result.ingested,
-        "duplicates": result.duplicates,
-        "skipped": result.skipped,
-        "pending_tokens": result.pending_tokens,
-        "commit": result.commit,
-        "compact_recommended": result.compact_recommended,
-        "duration_ms": int((time.perf_counter() - started) * 1000),
-    }
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
 
 
 @router.post(
@@ -122,7 +116,7 @@ def _capture_fields(result: CaptureResult, started: float) -> dict[str, object]:
 )
 async def compact_endpoint(
     body: CompactRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
-) -> dict[str, object]:
+) -> CompactResponse:
     """Archive everything now and (by default) wait for the Working Memory."""
     request = CompactInput(
         identity=hook_identity(tenant, body, user_id),
@@ -133,7 +127,13 @@ async def compact_endpoint(
         wait=body.wait,
         timeout_ms=body.timeout_ms,
     )
-    return await compact_session(services.uow, services.settings, services.notify_worker, request)
+    estimate = partial(
+        assembled_tokens, services.uow, services.settings, request.identity, request.token_budget
+    )
+    result = await compact_session(
+        services.uow, services.settings, services.notify_worker, request, estimate
+    )
+    return CompactResponse.from_result(result)
 
 
 def _budget(token_budget: float | None, runtime_context: dict[str, object] | None) -> int | None:

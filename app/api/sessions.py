@@ -8,7 +8,13 @@ from fastapi import APIRouter, Body, Path
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ServicesDep, TenantDep
-from app.api.schemas.sessions import CommitRequest, CommitResponse, DeleteResponse, SessionView
+from app.api.schemas.sessions import (
+    ArchiveSummary,
+    CommitRequest,
+    CommitResponse,
+    DeleteResponse,
+    SessionView,
+)
 from app.sessions.service import commit_session, delete_session, get_session_view, wait_for_archive
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
@@ -18,17 +24,19 @@ SessionIdPath = Annotated[str, Path(alias="sessionId", min_length=1, max_length=
 @router.get("/{sessionId}", response_model=SessionView, operation_id="getSession")
 async def get_session_endpoint(
     session_id: SessionIdPath, services: ServicesDep, tenant: TenantDep
-) -> object:
+) -> SessionView:
     """The session's counters, window and archives."""
-    return await run_in_threadpool(get_session_view, services.uow, tenant, session_id)
+    view = await run_in_threadpool(get_session_view, services.uow, tenant, session_id)
+    return SessionView.from_result(view)
 
 
 @router.delete("/{sessionId}", response_model=DeleteResponse, operation_id="deleteSession")
 async def delete_session_endpoint(
     session_id: SessionIdPath, services: ServicesDep, tenant: TenantDep
-) -> object:
+) -> DeleteResponse:
     """Delete the session with its messages, archives and search index entries."""
-    return await run_in_threadpool(delete_session, services.uow, tenant, session_id)
+    deleted = await run_in_threadpool(delete_session, services.uow, tenant, session_id)
+    return DeleteResponse.from_result(deleted)
 
 
 @router.post(
@@ -63,5 +71,9 @@ async def commit_session_endpoint(
     )
     if body.wait:
         state = await wait_for_archive(services.uow, outcome.archive_pk, body.timeout_ms / 1000)
-        response.archive = state.summary if state is not None else None
+        response.archive = (
+            ArchiveSummary.from_result(state.summary).model_dump(by_alias=True)
+            if state is not None
+            else None
+        )
     return response

@@ -4,7 +4,7 @@ the time filter. Overviews are separate hits that never take a message's place."
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.archives import matching
 from app.archives import repository as repo
-from app.core.clock import isoformat
+from app.archives.results import Neighbour, SearchHit
 from app.db.models import AgentSession, Archive, StoredMessage
 
 CONTEXT_SNIPPET_CHARS = 300
@@ -67,30 +67,28 @@ def message_hit(
     span: tuple[int, int] | None,
     score: float | None,
     moment: datetime | None,
-) -> dict[str, Any]:
-    return {
-        "archiveId": archive.archive_id,
-        "seq": row.seq,
-        "role": row.role,
-        "kind": "message",
-        "snippet": matching.snippet(row.search_text, span or (0, 0)),
-        "score": score,
-        "timestamp": isoformat(moment),
-    }
+) -> SearchHit:
+    return SearchHit(
+        archive_id=archive.archive_id,
+        seq=row.seq,
+        role=row.role,
+        kind="message",
+        snippet=matching.snippet(row.search_text, span or (0, 0)),
+        score=score,
+        timestamp=moment,
+    )
 
 
-def overview_hit(
-    archive: Archive, span: tuple[int, int] | None, score: float | None
-) -> dict[str, Any]:
-    return {
-        "archiveId": archive.archive_id,
-        "seq": None,
-        "role": None,
-        "kind": "overview",
-        "snippet": matching.snippet(archive.overview, span or (0, 0)),
-        "score": score,
-        "timestamp": isoformat(archive.completed_at),
-    }
+def overview_hit(archive: Archive, span: tuple[int, int] | None, score: float | None) -> SearchHit:
+    return SearchHit(
+        archive_id=archive.archive_id,
+        seq=None,
+        role=None,
+        kind="overview",
+        snippet=matching.snippet(archive.overview, span or (0, 0)),
+        score=score,
+        timestamp=archive.completed_at,
+    )
 
 
 def first_span(text: str, literals: list[str]) -> tuple[int, int] | None:
@@ -102,24 +100,33 @@ def first_span(text: str, literals: list[str]) -> tuple[int, int] | None:
     return min(spans, key=lambda span: (span[0] - span[1], span[0])) if spans else None
 
 
-def add_context(db: Session, session: AgentSession, hits: list[dict[str, Any]], turns: int) -> None:
-    """Give each message hit the ``turns`` archived messages before and after it, in order."""
+def add_context(
+    db: Session, session: AgentSession, hits: list[SearchHit], turns: int
+) -> list[SearchHit]:
+    """The message hits, each with the ``turns`` archived messages before and after it, in order."""
     if turns <= 0 or not hits:
-        return
-    around = repo.messages_around(db, session, [h["seq"] for h in hits], turns)
-    for hit in hits:
-        seq = hit["seq"]
-        hit["context"] = [
-            _neighbour(around[s])
-            for s in range(seq - turns, seq + turns + 1)
-            if s != seq and s in around
-        ]
+        return hits
+    seqs = [h.seq for h in hits if h.seq is not None]
+    around = repo.messages_around(db, session, seqs, turns)
+    return [
+        replace(
+            hit,
+            context=[
+                _neighbour(around[s])
+                for s in range(hit.seq - turns, hit.seq + turns + 1)
+                if s != hit.seq and s in around
+            ],
+        )
+        if hit.seq is not None
+        else hit
+        for hit in hits
+    ]
 
 
-def _neighbour(row: StoredMessage) -> dict[str, Any]:
-    return {
-        "seq": row.seq,
-        "role": row.role,
-        "text": matching.snippet(row.search_text, (0, 0), CONTEXT_SNIPPET_CHARS),
-        "timestamp": isoformat(time_of_body(row.body, row.created_at)),
-    }
+def _neighbour(row: StoredMessage) -> Neighbour:
+    return Neighbour(
+        seq=row.seq,
+        role=row.role,
+        text=matching.snippet(row.search_text, (0, 0), CONTEXT_SNIPPET_CHARS),
+        timestamp=time_of_body(row.body, row.created_at),
+    )

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from app.archives import ranking
 from app.archives import repository as repo
 from app.archives.hits import TimeWindow, first_span, host_time, message_hit, time_of_body
+from app.archives.results import SearchHit
 from app.core.query import Query, clauses, parse_query
 from app.db.dialects.base import CandidateRow, TimeRange
 from app.db.models import AgentSession, Archive
@@ -156,7 +157,7 @@ def search_ranked(
     limit: int,
     vectors: QueryVectors | None,
     fusion: str,
-) -> list[dict[str, Any]]:
+) -> list[SearchHit]:
     parts = clauses(raw)
     queries = [parse_query(p) for p in parts]
     lexical = _candidates(db, uow, scope, queries)
@@ -181,9 +182,9 @@ def _hits(
     candidates: Mapping[int, CandidateRow],
     literals: list[str],
     limit: int,
-) -> list[dict[str, Any]]:
+) -> list[SearchHit]:
     """Up to ``limit + 1`` hits in fused order (one more tells the caller the list was cut)."""
-    hits: list[dict[str, Any]] = []
+    hits: list[SearchHit] = []
     order = ranking.ranked(fused)
     step = 4 * (limit + 1)
     for start in range(0, len(order), step):

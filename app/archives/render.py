@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.archives.results import SearchHit
+from app.core.clock import isoformat
 from app.core.messages import TOOL_CALL_BLOCK_TYPES, Message, content_blocks, role_of
 
 NO_MATCH_HINT = (
@@ -63,9 +65,9 @@ def render_archive_text(archive_id: str, abstract: str, messages: list[Message])
 
 def render_search_text(
     query: str,
-    results: list[dict[str, Any]],
+    results: list[SearchHit],
     truncated: bool,
-    overviews: list[dict[str, Any]] | None = None,
+    overviews: list[SearchHit] | None = None,
 ) -> str:
     """The search tool's text: a count line, one block per message match (with the time it was
     said and any neighbours asked for), then the matching overviews."""
@@ -77,14 +79,17 @@ def render_search_text(
         head += f" (showing first {len(results)})"
     blocks = [head + ":"]
     for i, hit in enumerate(results, start=1):
-        when = f", {_day_time(hit['timestamp'])}" if hit.get("timestamp") else ""
-        block = f"## Match {i}: {hit['archiveId']} (message {hit['seq']}, {hit['role']}{when})\n{hit['snippet']}"
-        if hit.get("context"):
-            lines = [f"[message {n['seq']}, {n['role']}] {n['text']}" for n in hit["context"]]
+        stamp = isoformat(hit.timestamp)
+        when = f", {_day_time(stamp)}" if stamp else ""
+        block = (
+            f"## Match {i}: {hit.archive_id} (message {hit.seq}, {hit.role}{when})\n{hit.snippet}"
+        )
+        if hit.context:
+            lines = [f"[message {n.seq}, {n.role}] {n.text}" for n in hit.context]
             block += "\nContext:\n" + "\n".join(lines)
         blocks.append(block)
     for hit in overviews:
-        blocks.append(f"## Overview: {hit['archiveId']}\n{hit['snippet']}")
+        blocks.append(f"## Overview: {hit.archive_id}\n{hit.snippet}")
     return "\n\n".join(blocks) + "\n"
 
 

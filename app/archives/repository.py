@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.db.models import (
@@ -202,7 +202,8 @@ def add_search_stats(
         for term, count in terms.items()
         if term not in known
     ]
-    table = SessionTerm.__table__  # Core statements: plain executemany, no ORM bulk semantics
+    # Core statements on the table: plain executemany, no ORM bulk semantics
+    table = cast(Table, SessionTerm.__table__)
     if old:
         stmt = update(table).where(table.c.session_pk == session_pk, table.c.term == bindparam("t"))
         db.execute(stmt.values(documents=bindparam("n")), old)

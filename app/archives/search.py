@@ -14,6 +14,8 @@ Overviews are matched separately and returned in their own list.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -22,6 +24,7 @@ from app.archives import matching, ranking
 from app.archives import repository as repo
 from app.archives.hits import first_span, message_hit, overview_hit, time_of_body
 from app.archives.ranked import FUSIONS, QueryVectors, Scope, search_ranked
+from app.archives.results import SearchHit
 from app.core.query import parse_query
 from app.db.models import Archive
 from app.db.uow import UnitOfWork
@@ -40,31 +43,27 @@ __all__ = [
 
 def search_keyword(
     db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: int, case_sensitive: bool
-) -> list[dict[str, Any]]:
+) -> list[SearchHit]:
     query = parse_query(raw)
     literals = query.whole_literals
     if case_sensitive or not literals:
         literals = matching.keyword_terms(raw)  # the literal whitespace-separated terms
-    hits: list[dict[str, Any]] = []
+    hits: list[SearchHit] = []
     for row in _all_terms_rows(db, uow, scope, literals, case_sensitive):
         span = matching.find_keywords(row.search_text, literals, case_sensitive)
         moment = time_of_body(row.body, row.created_at)
         if span is not None and row.archive_pk is not None and scope.window.admits(moment):
-            hits.append(
-                {
-                    **message_hit(scope.archives[row.archive_pk], row, span, None, moment),
-                    "match": "all",
-                }
-            )
+            hit = message_hit(scope.archives[row.archive_pk], row, span, None, moment)
+            hits.append(replace(hit, match="all"))
             if len(hits) > limit:
                 return hits
     if case_sensitive or len(query.literals) < 2 or not query.terms or query.phrases:
         return hits  # quoted parts are exact: nothing partial
     # Fewer messages hold every term than asked for: the best messages holding some of them follow.
-    found = {h["seq"] for h in hits}
+    found = {h.seq for h in hits}
     for hit in search_ranked(db, uow, scope, raw, limit + len(hits), None, "calibrated"):
-        if hit["seq"] not in found:
-            hits.append({**hit, "score": None, "match": "partial"})
+        if hit.seq not in found:
+            hits.append(replace(hit, score=None, match="partial"))
             if len(hits) > limit:
                 break
     return hits
@@ -72,10 +71,11 @@ def search_keyword(
 
 def _all_terms_rows(
     db: Session, uow: UnitOfWork, scope: Scope, terms: list[str], case_sensitive: bool
-):  # type: ignore[no-untyped-def]
+) -> Iterator[Any]:
     """Rows that may hold every term, in order: from the index when a term is long enough, else a scan."""
     session, only = scope.session, scope.only
     indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
+    ids: Iterator[int]
     if indexed:
         ids = (
             hit.row_id
@@ -102,11 +102,11 @@ def _rows_in_order(db: Session, ids: list[int]) -> list[Any]:
 
 def search_regex(
     db: Session, scope: Scope, pattern: str, limit: int, case_sensitive: bool, timeout_s: float
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[SearchHit], list[SearchHit]]:
     compiled = matching.compile_regex(pattern, case_sensitive)
     deadline = time.monotonic() + timeout_s
-    hits: list[dict[str, Any]] = []
-    overviews: list[dict[str, Any]] = []
+    hits: list[SearchHit] = []
+    overviews: list[SearchHit] = []
     try:
         for row in repo.iter_archived_texts(db, scope.session, scope.only):
             span = matching.find_regex(compiled, row.search_text, deadline - time.monotonic())
@@ -135,9 +135,7 @@ def _overviews(scope: Scope) -> list[Archive]:
     ]
 
 
-def match_overviews(
-    scope: Scope, raw: str, mode: str, case_sensitive: bool
-) -> list[dict[str, Any]]:
+def match_overviews(scope: Scope, raw: str, mode: str, case_sensitive: bool) -> list[SearchHit]:
     """Overviews for keyword and ranked search: every term (keyword) or BM25 among the overviews."""
     query = parse_query(raw)
     literals = list(dict.fromkeys([*query.literals, *query.phrases])) or matching.keyword_terms(raw)

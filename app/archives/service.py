@@ -9,7 +9,6 @@ has stored messages redacted too (``CE_REDACTION__STORED_MESSAGES``).
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -20,15 +19,15 @@ from app.archives import repository as repo
 from app.archives import search
 from app.archives.hits import TimeWindow, add_context
 from app.archives.render import render_archive_text, render_search_text
-from app.core.clock import isoformat
+from app.archives.results import SearchHit, SearchResult
+from app.archives.views import ArchiveView
 from app.core.query import clauses
 from app.core.redaction import redact_text
-from app.db.models import AgentSession, Archive, ArchiveStatus
+from app.db.models import AgentSession, Archive, StoredMessage
 from app.db.models.archive import parse_archive_id
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument, NotFound
 from app.providers.protocols import ProviderError
-from app.sessions import repository as sessions_repo
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +44,6 @@ class SearchRequest:
     fusion: str = "calibrated"
 
 
-def session_or_404(db: Session, tenant_id: str, session_id: str) -> AgentSession:
-    session = sessions_repo.find_session(db, tenant_id, session_id)
-    if session is None:
-        raise NotFound("session", session_id)
-    return session
-
-
 def archive_or_404(db: Session, session: AgentSession, archive_id: str) -> Archive:
     index = parse_archive_id(archive_id)
     archive = repo.get_archive(db, session, index) if index is not None else None
@@ -60,67 +52,39 @@ def archive_or_404(db: Session, session: AgentSession, archive_id: str) -> Archi
     return archive
 
 
-def archive_summary(archive: Archive) -> dict[str, Any]:
-    return {
-        "archiveId": archive.archive_id,
-        "status": archive.status,
-        "messageCount": archive.message_count,
-        "createdAt": isoformat(archive.created_at),
-        "completedAt": isoformat(archive.completed_at),
-        "error": archive.error,
-    }
+@dataclass(frozen=True, slots=True)
+class ExpandedArchive:
+    """An archive with the page of its stored messages that was asked for."""
+
+    session_id: str
+    archive: Archive
+    messages: list[StoredMessage]
 
 
-def expand_archive(
-    uow: UnitOfWork,
-    tenant_id: str,
-    session_id: str,
-    archive_id: str,
-    offset: int,
-    limit: int | None,
-) -> dict[str, Any]:
-    """The archive with its stored messages in order."""
-    with uow.read() as db:
-        session = session_or_404(db, tenant_id, session_id)
-        archive = archive_or_404(db, session, archive_id)
-        rows = repo.archive_messages(db, archive, offset, limit)
-    completed = archive.status == ArchiveStatus.COMPLETED
-    return {
-        "archiveId": archive.archive_id,
-        "sessionId": session.session_id,
-        "status": archive.status,
-        "abstract": redact_text(archive.abstract) if completed else "",
-        "overview": redact_text(archive.overview) if completed else "",
-        "messageCount": archive.message_count,
-        "firstSeq": archive.first_seq,
-        "lastSeq": archive.last_seq,
-        "startedAt": isoformat(archive.started_at),
-        "endedAt": isoformat(archive.ended_at),
-        "createdAt": isoformat(archive.created_at),
-        "completedAt": isoformat(archive.completed_at),
-        # The original messages: the one place an original secret can be read back (see above).
-        "messages": [{"seq": row.seq, "message": json.loads(row.body)} for row in rows],
-        "error": redact_text(archive.error) if archive.error else archive.error,
-        "errorStage": archive.error_stage,
-        "workingMemoryPath": archive.wm_path,
-        "usage": json.loads(archive.usage_json) if archive.usage_json else {},
-    }
+def read_archive(
+    db: Session, session: AgentSession, archive_id: str, offset: int, limit: int | None
+) -> ExpandedArchive:
+    """The session's archive and a page of its stored messages, in the caller's transaction."""
+    archive = archive_or_404(db, session, archive_id)
+    rows = repo.archive_messages(db, archive, offset, limit)
+    return ExpandedArchive(session.session_id, archive, rows)
 
 
-def expand_archive_text(view: dict[str, Any]) -> str:
-    return render_archive_text(
-        view["archiveId"], view["abstract"], [m["message"] for m in view["messages"]]
-    )
+def expand_archive_text(view: ArchiveView) -> str:
+    return render_archive_text(view.archive_id, view.abstract, [m.message for m in view.messages])
 
 
-def search_archives(
-    uow: UnitOfWork,
-    tenant_id: str,
-    req: SearchRequest,
-    regex_timeout_s: float,
-    query_vectors: search.QueryVectors | None = None,
-) -> dict[str, Any]:
-    """Search a session's archived messages and, in their own list, its archive overviews."""
+@dataclass(frozen=True, slots=True)
+class SessionHits:
+    """What one search of a session's archives found, before redaction."""
+
+    results: list[SearchHit]
+    overviews: list[SearchHit]
+    truncated: bool
+
+
+def checked_search(req: SearchRequest) -> SearchRequest:
+    """The request as it is searched; InvalidArgument for an empty query or an unknown fusion."""
     if req.mode != "regex":
         # Capture drops NULs from the text it stores, and one would end SQLite's full-text query.
         req = replace(req, query=req.query.replace("\x00", ""))
@@ -130,40 +94,49 @@ def search_archives(
         raise InvalidArgument(
             f"fusion must be one of {', '.join(search.FUSIONS)}", {"field": "fusion"}
         )
-    with uow.read() as db:
-        session = session_or_404(db, tenant_id, req.session_id)
-        archives = {a.id: a for a in repo.list_archives(db, session)}
-        only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
-        scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
-        if req.mode == "regex":
-            hits, overviews = search.search_regex(
-                db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s
-            )
-        elif req.mode == "ranked":
-            hits = search.search_ranked(
-                db, uow, scope, req.query, req.limit, query_vectors, req.fusion
-            )
-            overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
-        else:
-            hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
-            overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
-        truncated = len(hits) > req.limit
-        results = hits[: req.limit]
-        add_context(db, session, results, req.context)
+    return req
+
+
+def search_session(
+    db: Session,
+    uow: UnitOfWork,
+    session: AgentSession,
+    req: SearchRequest,
+    regex_timeout_s: float,
+    query_vectors: search.QueryVectors | None = None,
+) -> SessionHits:
+    """Search the session's archived messages and, in their own list, its archive overviews, in
+    the caller's transaction (``req`` as ``checked_search`` returned it)."""
+    archives = {a.id: a for a in repo.list_archives(db, session)}
+    only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
+    scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
+    if req.mode == "regex":
+        hits, overviews = search.search_regex(
+            db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s
+        )
+    elif req.mode == "ranked":
+        hits = search.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
+        overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
+    else:
+        hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
+        overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
+    results = add_context(db, session, hits[: req.limit], req.context)
+    return SessionHits(results, overviews, len(hits) > req.limit)
+
+
+def search_answer(req: SearchRequest, found: SessionHits, hybrid: bool) -> SearchResult:
+    """The search's answer, with snippets and the echoed query redacted."""
     # docs/quality.md, Security: snippets and the echoed query pass through the redaction boundary.
-    for hit in [*results, *overviews]:
-        hit["snippet"] = redact_text(hit["snippet"])
-    out: dict[str, Any] = {
-        "query": redact_text(req.query),
-        "mode": req.mode,
-        "count": len(results),
-        "truncated": truncated,
-        "results": results,
-        "overviews": overviews[: req.limit],
-    }
-    if req.mode == "ranked":
-        out["retrieval"] = "hybrid" if query_vectors is not None else "lexical"
-    return out
+    return SearchResult(
+        query=redact_text(req.query),
+        mode=req.mode,
+        results=[replace(h, snippet=redact_text(h.snippet)) for h in found.results],
+        overviews=[
+            replace(h, snippet=redact_text(h.snippet)) for h in found.overviews[: req.limit]
+        ],
+        truncated=found.truncated,
+        retrieval=("hybrid" if hybrid else "lexical") if req.mode == "ranked" else None,
+    )
 
 
 async def embed_search_query(
@@ -184,7 +157,5 @@ async def embed_search_query(
     return search.QueryVectors(list(vectors[0]), tuple(list(v) for v in vectors[1:]))
 
 
-def search_text(result: dict[str, Any]) -> str:
-    return render_search_text(
-        result["query"], result["results"], result["truncated"], result.get("overviews")
-    )
+def search_text(result: SearchResult) -> str:
+    return render_search_text(result.query, result.results, result.truncated, result.overviews)

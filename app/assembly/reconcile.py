@@ -22,8 +22,8 @@ from app.core.fingerprint import message_fingerprint
 from app.core.messages import Message, role_of
 from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.db.uow import UnitOfWork
-from app.sessions import repository as sessions_repo
 from app.sessions.capture import TurnInput, capture_turn
+from app.sessions.history import SessionKeys, fingerprint_counts, session_keys
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
 
@@ -38,21 +38,17 @@ def capture_unstored_tail(
     """Store the host messages the session lacks; returns how many were stored."""
     if not messages:
         return 0
-    with uow.read() as db:
-        session = sessions_repo.find_session(db, ident.tenant_id, ident.session_id)
-        if session is None:
-            return 0
-        session_pk, tenant_id = session.id, session.tenant_id
-    unstored = _without_heartbeat_turns(
-        _unstored_host_messages(uow, tenant_id, session_pk, messages)
-    )
+    keys = session_keys(uow, ident.tenant_id, ident.session_id)
+    if keys is None:
+        return 0
+    unstored = _without_heartbeat_turns(_unstored_host_messages(uow, keys, messages))
     if not unstored:
         return 0
     return capture_turn(uow, settings, TurnInput(identity=ident, messages=unstored)).ingested
 
 
 def _unstored_host_messages(
-    uow: UnitOfWork, tenant_id: str, session_pk: int, messages: list[Any]
+    uow: UnitOfWork, keys: SessionKeys, messages: list[Any]
 ) -> list[Message]:
     """Host messages not stored yet, in the host's order (docs/lifecycle.md, pre_prompt step 3)."""
     newest_first = _host_fingerprints(reversed(messages))
@@ -61,12 +57,7 @@ def _unstored_host_messages(
     unstored: list[Message] = []
     known_run = 0
     while batch := list(islice(newest_first, SCAN_BATCH)):
-        with uow.read() as db:
-            counts.update(
-                sessions_repo.fingerprint_counts_of(
-                    db, tenant_id, session_pk, [fp for _, fp in batch]
-                )
-            )
+        counts.update(fingerprint_counts(uow, keys, [fp for _, fp in batch]))
         for clean, fingerprint in batch:
             seen[fingerprint] = seen.get(fingerprint, 0) + 1
             if seen[fingerprint] > counts.get(fingerprint, 0):

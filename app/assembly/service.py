@@ -8,50 +8,37 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.archives import repository as archives_repo
 from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
 from app.assembly.guide import SESSION_CONTEXT_GUIDE, archive_index_line
-from app.assembly.injection import (
-    append_envelope_message,
-    append_to_last_message,
-    latest_user_query,
-    latest_user_text,
-    prepend_to_latest_user,
-    recall_query,
-)
+from app.assembly.injection import recall_query
 from app.assembly.provider_validity import make_provider_valid
-from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
+from app.assembly.recall import RecallBlock, RecallSource
 from app.assembly.reconcile import capture_unstored_tail
+from app.assembly.result import (
+    AssembleInput,
+    AssembleResult,
+    elapsed_ms,
+    estimate,
+    passthrough,
+)
 from app.assembly.steps import fit_steps_to_budget
 from app.assembly.timestamps import summary_timestamp, with_timestamps
-from app.core.bypass import is_bypassed, is_cron_session
-from app.core.messages import Message, message_tokens, role_of
+from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, recall_request
+from app.core.bypass import is_bypassed
+from app.core.messages import Message, message_tokens
 from app.core.redaction import redact_text
 from app.core.sanitize import contains_injected_context, is_conversation_message
 from app.core.tokens import estimate_text_tokens
-from app.db.models import AgentSession, ArchiveStatus
+from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork
-from app.sessions import repository as sessions_repo
+from app.sessions.history import stored_context
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
 
 SUMMARY_PREFIX = "[Session History Summary]\n"
-MIN_QUERY_CHARS = 5
-
-
-@dataclass(frozen=True, slots=True)
-class AssembleInput:
-    identity: SessionIdentity
-    messages: list[Any]
-    phase: str
-    token_budget: Any = None
-    prompt: str | None = None
-    available_tools: list[str] = field(default_factory=list)
-    options: dict[str, Any] = field(default_factory=dict)
-    runtime_context: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -59,28 +46,15 @@ class _Stored:
     overview: str = ""
     messages: list[Message] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
-    session: AgentSession | None = None
     archives: dict[str, Any] = field(default_factory=dict)
     known: bool = False
     # (archive id, message count) of the archives the summary stands for, oldest first.
     summarised: list[tuple[str, int]] = field(default_factory=list)
 
 
-def passthrough(req: AssembleInput, reason: str, started: float, **extra: Any) -> dict[str, Any]:
-    """The host's messages unchanged (a new list) with their estimate."""
-    messages = list(req.messages)
-    diagnostics = {"phase": req.phase, "mode": "passthrough", "reason": reason, **extra}
-    diagnostics["durationMs"] = _elapsed_ms(started)
-    return {
-        "messages": messages,
-        "estimatedTokens": _estimate(messages),
-        "diagnostics": diagnostics,
-    }
-
-
 async def assemble(
     uow: UnitOfWork, settings: Settings, recall: RecallSource, req: AssembleInput
-) -> dict[str, Any]:
+) -> AssembleResult:
     """Dispatch on the phase; never raises for recall problems."""
     started = time.perf_counter()
     ident = req.identity
@@ -93,54 +67,56 @@ async def assemble(
 
 
 async def _with_memories(
-    settings: Settings, recall: RecallSource, req: AssembleInput, result: dict[str, Any]
-) -> dict[str, Any]:
+    settings: Settings, recall: RecallSource, req: AssembleInput, result: AssembleResult
+) -> AssembleResult:
     """pre_prompt extras: tool usage memories in the system prompt, recall for the prompt as
     ``prependContext`` (docs/lifecycle.md, pre_prompt step 7)."""
-    ident = req.identity
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     if req.available_tools:
-        try:
-            block = await asyncio.wait_for(
-                recall.tool_memory(ident.tenant_id, ident.agent_id, req.available_tools), timeout_s
-            )
-        except Exception:  # noqa: BLE001 - a memory lookup never fails the hook
-            block = ""
-        if block:
-            existing = result.get("systemPromptAddition")
-            result["systemPromptAddition"] = f"{existing}\n\n{block}" if existing else block
-            result["estimatedTokens"] += estimate_text_tokens(block)
+        result = await _with_tool_memories(recall, req, result, timeout_s)
     query = await asyncio.to_thread(recall_query, req.prompt or "")
     if (
         len(query) >= MIN_QUERY_CHARS
         and not contains_injected_context(req.prompt or "")
         and req.options.get("autoRecall", settings.assemble.auto_recall)
     ):
-        request = RecallRequest(
-            tenant_id=ident.tenant_id,
-            user_id=ident.user_id,
-            agent_id=ident.agent_id,
-            query=query,
-            is_cron=is_cron_session(ident.session_key, req.runtime_context),
-            options=req.options,
-        )
+        request = recall_request(req, query)
+        recalled: RecallBlock | None
         try:
-            block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
+            recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
         except Exception:  # noqa: BLE001 - recall never fails the hook (docs/quality.md, Degradation)
-            block = None
-        if block is not None and block.text:
-            result["prependContext"] = block.text
-            result["diagnostics"]["recall"] = {
-                "query": query,
-                **block.diagnostics,
-                "injectedChars": len(block.text),
-            }
+            recalled = None
+        if recalled is not None and recalled.text:
+            found = {"query": query, **recalled.diagnostics, "injectedChars": len(recalled.text)}
+            diagnostics = {**result.diagnostics, "recall": found}
+            result = replace(result, prepend_context=recalled.text, diagnostics=diagnostics)
     return result
+
+
+async def _with_tool_memories(
+    recall: RecallSource, req: AssembleInput, result: AssembleResult, timeout_s: float
+) -> AssembleResult:
+    """The available tools' usage memories, added to the system prompt."""
+    ident = req.identity
+    try:
+        block = await asyncio.wait_for(
+            recall.tool_memory(ident.tenant_id, ident.agent_id, req.available_tools), timeout_s
+        )
+    except Exception:  # noqa: BLE001 - a memory lookup never fails the hook
+        block = ""
+    if not block:
+        return result
+    existing = result.system_prompt_addition
+    return replace(
+        result,
+        system_prompt_addition=f"{existing}\n\n{block}" if existing else block,
+        estimated_tokens=result.estimated_tokens + estimate_text_tokens(block),
+    )
 
 
 def assemble_pre_prompt(
     uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float
-) -> dict[str, Any]:
+) -> AssembleResult:
     """History rebuild: summary first, then unsummarised and live messages, within the budget."""
     reconciled = capture_unstored_tail(uow, settings, req.identity, req.messages)
     stored = _load_stored(uow, req.identity)
@@ -164,154 +140,33 @@ def assemble_pre_prompt(
     )
     assembled = ([summary] if summary else []) + [candidates[i] for i in kept]
     output = with_timestamps(make_provider_valid(assembled))
-    result: dict[str, Any] = {
-        "messages": output,
-        "estimatedTokens": _estimate(output, dict(zip(map(id, candidates), costs, strict=True)))
-        + guide_tokens,
-        "diagnostics": {
-            "phase": "pre_prompt",
-            "mode": "assembled",
-            "reason": "overview_exceeds_budget" if overview_dropped else "ok",
-            "archives": {**stored.archives, "overviewIncluded": summary is not None},
-            "messages": {
-                "input": len(req.messages),
-                "stored": len(stored.messages),
-                "reconciled": reconciled,
-                "returned": len(output),
-                "dropped": dropped,
-            },
-            "budget": {"total": budget, "reserved": int(reserved_tokens(budget))},
+    diagnostics: dict[str, Any] = {
+        "phase": "pre_prompt",
+        "mode": "assembled",
+        "reason": "overview_exceeds_budget" if overview_dropped else "ok",
+        "archives": {**stored.archives, "overviewIncluded": summary is not None},
+        "messages": {
+            "input": len(req.messages),
+            "stored": len(stored.messages),
+            "reconciled": reconciled,
+            "returned": len(output),
+            "dropped": dropped,
         },
+        "budget": {"total": budget, "reserved": int(reserved_tokens(budget))},
     }
-    if guide:
-        result["systemPromptAddition"] = guide
-    result["diagnostics"]["durationMs"] = _elapsed_ms(started)
-    return result
-
-
-async def assemble_tool_loop(
-    settings: Settings, recall: RecallSource, req: AssembleInput, started: float
-) -> dict[str, Any]:
-    """Recall injection (docs/lifecycle.md, tool_loop phase).
-
-    Older hosts end ``messages`` with the current user message: the envelope is prepended to it.
-    The 2026.9 host sends the history before the current turn and the current message only as
-    ``prompt``, then appends the turn itself: ``prompt`` is the query and the envelope goes in a
-    user message of its own at the end of the history, the one field of the answer that host reads.
-    """
-    messages = req.messages
-    tail_is_user = (
-        bool(messages) and isinstance(messages[-1], dict) and role_of(messages[-1]) == "user"
-    )
-    prompt = req.prompt or ""
-    if not tail_is_user and not prompt.strip():
-        return await _skill_memory_or_passthrough(recall, req, started)
-    if not req.options.get("autoRecall", settings.assemble.auto_recall):
-        return passthrough(req, "recall_disabled", started)
-    if contains_injected_context(latest_user_text(messages) if tail_is_user else prompt):
-        return passthrough(
-            req, "already_injected", started, recall={"experience": _gate("already_injected")}
-        )
-    # CPU work on a long message runs in a thread.
-    query = await asyncio.to_thread(
-        latest_user_query, messages if tail_is_user else [{"role": "user", "content": prompt}]
-    )
-    if len(query) < MIN_QUERY_CHARS:
-        return passthrough(
-            req,
-            "query_too_short",
-            started,
-            recall={"query": query, "experience": _gate("query_too_short")},
-        )
-    ident = req.identity
-    request = RecallRequest(
-        tenant_id=ident.tenant_id,
-        user_id=ident.user_id,
-        agent_id=ident.agent_id,
-        query=query,
-        is_cron=is_cron_session(ident.session_key, req.runtime_context),
-        options=req.options,
-    )
-    timeout_s = settings.assemble.recall_timeout_ms / 1000
-    try:
-        block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
-    except RecallUnavailable:
-        return passthrough(req, "recall_unavailable", started, recall={"query": query})
-    except TimeoutError:
-        return passthrough(
-            req, "recall_timeout", started, recall={"query": query, "timedOut": True}
-        )
-    except Exception:  # noqa: BLE001 - recall must never fail the hook (docs/quality.md, Degradation)
-        return passthrough(req, "recall_failed", started, recall={"query": query})
-    if block is None or not block.text:
-        # The experience gate's verdict is reported with or without hits (docs/api.md, diagnostics.recall).
-        return passthrough(
-            req,
-            "no_recall_hits",
-            started,
-            recall={"query": query, **(block.diagnostics if block else {})},
-        )
-    output = (
-        prepend_to_latest_user(messages, block.text)
-        if tail_is_user
-        else append_envelope_message(messages, block.text)
-    )
-    diagnostics = {
-        "phase": "tool_loop",
-        "mode": "assembled",
-        "reason": "ok",
-        "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
-        "durationMs": _elapsed_ms(started),
-    }
-    return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
-
-
-def _gate(reason: str) -> dict[str, Any]:
-    """diagnostics.recall.experience when the gate is decided before recall runs."""
-    return {"gate": reason, "score": 0, "hits": 0}
-
-
-async def _skill_memory_or_passthrough(
-    recall: RecallSource, req: AssembleInput, started: float
-) -> dict[str, Any]:
-    """docs/recall.md, Skill memory: a SKILL.md read gets the skill's history appended to its result."""
-    ident = req.identity
-    try:
-        block = await asyncio.wait_for(
-            recall.skill_memory(ident.tenant_id, ident.agent_id, req.messages), timeout=5
-        )
-    except Exception:  # noqa: BLE001 - never fail the hook over a memory lookup
-        block = ""
-    if not block:
-        return passthrough(req, "non_user_tail", started)
-    output = append_to_last_message(req.messages, block)
-    diagnostics = {
-        "phase": "tool_loop",
-        "mode": "assembled",
-        "reason": "skill_memory",
-        "durationMs": _elapsed_ms(started),
-    }
-    return {"messages": output, "estimatedTokens": _estimate(output), "diagnostics": diagnostics}
+    known = dict(zip(map(id, candidates), costs, strict=True))
+    tokens = estimate(output, known) + guide_tokens
+    diagnostics["durationMs"] = elapsed_ms(started)
+    return AssembleResult(output, tokens, diagnostics, system_prompt_addition=guide or None)
 
 
 def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
     """Overview of the newest completed archive + later unsummarised archives + live messages."""
-    with uow.read() as db:
-        session = sessions_repo.find_session(db, ident.tenant_id, ident.session_id)
-        if session is None:
-            return _Stored()
-        archives = archives_repo.list_archives(db, session)
-        completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
-        latest = completed[-1] if completed else None
-        floor = latest.archive_index if latest else 0
-        unsummarised = [
-            a.id
-            for a in archives
-            if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED
-        ]
-        rows = archives_repo.bodies_of_archives(db, unsummarised) + sessions_repo.live_bodies(
-            db, session
-        )
+    context = stored_context(uow, ident.tenant_id, ident.session_id)
+    if context is None:
+        return _Stored()
+    archives, latest, rows = context.archives, context.latest_completed, context.rows
+    floor = latest.archive_index if latest else 0
     statuses = [a.status for a in archives]
     # Host bookkeeping stored by earlier releases is never shown to the model.
     loaded = [
@@ -323,7 +178,6 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         overview=redact_text(latest.overview) if latest else "",
         messages=[message for message, _ in loaded],  # redacted bodies (see StoredMessage)
         tokens=[tokens for _, tokens in loaded],
-        session=session,
         archives={
             "total": len(archives),
             "completed": statuses.count(ArchiveStatus.COMPLETED),
@@ -334,6 +188,14 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         known=True,
         summarised=[(a.archive_id, a.message_count) for a in archives if a.archive_index <= floor],
     )
+
+
+def assembled_tokens(
+    uow: UnitOfWork, settings: Settings, ident: SessionIdentity, token_budget: Any
+) -> int:
+    """The estimated tokens of what a pre_prompt assemble would return now (no host messages)."""
+    req = AssembleInput(identity=ident, messages=[], phase="pre_prompt", token_budget=token_budget)
+    return assemble_pre_prompt(uow, settings, req, 0.0).estimated_tokens
 
 
 def _summary_message(
@@ -347,18 +209,11 @@ def _summary_message(
     return {"role": "user", "content": text, "timestamp": summary_timestamp(after)}
 
 
-def _estimate(messages: list[Any], known: dict[int, int] | None = None) -> int:
-    """Estimated tokens, reusing the costs already known for these very message objects."""
-    known = known or {}
-    return sum(
-        known[id(m)] if id(m) in known else message_tokens(m)
-        for m in messages
-        if isinstance(m, dict)
-    )
-
-
-def _elapsed_ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
-
-
-__all__ = ["AssembleInput", "assemble", "passthrough"]
+__all__ = [
+    "AssembleInput",
+    "AssembleResult",
+    "assemble",
+    "assemble_tool_loop",
+    "assembled_tokens",
+    "passthrough",
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.api.schemas.jobs import job_record
 from app.commands.runtime import EXIT_OK, open_database, print_json_line, print_table
 from app.db.models import JobStatus
 from app.jobs.admin import cancel_job, list_jobs, retry_job
@@ -56,7 +57,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_list(args: argparse.Namespace) -> int:
     with open_database(Settings()) as uow:
-        jobs = list_jobs(uow, args.tenant, args.status, max(1, args.limit))
+        found = list_jobs(uow, args.tenant, args.status, max(1, args.limit))
+    jobs = [job_record(job) for job in found]
     if args.json:
         for job in jobs:
             print_json_line(job)

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from app.api.schemas.sessions import export_record, session_row_record, timeline_record
 from app.commands.runtime import EXIT_OK, open_database, print_json_line, print_table
 from app.sessions.admin import export_session, list_sessions, session_timeline
 from app.settings import Settings
@@ -63,7 +64,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_list(args: argparse.Namespace) -> int:
     with open_database(Settings()) as uow:
-        rows = list_sessions(uow, args.tenant, args.search, max(1, args.limit))
+        found = list_sessions(uow, args.tenant, args.search, max(1, args.limit))
+    rows = [session_row_record(row) for row in found]
     if args.json:
         for row in rows:
             print_json_line(row)
@@ -76,7 +78,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     with open_database(Settings()) as uow:
-        timeline = session_timeline(uow, args.tenant, args.session_id, live_limit=10)
+        timeline = timeline_record(
+            session_timeline(uow, args.tenant, args.session_id, live_limit=10)
+        )
     if args.json:
         sys.stdout.write(json.dumps(timeline, ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
@@ -106,7 +110,8 @@ def run_export(args: argparse.Namespace) -> int:
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
         try:
             count = 0
-            for record in export_session(uow, args.tenant, args.session_id):
+            for found in export_session(uow, args.tenant, args.session_id):
+                record = export_record(found)
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 count += record["type"] == "message"
         finally:

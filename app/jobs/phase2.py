@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from app.archives import repository as archives_repo
+from app.archives import store as archives_store
 from app.archives.indexing import (
     PassageEmbedder,
     SearchFact,
@@ -29,7 +29,6 @@ from app.archives.indexing import (
 )
 from app.core.clock import isoformat, utcnow
 from app.core.redaction import redact_message, redact_text
-from app.db.models import AgentSession, ArchiveStatus, StoredMessage
 from app.db.uow import UnitOfWork
 from app.jobs import repository as queue
 from app.jobs.repository import ClaimedJob
@@ -157,18 +156,13 @@ def _read_inputs(
     """The archive's message bodies (JSON text, as stored), the other inputs, the context and the
     messages' search facts (from their redacted search text)."""
     with uow.read() as db:
-        archive = archives_repo.get_archive_by_pk(db, job.archive_pk)
+        archive = archives_store.get_archive_by_pk(db, job.archive_pk)
         if archive is None:
             raise JobLost(f"archive {job.archive_pk} is gone")
-        rows = archives_repo.archive_messages(db, archive)
-        prior = archives_repo.latest_completed_before(db, job.session_pk, job.archive_index)
-        first_user = db.execute(
-            select(StoredMessage.search_text)
-            .where(StoredMessage.session_pk == job.session_pk, StoredMessage.role == "user")
-            .order_by(StoredMessage.seq)
-            .limit(1)
-        ).scalar_one_or_none()
-        session = db.get(AgentSession, job.session_pk)
+        rows = archives_store.archive_messages(db, archive)
+        prior = archives_store.latest_completed_before(db, job.session_pk, job.archive_index)
+        first_user = queue.first_user_request(db, job.session_pk)
+        session = queue.job_session(db, job.session_pk)
         inputs = WmInputs(
             messages=[],
             prior_overview=prior.overview if prior is not None else None,
@@ -198,28 +192,28 @@ def _write_results(
     with ctx.uow.write() as db:
         if not queue.still_owned(db, job.job_id, ctx.worker_id):
             raise JobLost(f"job {job.job_id} is no longer held by {ctx.worker_id}")
-        archive = archives_repo.get_archive_by_pk(db, job.archive_pk)
+        archive = archives_store.get_archive_by_pk(db, job.archive_pk)
         if archive is None:
             raise JobLost(f"archive {job.archive_pk} is gone")
-        archive.overview = result.overview
-        archive.abstract = result.abstract
-        archive.overview_tokens = result.overview_tokens
-        archive.wm_path = result.path
-        archive.usage_json = json.dumps(result.usage) if result.usage else None
-        archive.memories_json = json.dumps(memories) if memories else None
-        archive.error = None
-        archive.error_stage = None
+        archives_store.record_working_memory(
+            archive,
+            overview=result.overview,
+            abstract=result.abstract,
+            overview_tokens=result.overview_tokens,
+            path=result.path,
+            usage=result.usage,
+            memories=memories,
+        )
         ctx.uow.dialect.index_archive_overview(db, archive.id, result.overview)
         write_search_index(db, ctx.uow.dialect, index.facts, index.vectors, ctx.embed_model)
         _add_usage(db, job.session_pk, result)
         queue.mark_succeeded(db, job.job_id, now)
         # Completed last, in the same transaction as the results: readers see all or nothing.
-        archive.completed_at = now
-        archive.status = ArchiveStatus.COMPLETED
+        archives_store.mark_completed(archive, now)
 
 
-def _add_usage(db: object, session_pk: int, result: WmResult) -> None:
-    session = db.get(AgentSession, session_pk)  # type: ignore[attr-defined]
+def _add_usage(db: Session, session_pk: int, result: WmResult) -> None:
+    session = queue.job_session(db, session_pk)
     if session is None:
         return
     session.llm_prompt_tokens += int(result.usage.get("prompt_tokens", 0) or 0)

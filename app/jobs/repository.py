@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import exists, select, update
+from sqlalchemy import CursorResult, exists, func, select, update
 from sqlalchemy.orm import Session, aliased
 
-from app.db.models import Archive, ArchiveStatus, Job, JobStatus
+from app.db.models import AgentSession, Archive, ArchiveStatus, Job, JobStatus, StoredMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,10 +132,13 @@ def claim_next(db: Session, worker_id: str, now: datetime, lease: timedelta) -> 
 
 def renew_lease(db: Session, job_id: int, worker_id: str, now: datetime, lease: timedelta) -> bool:
     """Extend the lease; False when the job is no longer ours."""
-    result = db.execute(
-        update(Job)
-        .where(Job.id == job_id, Job.worker_id == worker_id, Job.status == JobStatus.RUNNING)
-        .values(lease_expires_at=now + lease, updated_at=now)
+    result = cast(
+        CursorResult[Any],
+        db.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.worker_id == worker_id, Job.status == JobStatus.RUNNING)
+            .values(lease_expires_at=now + lease, updated_at=now)
+        ),
     )
     return bool(result.rowcount)
 
@@ -205,3 +209,29 @@ def mark_failed(db: Session, job: ClaimedJob, error: str, stage: str, now: datet
 def _mark_archives(db: Session, archive_pks: list[int], status: ArchiveStatus) -> None:
     if archive_pks:
         db.execute(update(Archive).where(Archive.id.in_(archive_pks)).values(status=status))
+
+
+def job_session(db: Session, session_pk: int) -> AgentSession | None:
+    """The session a job's archive belongs to (None once the session is deleted)."""
+    return db.get(AgentSession, session_pk)
+
+
+def first_user_request(db: Session, session_pk: int) -> str | None:
+    """The search text of the session's first user message (Phase 2's first_user_request)."""
+    stmt = (
+        select(StoredMessage.search_text)
+        .where(StoredMessage.session_pk == session_pk, StoredMessage.role == "user")
+        .order_by(StoredMessage.seq)
+        .limit(1)
+    )
+    return db.execute(stmt).scalar_one_or_none()
+
+
+def open_job_count(db: Session) -> int:
+    """Jobs queued or running: the depth of the queue."""
+    stmt = (
+        select(func.count())
+        .select_from(Job)
+        .where(Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))
+    )
+    return int(db.execute(stmt).scalar_one())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 
@@ -21,7 +21,6 @@ from app.core.sanitize import is_conversation_message, sanitize_message_for_capt
 from app.db.models import AgentSession, TurnCommit
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
-from app.sessions.active import active_tokens
 from app.sessions.commit import commit_phase1
 from app.sessions.identity import SessionIdentity
 from app.sessions.stored_form import StoredForm, stored_form
@@ -49,17 +48,32 @@ class TurnInput:
     advancement: TurnAdvancement | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class CommitReport:
+    """Whether the turn triggered a commit, and why (or why not)."""
+
+    triggered: bool
+    reason: str | None
+    threshold: int
+    archive_id: str | None = None
+    # Reported when the threshold was reached (whether or not an archive was made).
+    keep_recent_count: int | None = None
+
+
+# "committed", or "duplicate" when the turn's advancement key was already committed.
+CaptureStatus = Literal["committed", "duplicate"]
+
+
+@dataclass(frozen=True, slots=True)
 class CaptureResult:
+    commit: CommitReport
     ingested: int = 0
     duplicates: int = 0
     skipped: int = 0
     pending_tokens: int = 0
-    commit: dict[str, Any] = field(default_factory=dict)
     compact_recommended: bool = False
     archive_scheduled: bool = False
-    # "committed", or "duplicate" when the turn's advancement key was already committed.
-    status: str = "committed"
+    status: CaptureStatus = "committed"
 
 
 @dataclass(slots=True)
@@ -68,6 +82,13 @@ class _Prepared:
     sanitized: dict[int, Message]
     skipped: int
     forms: dict[int, StoredForm] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    threshold: int  # pending tokens that trigger a commit
+    compact_at: float  # active tokens past which compaction is recommended
+    keep_recent_count: int  # live messages a commit keeps
 
 
 def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> CaptureResult:
@@ -86,6 +107,9 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
         i: stored_form(m, settings.capture.image_tokens, settings.redaction.stored_messages)
         for i, m in prepared.sanitized.items()
     }
+    limits = _Limits(
+        threshold, settings.commit.force_compact_ratio * budget, settings.commit.keep_recent_count
+    )
     with uow.write() as db:
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         if session is None:
@@ -95,32 +119,39 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
         elif turn.advancement is not None and repo.find_turn_commit(
             db, session, turn.advancement.key
         ):
-            return _duplicate_turn(
-                db,
-                session,
-                len(turn.messages),
-                threshold,
-                settings.commit.force_compact_ratio * budget,
-            )
-        first_seq = session.last_seq + 1
-        result = _append_new(uow, db, session, prepared, start)
-        result.skipped = prepared.skipped
-        if turn.advancement is not None:
-            _record_turn(db, session, turn.advancement, first_seq, result.ingested)
-        if session.pending_tokens >= threshold and session.live_count > 0:
-            outcome = commit_phase1(db, session, settings.commit.keep_recent_count, utcnow())
-            result.archive_scheduled = outcome.archived
-            result.commit = _commit_report(outcome.archive_id, outcome.reason, threshold, settings)
-        else:
-            result.commit = {
-                "triggered": False,
-                "reason": "below_threshold",
-                "threshold": threshold,
-            }
-        result.pending_tokens = session.pending_tokens
-        limit = settings.commit.force_compact_ratio * budget
-        result.compact_recommended = active_tokens(db, session) > limit
-    return result
+            return _duplicate_turn(db, session, len(turn.messages), limits)
+        return _store_turn(uow, db, session, prepared, start, turn, limits)
+
+
+def _store_turn(
+    uow: UnitOfWork,
+    db: Session,
+    session: AgentSession,
+    prepared: _Prepared,
+    start: int,
+    turn: TurnInput,
+    limits: _Limits,
+) -> CaptureResult:
+    """Append the new messages, record the turn, commit past the threshold (one transaction)."""
+    first_seq = session.last_seq + 1
+    ingested, duplicates = _append_new(uow, db, session, prepared, start)
+    if turn.advancement is not None:
+        _record_turn(db, session, turn.advancement, first_seq, ingested)
+    scheduled = False
+    commit = CommitReport(triggered=False, reason="below_threshold", threshold=limits.threshold)
+    if session.pending_tokens >= limits.threshold and session.live_count > 0:
+        outcome = commit_phase1(db, session, limits.keep_recent_count, utcnow())
+        scheduled = outcome.archived
+        commit = _commit_report(outcome.archive_id, outcome.reason, limits)
+    return CaptureResult(
+        commit=commit,
+        ingested=ingested,
+        duplicates=duplicates,
+        skipped=prepared.skipped,
+        pending_tokens=session.pending_tokens,
+        compact_recommended=repo.active_tokens(db, session) > limits.compact_at,
+        archive_scheduled=scheduled,
+    )
 
 
 def _record_turn(
@@ -145,36 +176,31 @@ def _record_turn(
 
 
 def _duplicate_turn(
-    db: Session, session: AgentSession, count: int, threshold: int, limit: float
+    db: Session, session: AgentSession, count: int, limits: _Limits
 ) -> CaptureResult:
     """A retried advancement key: nothing is stored, the answer says so."""
     return CaptureResult(
+        commit=CommitReport(triggered=False, reason="duplicate_turn", threshold=limits.threshold),
         duplicates=count,
         pending_tokens=session.pending_tokens,
-        commit={"triggered": False, "reason": "duplicate_turn", "threshold": threshold},
-        compact_recommended=active_tokens(db, session) > limit,
+        compact_recommended=repo.active_tokens(db, session) > limits.compact_at,
         status="duplicate",
     )
 
 
-def _commit_report(
-    archive_id: str | None, reason: str | None, threshold: int, settings: Settings
-) -> dict[str, Any]:
-    keep = settings.commit.keep_recent_count
+def _commit_report(archive_id: str | None, reason: str | None, limits: _Limits) -> CommitReport:
+    keep = limits.keep_recent_count
     if archive_id is None:
-        return {
-            "triggered": False,
-            "reason": reason,
-            "threshold": threshold,
-            "keepRecentCount": keep,
-        }
-    return {
-        "triggered": True,
-        "archiveId": archive_id,
-        "reason": "threshold",
-        "threshold": threshold,
-        "keepRecentCount": keep,
-    }
+        return CommitReport(
+            triggered=False, reason=reason, threshold=limits.threshold, keep_recent_count=keep
+        )
+    return CommitReport(
+        triggered=True,
+        reason="threshold",
+        threshold=limits.threshold,
+        archive_id=archive_id,
+        keep_recent_count=keep,
+    )
 
 
 def _skip_all(uow: UnitOfWork, ident: SessionIdentity, count: int, threshold: int) -> CaptureResult:
@@ -182,9 +208,9 @@ def _skip_all(uow: UnitOfWork, ident: SessionIdentity, count: int, threshold: in
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         pending = session.pending_tokens if session else 0
     return CaptureResult(
+        commit=CommitReport(triggered=False, reason="below_threshold", threshold=threshold),
         skipped=max(0, count),
         pending_tokens=pending,
-        commit={"triggered": False, "reason": "below_threshold", "threshold": threshold},
     )
 
 
@@ -224,13 +250,14 @@ def _cheap_key(message: Message) -> tuple[str, ...]:
 
 def _append_new(
     uow: UnitOfWork, db: Session, session: AgentSession, prepared: _Prepared, start: int
-) -> CaptureResult:
+) -> tuple[int, int]:
+    """Store the messages not stored yet; returns (ingested, duplicates)."""
     candidate_fps = [
         fp for i, fp in enumerate(prepared.fingerprints) if i >= start and fp is not None
     ]
     stored = repo.fingerprint_counts(db, session, candidate_fps)
     new_indexes = new_message_indexes(prepared.fingerprints, start, stored)
-    rows = []
+    rows: list[repo.NewMessageRow] = []
     for offset, index in enumerate(new_indexes):
         form = prepared.forms[index]
         rows.append(
@@ -244,7 +271,6 @@ def _append_new(
                 fingerprint=prepared.fingerprints[index] or "",
             )
         )
-    result = CaptureResult(ingested=len(rows), duplicates=len(candidate_fps) - len(rows))
     if rows:
         _advance_window(db, session, [r.tokens for r in rows])
         ids = repo.insert_messages(db, session, rows, utcnow())
@@ -253,7 +279,7 @@ def _append_new(
         session.live_count += len(rows)
         session.total_message_count += len(rows)
         session.updated_at = utcnow()
-    return result
+    return len(rows), len(candidate_fps) - len(rows)
 
 
 def _advance_window(db: Session, session: AgentSession, appended: list[int]) -> None:

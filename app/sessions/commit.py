@@ -9,15 +9,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import repository as archives_repo
+from app.archives import store as archives
 from app.core.messages import TOOL_CALL_BLOCK_TYPES
 from app.core.redaction import redact_text
 from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import format_archive_id
-from app.jobs import repository as queue
+from app.jobs.service import enqueue_phase2
 from app.sessions import repository as sessions_repo
 from app.sessions.split import safe_split_index
 from app.sessions.window import pending_tokens_closed_form
@@ -57,7 +58,7 @@ def commit_phase1(
     archived_rows, kept_rows = live[:split], live[split:]
     archive = _create_archive(db, session, archived_rows, keep, custom_instructions, now)
     sessions_repo.move_to_archive(db, session, archive.id, archived_rows[-1].seq)
-    queue.enqueue_phase2(db, archive, now)
+    enqueue_phase2(db, archive, now)
     session.live_count = len(kept_rows)
     _reset_window(session, keep, pending_tokens_closed_form([r.tokens for r in kept_rows], keep))
     session.commit_count += 1
@@ -92,7 +93,7 @@ def _may_call_tools(body: str) -> bool:
 def _create_archive(
     db: Session,
     session: AgentSession,
-    rows: list,
+    rows: list[Any],
     keep: int,
     custom_instructions: str | None,
     now: datetime,
@@ -117,7 +118,7 @@ def _create_archive(
         ended_at=rows[-1].created_at,
         created_at=now,
     )
-    return archives_repo.add_archive(db, archive)
+    return archives.add_archive(db, archive)
 
 
 __all__ = ["MAX_KEEP_RECENT_COUNT", "CommitOutcome", "commit_phase1", "format_archive_id"]

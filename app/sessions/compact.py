@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from app.archives import repository as archives_repo
-from app.assembly.service import AssembleInput, assemble_pre_prompt
+from app.archives import store as archives_store
 from app.core.bypass import is_bypassed
 from app.core.clock import utcnow
 from app.db.models import ArchiveStatus
@@ -42,6 +41,11 @@ class CompactInput:
     timeout_ms: int = 120000
 
 
+# The estimate of the context the next pre_prompt assemble would return for the session (the
+# caller wires it: assembly sits above sessions). Called in a worker thread.
+ContextEstimate = Callable[[], int]
+
+
 @dataclass(frozen=True, slots=True)
 class _Committed:
     tokens_before: int
@@ -49,91 +53,108 @@ class _Committed:
     unsummarised_pk: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class CompactDetails:
+    """``result.details`` of a compaction."""
+
+    messages_archived: int
+    archive_id: str | None = None
+    # True when this compaction made the archive (its id comes first); False when it waited for
+    # an archive made earlier (its id is reported after the wait).
+    made_archive: bool = False
+    duration_ms: int | None = None  # set when it waited
+    failed: bool = False  # the archive failed or disappeared: ``error`` says why
+    error: str | None = None
+    memories_extracted: dict[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactReport:
+    """``result`` of a compaction: tokens before and after, the Working Memory when one was built."""
+
+    tokens_before: int
+    details: CompactDetails
+    tokens_after: int | None = None
+    summary: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactResult:
+    ok: bool
+    compacted: bool
+    reason: str
+    result: CompactReport | None = None
+
+
 async def compact_session(
-    uow: UnitOfWork, settings: Settings, notify: Callable[[], None], req: CompactInput
-) -> dict[str, Any]:
+    uow: UnitOfWork,
+    settings: Settings,
+    notify: Callable[[], None],
+    req: CompactInput,
+    estimate: ContextEstimate,
+) -> CompactResult:
     """Commit with keep 0, then (with ``wait``) wait for the archive; every outcome of docs/api.md."""
     ident = req.identity
     if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
-        return {"ok": True, "compacted": False, "reason": "session_bypassed"}
+        return CompactResult(ok=True, compacted=False, reason="session_bypassed")
     # Before and after are measured the same way: the estimate of the assembled context.
-    estimate_before = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
+    estimate_before = await asyncio.to_thread(estimate)
     committed = await asyncio.to_thread(_commit_now, uow, req, estimate_before)
     if committed is None:
-        return {"ok": True, "compacted": False, "reason": "session_not_found"}
+        return CompactResult(ok=True, compacted=False, reason="session_not_found")
     outcome = committed.outcome
     if not outcome.archived or outcome.archive_pk is None:
-        return await _compact_without_new_archive(uow, settings, req, committed, estimate_before)
+        return await _compact_without_new_archive(uow, estimate, req, committed, estimate_before)
     notify()
-    details: dict[str, Any] = {
-        "archiveId": outcome.archive_id,
-        "messagesArchived": outcome.messages_archived,
-    }
+    details = CompactDetails(
+        messages_archived=outcome.messages_archived,
+        archive_id=outcome.archive_id,
+        made_archive=True,
+    )
     if not req.wait:
-        return {
-            "ok": True,
-            "compacted": False,
-            "reason": "commit_scheduled",
-            "result": {"tokensBefore": committed.tokens_before, "details": details},
-        }
+        report = CompactReport(tokens_before=committed.tokens_before, details=details)
+        return CompactResult(ok=True, compacted=False, reason="commit_scheduled", result=report)
     state, waited = await _wait(uow, outcome.archive_pk, req.timeout_ms)
-    details["durationMs"] = waited
+    details = replace(details, duration_ms=waited)
     failure = _failure(state, committed.tokens_before, details)
     if failure is not None or state is None:
-        return failure or {}
-    tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
-    details["memoriesExtracted"] = state.memories_extracted
+        return failure or CompactResult(ok=False, compacted=False, reason="commit_failed")
+    tokens_after = await asyncio.to_thread(estimate)
     compacted = tokens_after < committed.tokens_before
-    result: dict[str, Any] = {
-        "summary": state.overview,
-        "tokensBefore": committed.tokens_before,
-        "tokensAfter": tokens_after,
-        "details": details,
-    }
-    return {
-        "ok": True,
-        "compacted": compacted,
-        "reason": "commit_completed" if compacted else "not_reduced",
-        "result": result,
-    }
+    report = CompactReport(
+        tokens_before=committed.tokens_before,
+        details=replace(details, memories_extracted=state.memories_extracted),
+        tokens_after=tokens_after,
+        summary=state.overview,
+    )
+    reason = "commit_completed" if compacted else "not_reduced"
+    return CompactResult(ok=True, compacted=compacted, reason=reason, result=report)
 
 
 async def _compact_without_new_archive(
     uow: UnitOfWork,
-    settings: Settings,
+    estimate: ContextEstimate,
     req: CompactInput,
     committed: _Committed,
     estimate_before: int,
-) -> dict[str, Any]:
+) -> CompactResult:
     """Nothing live to archive: finish the pending Working Memory, or say honestly that nothing shrinks."""
     tokens_before = committed.tokens_before
-    details: dict[str, Any] = {"messagesArchived": 0}
+    details = CompactDetails(messages_archived=0)
     if committed.unsummarised_pk is not None and req.wait:
         state, waited = await _wait(uow, committed.unsummarised_pk, req.timeout_ms)
-        details.update(durationMs=waited, archiveId=state.archive_id if state else None)
+        archive_id = state.archive_id if state else None
+        details = replace(details, duration_ms=waited, archive_id=archive_id)
         failure = _failure(state, tokens_before, details)
         if failure is not None:
             return failure
-        tokens_after = await asyncio.to_thread(_assembled_tokens, uow, settings, req)
+        tokens_after = await asyncio.to_thread(estimate)
         if tokens_after < estimate_before and state is not None:
-            result = {
-                "summary": state.overview,
-                "tokensBefore": tokens_before,
-                "tokensAfter": tokens_after,
-                "details": details,
-            }
-            return {"ok": True, "compacted": True, "reason": "commit_completed", "result": result}
+            report = CompactReport(tokens_before, details, tokens_after, state.overview)
+            return CompactResult(ok=True, compacted=True, reason="commit_completed", result=report)
     reason = "no_messages" if estimate_before == 0 else "nothing_to_compact"
-    return {
-        "ok": True,
-        "compacted": False,
-        "reason": reason,
-        "result": {
-            "tokensBefore": tokens_before,
-            "tokensAfter": estimate_before,
-            "details": details,
-        },
-    }
+    report = CompactReport(tokens_before, details, tokens_after=estimate_before)
+    return CompactResult(ok=True, compacted=False, reason=reason, result=report)
 
 
 async def _wait(
@@ -146,24 +167,16 @@ async def _wait(
 
 
 def _failure(
-    state: ArchiveState | None, tokens_before: int, details: dict[str, Any]
-) -> dict[str, Any] | None:
+    state: ArchiveState | None, tokens_before: int, details: CompactDetails
+) -> CompactResult | None:
     """The answer for an archive that failed or is still running after the wait; None when completed."""
     if state is None or state.status == ArchiveStatus.FAILED:
-        details["error"] = state.error if state else "archive disappeared"
-        return {
-            "ok": False,
-            "compacted": False,
-            "reason": "commit_failed",
-            "result": {"tokensBefore": tokens_before, "details": details},
-        }
+        error = state.error if state else "archive disappeared"
+        report = CompactReport(tokens_before, replace(details, failed=True, error=error))
+        return CompactResult(ok=False, compacted=False, reason="commit_failed", result=report)
     if state.status != ArchiveStatus.COMPLETED:
-        return {
-            "ok": False,
-            "compacted": False,
-            "reason": "commit_timeout",
-            "result": {"tokensBefore": tokens_before, "details": details},
-        }
+        report = CompactReport(tokens_before, details)
+        return CompactResult(ok=False, compacted=False, reason="commit_timeout", result=report)
     return None
 
 
@@ -177,7 +190,7 @@ def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Co
         outcome = commit_phase1(db, session, 0, utcnow(), req.custom_instructions)
         pending = [
             a
-            for a in archives_repo.list_archives(db, session)
+            for a in archives_store.list_archives(db, session)
             if a.status in (ArchiveStatus.PENDING, ArchiveStatus.RUNNING)
         ]
         return _Committed(
@@ -185,15 +198,3 @@ def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Co
             outcome=outcome,
             unsummarised_pk=pending[-1].id if pending else None,
         )
-
-
-def _assembled_tokens(uow: UnitOfWork, settings: Settings, req: CompactInput) -> int:
-    view = assemble_pre_prompt(
-        uow,
-        settings,
-        AssembleInput(
-            identity=req.identity, messages=[], phase="pre_prompt", token_budget=req.token_budget
-        ),
-        0.0,
-    )
-    return int(view["estimatedTokens"])

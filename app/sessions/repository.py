@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import CursorResult, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from app.db.models import AgentSession, Archive, Job, StoredMessage, TurnCommit
@@ -148,7 +148,7 @@ def move_to_archive(db: Session, session: AgentSession, archive_pk: int, last_se
         # than the update itself.
         .execution_options(synchronize_session=False)
     )
-    return int(db.execute(stmt).rowcount)
+    return int(cast(CursorResult[Any], db.execute(stmt)).rowcount)
 
 
 def delete_session_rows(db: Session, session: AgentSession) -> tuple[int, int]:
@@ -179,3 +179,26 @@ def find_turn_commit(db: Session, session: AgentSession, advancement_key: str) -
 def add_turn_commit(db: Session, row: TurnCommit) -> None:
     db.add(row)
     db.flush()
+
+
+# One statement, written out: it runs inside every /after-turn, where building the equivalent
+# expression tree on each call cost more than executing it. Plain SQL, the same on every dialect.
+_ACTIVE_TOKENS = text(
+    """
+    SELECT
+      COALESCE((SELECT overview_tokens FROM archives
+                WHERE session_pk = :s AND status = 'completed'
+                ORDER BY archive_index DESC LIMIT 1), 0)
+    + COALESCE((SELECT SUM(message_tokens) FROM archives
+                WHERE session_pk = :s AND status <> 'completed'
+                  AND archive_index > COALESCE((SELECT MAX(archive_index) FROM archives
+                                                WHERE session_pk = :s AND status = 'completed'), 0)), 0)
+    + COALESCE((SELECT SUM(tokens) FROM messages WHERE session_pk = :s AND archive_pk IS NULL), 0)
+    """
+)
+
+
+def active_tokens(db: Session, session: AgentSession) -> int:
+    """The session's active context, what /assemble would put in front of the model: overview of
+    the newest completed archive + later unsummarised archives + live messages."""
+    return int(db.execute(_ACTIVE_TOKENS, {"s": session.id}).scalar_one())

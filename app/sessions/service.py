@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
 
-from app.archives import repository as archives_repo
-from app.archives.service import archive_summary, session_or_404
-from app.core.clock import isoformat, utcnow
-from app.db.models import Archive, ArchiveStatus
+from sqlalchemy.orm import Session
+
+from app.archives import store as archives_store
+from app.archives.views import ArchiveSummary, archive_summary
+from app.core.clock import utcnow
+from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import TERMINAL_ARCHIVE_STATUSES
 from app.db.uow import UnitOfWork
 from app.errors import NotFound
@@ -29,43 +31,77 @@ class ArchiveState:
     error: str | None
     error_stage: str | None
     message_count: int
-    summary: dict[str, Any]
+    summary: ArchiveSummary
     memories_extracted: dict[str, int]
 
 
-def get_session_view(uow: UnitOfWork, tenant_id: str, session_id: str) -> dict[str, Any]:
+def session_or_404(db: Session, tenant_id: str, session_id: str) -> AgentSession:
+    """The tenant's session, in the caller's transaction; NotFound when there is none."""
+    session = repo.find_session(db, tenant_id, session_id)
+    if session is None:
+        raise NotFound("session", session_id)
+    return session
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    """The session's identity, counters and archives."""
+
+    session_id: str
+    session_key: str | None
+    agent_id: str
+    user_id: str
+    message_count: int
+    total_message_count: int
+    pending_tokens: int
+    keep_recent_count: int
+    commit_count: int
+    last_commit_at: datetime | None
+    created_at: datetime | None
+    updated_at: datetime | None
+    llm_prompt_tokens: int
+    llm_completion_tokens: int
+    archives: list[ArchiveSummary]
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedSession:
+    session_id: str
+    messages: int
+    archives: int
+
+
+def get_session_view(uow: UnitOfWork, tenant_id: str, session_id: str) -> SessionView:
     """The session's identity, counters and archives."""
     with uow.read() as db:
         session = session_or_404(db, tenant_id, session_id)
-        archives = archives_repo.list_archives(db, session)
-    return {
-        "sessionId": session.session_id,
-        "sessionKey": session.session_key,
-        "agentId": session.agent_id,
-        "userId": session.user_id,
-        "messageCount": session.live_count,
-        "totalMessageCount": session.total_message_count,
-        "pendingTokens": session.pending_tokens,
-        "keepRecentCount": session.keep_recent_count,
-        "commitCount": session.commit_count,
-        "lastCommitAt": isoformat(session.last_commit_at),
-        "createdAt": isoformat(session.created_at),
-        "updatedAt": isoformat(session.updated_at),
-        "llmUsage": {
-            "promptTokens": session.llm_prompt_tokens,
-            "completionTokens": session.llm_completion_tokens,
-        },
-        "archives": [archive_summary(a) for a in archives],
-    }
+        archives = archives_store.list_archives(db, session)
+    return SessionView(
+        session_id=session.session_id,
+        session_key=session.session_key,
+        agent_id=session.agent_id,
+        user_id=session.user_id,
+        message_count=session.live_count,
+        total_message_count=session.total_message_count,
+        pending_tokens=session.pending_tokens,
+        keep_recent_count=session.keep_recent_count,
+        commit_count=session.commit_count,
+        last_commit_at=session.last_commit_at,
+        created_at=session.created_at,
+        updated_at=session.updated_at,
+        llm_prompt_tokens=session.llm_prompt_tokens,
+        llm_completion_tokens=session.llm_completion_tokens,
+        archives=[archive_summary(a) for a in archives],
+    )
 
 
-def delete_session(uow: UnitOfWork, tenant_id: str, session_id: str) -> dict[str, Any]:
+def delete_session(uow: UnitOfWork, tenant_id: str, session_id: str) -> DeletedSession:
     """Remove the session, its messages, archives, jobs and their search index entries."""
     with uow.write() as db:
         session = session_or_404(db, tenant_id, session_id)
         uow.dialect.unindex_session(db, session.id)
         messages, archives = repo.delete_session_rows(db, session)
-    return {"sessionId": session_id, "deleted": {"messages": messages, "archives": archives}}
+    return DeletedSession(session_id, messages, archives)
 
 
 def commit_session(
@@ -85,7 +121,7 @@ def commit_session(
 
 def archive_state(uow: UnitOfWork, archive_pk: int) -> ArchiveState | None:
     with uow.read() as db:
-        archive = archives_repo.get_archive_by_pk(db, archive_pk)
+        archive = archives_store.get_archive_by_pk(db, archive_pk)
         return _state(archive) if archive is not None else None
 
 
@@ -121,8 +157,11 @@ async def wait_for_archive(
 __all__ = [
     "ArchiveState",
     "ArchiveStatus",
+    "DeletedSession",
+    "SessionView",
     "commit_session",
     "delete_session",
     "get_session_view",
+    "session_or_404",
     "wait_for_archive",
 ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from app.archives.service import expand_archive
 from app.core.clock import utcnow
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
@@ -13,6 +12,7 @@ from app.jobs import repository as queue
 from app.jobs.retry import RetryStrategy
 from app.jobs.worker import Phase2Worker
 from app.providers.protocols import PermanentProviderError, TransientProviderError
+from app.sessions.archived import expand_archive
 from app.sessions.capture import TurnInput, capture_turn
 from app.sessions.identity import SessionIdentity
 from app.sessions.service import commit_session, get_session_view
@@ -85,7 +85,7 @@ async def run_until_idle(worker: Phase2Worker, uow: UnitOfWork, timeout: float =
 
 def statuses(uow: UnitOfWork, session_id: str) -> list[tuple[str, str, str | None]]:
     view = get_session_view(uow, "default", session_id)
-    return [(a["archiveId"], a["status"], a["error"]) for a in view["archives"]]
+    return [(a.archive_id, a.status, a.error) for a in view.archives]
 
 
 async def test_archives_of_a_session_run_in_order(make_settings):
@@ -118,7 +118,7 @@ async def test_permanent_failure_marks_failed_and_blocks_nothing(make_settings):
     assert priors["s-a3"] is not None
     # The failed archive's messages stay expandable.
     view = expand_archive(uow, "default", "s", "archive_001", 0, None)
-    assert view["status"] == "failed" and view["messageCount"] == 3 and view["error"]
+    assert view.status == "failed" and view.message_count == 3 and view.error
 
 
 async def test_transient_errors_are_retried_then_complete(make_settings):

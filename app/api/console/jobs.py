@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from app.api.console.auth import ConsoleUser, console_user, same_origin
 from app.api.console.rendering import ConsoleRoute, page, redirect
 from app.api.deps import ServicesDep
+from app.api.schemas.jobs import job_record
 from app.jobs.admin import cancel_job, job_counts, list_jobs, retry_job
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute)
@@ -38,7 +39,8 @@ async def jobs_page(
     counts = await run_in_threadpool(job_counts, services.uow, tenant)
     sections = []
     for status, title in SECTIONS:
-        jobs = await run_in_threadpool(list_jobs, services.uow, tenant, [status], PER_SECTION)
+        found = await run_in_threadpool(list_jobs, services.uow, tenant, [status], PER_SECTION)
+        jobs = [job_record(job) for job in found]
         sections.append(
             {"status": status, "title": title, "jobs": jobs, "total": counts.get(status, 0)}
         )

@@ -12,8 +12,10 @@ from app.api.console.diff import diff_counts, guard_marks, side_by_side
 from app.api.console.messages import message_view
 from app.api.console.rendering import ConsoleRoute, page
 from app.api.deps import ServicesDep
-from app.archives.service import expand_archive
+from app.api.schemas.archives import ArchiveView
+from app.api.schemas.sessions import session_row_record, timeline_record
 from app.sessions.admin import list_sessions, session_timeline
+from app.sessions.archived import expand_archive
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute)
 UserDep = Annotated[ConsoleUser, Depends(console_user)]
@@ -29,9 +31,10 @@ async def sessions_page(
     q: Annotated[str, Query(max_length=200)] = "",
     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
 ) -> Response:
-    rows = await run_in_threadpool(
+    found = await run_in_threadpool(
         list_sessions, services.uow, user.caller.tenant_id, q, PAGE + 1, offset
     )
+    rows = [session_row_record(row) for row in found]
     context = {
         "user": user,
         "section": "sessions",
@@ -53,7 +56,7 @@ async def archive_page(
     session: Annotated[str, Query(min_length=1, max_length=512)],
     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
 ) -> Response:
-    view = await run_in_threadpool(
+    found = await run_in_threadpool(
         expand_archive,
         services.uow,
         user.caller.tenant_id,
@@ -62,7 +65,8 @@ async def archive_page(
         offset,
         ARCHIVE_PAGE,
     )
-    messages = [message_view(m["seq"], m["message"]) for m in view["messages"]]
+    view = ArchiveView.from_result(found).model_dump(by_alias=True)
+    messages = [message_view(m.seq, m.message) for m in found.messages]
     context = {
         "user": user,
         "section": "sessions",
@@ -84,8 +88,8 @@ async def session_page(
     user: UserDep,
     compare: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
-    timeline = await run_in_threadpool(
-        session_timeline, services.uow, user.caller.tenant_id, session_id
+    timeline = timeline_record(
+        await run_in_threadpool(session_timeline, services.uow, user.caller.tenant_id, session_id)
     )
     versions = working_memory_versions(timeline["archives"])
     context = {

@@ -7,6 +7,9 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, Field
 
 from app.api.schemas.base import ApiModel, Integer, RequestModel
+from app.archives import results as found
+from app.archives import views
+from app.core.clock import isoformat
 
 # archive_001 … archive_999999999: a well-formed id that names no archive is a 404, any other shape
 # (a 20-digit number once reached the database as an integer overflow) a 400.
@@ -42,6 +45,28 @@ class ArchiveView(ApiModel):
         default_factory=dict, description="LLM token usage of this archive."
     )
 
+    @classmethod
+    def from_result(cls, view: views.ArchiveView) -> ArchiveView:
+        return cls(
+            archive_id=view.archive_id,
+            session_id=view.session_id,
+            status=view.status,
+            abstract=view.abstract,
+            overview=view.overview,
+            message_count=view.message_count,
+            first_seq=view.first_seq,
+            last_seq=view.last_seq,
+            started_at=isoformat(view.started_at),
+            ended_at=isoformat(view.ended_at),
+            created_at=isoformat(view.created_at),
+            completed_at=isoformat(view.completed_at),
+            messages=[ArchiveMessage(seq=m.seq, message=m.message) for m in view.messages],
+            error=view.error,
+            error_stage=view.error_stage,
+            working_memory_path=view.working_memory_path,
+            usage=view.usage,
+        )
+
 
 class ArchiveSearchRequest(RequestModel):
     session_id: str = Field(min_length=1, max_length=512)
@@ -72,6 +97,15 @@ class ArchiveSearchNeighbour(ApiModel):
     text: str
     timestamp: str | None
 
+    @classmethod
+    def from_result(cls, neighbour: found.Neighbour) -> ArchiveSearchNeighbour:
+        return cls(
+            seq=neighbour.seq,
+            role=neighbour.role,
+            text=neighbour.text,
+            timestamp=isoformat(neighbour.timestamp),
+        )
+
 
 class ArchiveSearchHit(ApiModel):
     archive_id: str
@@ -91,6 +125,25 @@ class ArchiveSearchHit(ApiModel):
         None, description="Neighbouring turns, when `context` > 0."
     )
 
+    @classmethod
+    def from_result(cls, hit: found.SearchHit) -> ArchiveSearchHit:
+        context = hit.context
+        return cls.model_validate(
+            {
+                "archive_id": hit.archive_id,
+                "seq": hit.seq,
+                "role": hit.role,
+                "kind": hit.kind,
+                "snippet": hit.snippet,
+                "score": hit.score,
+                "timestamp": isoformat(hit.timestamp),
+                "match": hit.match,
+                "context": None
+                if context is None
+                else [ArchiveSearchNeighbour.from_result(n) for n in context],
+            }
+        )
+
 
 class ArchiveSearchResponse(ApiModel):
     query: str
@@ -107,3 +160,17 @@ class ArchiveSearchResponse(ApiModel):
         None,
         description="Ranked mode: hybrid when the query vector was available, else lexical only.",
     )
+
+    @classmethod
+    def from_result(cls, result: found.SearchResult) -> ArchiveSearchResponse:
+        return cls.model_validate(
+            {
+                "query": result.query,
+                "mode": result.mode,
+                "count": len(result.results),
+                "truncated": result.truncated,
+                "results": [ArchiveSearchHit.from_result(h) for h in result.results],
+                "overviews": [ArchiveSearchHit.from_result(h) for h in result.overviews],
+                "retrieval": result.retrieval,
+            }
+        )

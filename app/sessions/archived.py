@@ -1,0 +1,45 @@
+"""A session's archives as the API reads them: expand one, search them.
+
+The session is looked up here, in the same read transaction as the archives (the archives domain
+sits below sessions and never looks a session up itself).
+"""
+
+from __future__ import annotations
+
+from app.archives import service as archives
+from app.archives.results import SearchResult
+from app.archives.search import QueryVectors
+from app.archives.service import SearchRequest
+from app.archives.views import ArchiveView, archive_view
+from app.db.uow import UnitOfWork
+from app.sessions.service import session_or_404
+
+
+def expand_archive(
+    uow: UnitOfWork,
+    tenant_id: str,
+    session_id: str,
+    archive_id: str,
+    offset: int,
+    limit: int | None,
+) -> ArchiveView:
+    """The archive with its stored messages in order."""
+    with uow.read() as db:
+        session = session_or_404(db, tenant_id, session_id)
+        found = archives.read_archive(db, session, archive_id, offset, limit)
+    return archive_view(found.session_id, found.archive, found.messages)
+
+
+def search_archives(
+    uow: UnitOfWork,
+    tenant_id: str,
+    req: SearchRequest,
+    regex_timeout_s: float,
+    query_vectors: QueryVectors | None = None,
+) -> SearchResult:
+    """Search a session's archived messages and, in their own list, its archive overviews."""
+    req = archives.checked_search(req)
+    with uow.read() as db:
+        session = session_or_404(db, tenant_id, req.session_id)
+        found = archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)
+    return archives.search_answer(req, found, query_vectors is not None)

@@ -1,0 +1,66 @@
+"""What the store holds of a session's history, for assembly: the stored context to rebuild the
+prompt from, and which of the host's messages are stored already."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.archives import store as archives_store
+from app.db.models import Archive, ArchiveStatus
+from app.db.uow import UnitOfWork
+from app.sessions import repository as repo
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKeys:
+    session_pk: int
+    tenant_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredContext:
+    """The session's archives (oldest first), the newest completed one, and the (body, tokens)
+    rows of the messages after it: unsummarised archives' then live ones, bodies redacted."""
+
+    archives: list[Archive]
+    latest_completed: Archive | None
+    rows: list[Any]
+
+
+def session_keys(uow: UnitOfWork, tenant_id: str, session_id: str) -> SessionKeys | None:
+    """The stored session's keys, or None when the session is unknown."""
+    with uow.read() as db:
+        session = repo.find_session(db, tenant_id, session_id)
+        if session is None:
+            return None
+        return SessionKeys(session.id, session.tenant_id)
+
+
+def fingerprint_counts(
+    uow: UnitOfWork, keys: SessionKeys, fingerprints: Sequence[str]
+) -> dict[str, int]:
+    """How many stored messages of the session (live or archived) carry each fingerprint."""
+    with uow.read() as db:
+        return repo.fingerprint_counts_of(db, keys.tenant_id, keys.session_pk, fingerprints)
+
+
+def stored_context(uow: UnitOfWork, tenant_id: str, session_id: str) -> StoredContext | None:
+    """Overview archive + later unsummarised archives + live messages, in one read transaction;
+    None when the session is unknown."""
+    with uow.read() as db:
+        session = repo.find_session(db, tenant_id, session_id)
+        if session is None:
+            return None
+        archives = archives_store.list_archives(db, session)
+        completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
+        latest = completed[-1] if completed else None
+        floor = latest.archive_index if latest else 0
+        unsummarised = [
+            a.id
+            for a in archives
+            if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED
+        ]
+        rows = archives_store.bodies_of_archives(db, unsummarised) + repo.live_bodies(db, session)
+    return StoredContext(archives, latest, rows)
