@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from sqlalchemy import text
-
 from app.db.migrate import current_and_head
 from app.db.storage import DESCRIPTIONS
 from app.db.uow import UnitOfWork
@@ -17,8 +15,7 @@ def readiness_problem(uow: UnitOfWork, storage_window_s: float) -> str | None:
     if failure is not None:
         return f"storage unavailable: {DESCRIPTIONS[failure.reason]}"
     try:
-        with uow.read() as db:
-            db.execute(text("SELECT 1"))
+        uow.ping()
         current, head = current_and_head(uow.engine)
     except Exception as exc:  # noqa: BLE001 - any failure means not ready
         return f"database unavailable: {exc.__class__.__name__}"

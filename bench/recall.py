@@ -25,8 +25,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from app.assembly.recall import RecallRequest
 from app.core.clock import utcnow
+from app.core.recall import RecallRequest
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.recall import LONG_TERM_CATEGORIES, MemoryRecall
 from app.memory.search import SearchInput, search_memories

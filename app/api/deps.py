@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 
-from app.assembly.recall import RecallSource
 from app.core.bypass import resolve_agent_id
+from app.core.recall import RecallSource
 from app.core.token_bucket import TokenBuckets
 from app.db.uow import UnitOfWork
 from app.errors import Unauthenticated

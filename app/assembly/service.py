@@ -15,7 +15,6 @@ from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
 from app.assembly.guide import SESSION_CONTEXT_GUIDE, archive_index_line
 from app.assembly.injection import recall_query
 from app.assembly.provider_validity import make_provider_valid
-from app.assembly.recall import RecallBlock, RecallSource
 from app.assembly.reconcile import capture_unstored_tail
 from app.assembly.result import (
     AssembleInput,
@@ -29,6 +28,7 @@ from app.assembly.timestamps import summary_timestamp, with_timestamps
 from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, recall_request
 from app.core.bypass import is_bypassed
 from app.core.messages import Message, message_tokens
+from app.core.recall import RecallBlock, RecallSource
 from app.core.redaction import redact_text
 from app.core.sanitize import contains_injected_context, is_conversation_message
 from app.core.tokens import estimate_text_tokens

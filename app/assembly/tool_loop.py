@@ -13,10 +13,10 @@ from app.assembly.injection import (
     latest_user_text,
     prepend_to_latest_user,
 )
-from app.assembly.recall import RecallRequest, RecallSource, RecallUnavailable
 from app.assembly.result import AssembleInput, AssembleResult, elapsed_ms, estimate, passthrough
 from app.core.bypass import is_cron_session
 from app.core.messages import role_of
+from app.core.recall import RecallRequest, RecallSource, RecallUnavailable
 from app.core.sanitize import contains_injected_context
 from app.settings import Settings
 

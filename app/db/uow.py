@@ -6,7 +6,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects import Dialect, dialect_for
@@ -56,6 +56,12 @@ class UnitOfWork:
             Session(bind=conn, expire_on_commit=False) as session,
         ):
             yield session
+
+    def ping(self) -> None:
+        """Run the cheapest query there is: raises when the database does not answer (a failure
+        is remembered for /readyz like any other)."""
+        with self.read() as db:
+            db.execute(text("SELECT 1"))
 
     def probe_write(self) -> None:
         """Open a write transaction, make a schema change and roll it back: raises when the database

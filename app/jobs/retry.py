@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import OperationalError
 
+from app.core.backoff import backoff_delay
 from app.db.storage import storage_problem
 from app.providers.protocols import TransientProviderError
 
@@ -42,8 +43,7 @@ class RetryStrategy:
             )
         if not is_transient(error) or attempt >= self.max_attempts:
             return RetryDecision(retry=False)
-        delay = min(self.cap_s, self.base_s * 2 ** (attempt - 1))
-        delay += (rng or random).uniform(0, delay * 0.25)
+        delay = backoff_delay(attempt, rng, base_s=self.base_s, cap_s=self.cap_s)
         retry_after = getattr(error, "retry_after", None)
         if isinstance(retry_after, int | float) and retry_after > delay:
             delay = float(retry_after)
