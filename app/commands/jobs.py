@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from app.api.schemas.jobs import job_record
-from app.commands.runtime import EXIT_OK, open_database, print_json_line, print_table
+from app.commands.runtime import EXIT_OK, open_database, print_listing
 from app.db.models import JobStatus
 from app.jobs.admin import cancel_job, list_jobs, retry_job
 from app.settings import Settings
@@ -59,13 +59,7 @@ def run_list(args: argparse.Namespace) -> int:
     with open_database(Settings()) as uow:
         found = list_jobs(uow, args.tenant, args.status, max(1, args.limit))
     jobs = [job_record(job) for job in found]
-    if args.json:
-        for job in jobs:
-            print_json_line(job)
-    elif jobs:
-        print_table([{**j, "error": (j["error"] or "")[:80]} for j in jobs], COLUMNS)
-    else:
-        sys.stdout.write("no jobs\n")
+    print_listing(jobs, COLUMNS, as_json=args.json, empty="no jobs", clip={"error": 80})
     return EXIT_OK
 
 

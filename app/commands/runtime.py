@@ -62,6 +62,28 @@ def print_json_line(record: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+def print_listing(
+    records: list[dict[str, Any]],
+    columns: list[tuple[str, str]],
+    *,
+    as_json: bool,
+    empty: str,
+    clip: dict[str, int] | None = None,
+) -> None:
+    """A list command's output: one JSON object per line, or a table (``clip`` shortens the named
+    columns of the table only), or ``empty`` when there is nothing."""
+    if as_json:
+        for record in records:
+            print_json_line(record)
+    elif records:
+        clipped = [
+            {**r, **{k: str(r.get(k) or "")[:n] for k, n in (clip or {}).items()}} for r in records
+        ]
+        print_table(clipped, columns)
+    else:
+        sys.stdout.write(empty + "\n")
+
+
 def print_table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> None:
     """A plain aligned table on stdout: (key, header) per column."""
     cells = [[header for _, header in columns]]

@@ -7,7 +7,7 @@ import json
 import sys
 
 from app.api.schemas.sessions import export_record, session_row_record, timeline_record
-from app.commands.runtime import EXIT_OK, open_database, print_json_line, print_table
+from app.commands.runtime import EXIT_OK, open_database, print_listing, print_table
 from app.sessions.admin import export_session, list_sessions, session_timeline
 from app.settings import Settings
 
@@ -66,13 +66,7 @@ def run_list(args: argparse.Namespace) -> int:
     with open_database(Settings()) as uow:
         found = list_sessions(uow, args.tenant, args.search, max(1, args.limit))
     rows = [session_row_record(row) for row in found]
-    if args.json:
-        for row in rows:
-            print_json_line(row)
-    elif rows:
-        print_table(rows, LIST_COLUMNS)
-    else:
-        sys.stdout.write("no sessions\n")
+    print_listing(rows, LIST_COLUMNS, as_json=args.json, empty="no sessions")
     return EXIT_OK
 
 
