@@ -39,7 +39,7 @@ from sqlalchemy.exc import OperationalError
 
 from app.core.clock import utcnow
 from app.core.query import parse_query
-from app.db.dialects.sqlite import MEMORY_FTS
+from app.db.dialects.sqlite_memory import MEMORY_FTS
 from app.db.engine import create_db_engine
 from app.db.models import Memory, MemoryChunk
 from app.db.uow import UnitOfWork

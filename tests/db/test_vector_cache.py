@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, text
 
-from app.db.dialects.sqlite import MEMORY_SPACE, MESSAGE_SPACE, SqliteDialect
+from app.db.dialects.sqlite import MESSAGE_SPACE, SqliteDialect
+from app.db.dialects.sqlite_memory import MEMORY_SPACE
 from app.db.dialects.sqlite_vectors import VectorCache, log_reset
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork

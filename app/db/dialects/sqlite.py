@@ -15,15 +15,12 @@ from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
+from app.db.dialects.sqlite_memory import SqliteMemoryIndex
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
 
 MESSAGE_FTS = "message_fts"
 ARCHIVE_FTS = "archive_fts"
-MEMORY_FTS = "memory_fts"
-MEMORY_VEC = "memory_vec"
-MEMORY_VOCAB = "memory_fts_vocab"
 MESSAGE_VEC = "message_vec"
-MEMORY_SPACE = VectorSpace("memory", MEMORY_VEC, "chunk_id", "owner", None)
 MESSAGE_SPACE = VectorSpace(
     "message", MESSAGE_VEC, "message_id", "session_pk", "said_at_ms", integer_partitions=True
 )
@@ -65,7 +62,7 @@ def fts_query(terms: list[str], *, any_term: bool) -> str:
     return (" OR " if any_term else " AND ").join(fts_phrase(t) for t in terms)
 
 
-class SqliteDialect(Dialect):
+class SqliteDialect(SqliteMemoryIndex, Dialect):
     name = "sqlite"
     single_writer = True
 
@@ -150,134 +147,6 @@ class SqliteDialect(Dialect):
 
     def min_indexed_term_chars(self) -> int:
         return 3
-
-    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
-        params = [{"id": chunk_id, "text": body} for chunk_id, body in rows if body]
-        if params:
-            db.execute(text(f"INSERT INTO {MEMORY_FTS}(rowid, text) VALUES (:id, :text)"), params)
-
-    def store_chunk_vectors(
-        self, db: Session, rows: Iterable[tuple[int, str, list[float]]]
-    ) -> None:
-        params = [
-            {"id": chunk_id, "owner": owner, "v": sqlite_vec.serialize_float32(vector)}
-            for chunk_id, owner, vector in rows
-        ]
-        if params:
-            db.execute(
-                text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"),
-                [{"id": p["id"]} for p in params],
-            )
-            db.execute(
-                text(
-                    f"INSERT INTO {MEMORY_VEC}(chunk_id, owner, embedding) VALUES (:id, :owner, :v)"
-                ),
-                params,
-            )
-            log_changes(db, MEMORY_SPACE, [(str(p["owner"]), int(p["id"])) for p in params])
-
-    def unindex_memory_chunks(self, db: Session, chunk_ids: list[int]) -> None:
-        if not chunk_ids:
-            return
-        params = [{"id": chunk_id} for chunk_id in chunk_ids]
-        owners = [
-            (str(owner), int(chunk_id))
-            for p in params
-            for chunk_id, owner in db.execute(
-                text(f"SELECT chunk_id, owner FROM {MEMORY_VEC} WHERE chunk_id = :id"), p
-            )
-        ]
-        log_changes(db, MEMORY_SPACE, owners)
-        db.execute(text(f"DELETE FROM {MEMORY_FTS} WHERE rowid = :id"), params)
-        db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"), params)
-
-    def match_memory_chunks(
-        self,
-        db: Session,
-        tenant_id: str,
-        owners: list[tuple[str, str]],
-        expression: str,
-        limit: int,
-    ) -> list[TextHit]:
-        if not owners:
-            return []
-        owner_sql = " OR ".join(
-            f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners))
-        )
-        params: dict[str, object] = {"q": expression, "limit": limit, "t": tenant_id}
-        for i, (kind, owner_id) in enumerate(owners):
-            params[f"k{i}"], params[f"o{i}"] = kind, owner_id
-        # CROSS JOIN keeps the full-text lookup as the outer loop (SQLite never reorders it): one
-        # MATCH, then a primary-key probe per hit. Written as an IN (...) filter, the planner pushes
-        # the owner's ids into the FTS table and runs the MATCH once per chunk.
-        sql = (
-            f"SELECT f.rowid, bm25({MEMORY_FTS}) AS rank FROM {MEMORY_FTS} f "
-            "CROSS JOIN memory_chunks c ON c.id = f.rowid CROSS JOIN memories m ON m.id = c.memory_id "
-            f"WHERE {MEMORY_FTS} MATCH :q AND m.tenant_id = :t AND ({owner_sql}) "
-            "AND m.superseded_by IS NULL ORDER BY rank LIMIT :limit"
-        )
-        return [TextHit(int(r), float(rank)) for r, rank in db.execute(text(sql), params)]
-
-    def memory_term_documents(
-        self, db: Session, tokens: list[str], prefixes: list[str]
-    ) -> tuple[int, dict[str, int]]:
-        # fts5vocab reads the index's own per-token counts (the numbers FTS5's bm25() uses): a
-        # lookup per token, no matter how many chunks hold it.
-        documents = int(db.execute(text("SELECT count(*) FROM memory_chunks")).scalar_one())
-        found: dict[str, int] = {}
-        for token in dict.fromkeys(tokens):
-            row = db.execute(
-                text(f"SELECT doc FROM {MEMORY_VOCAB} WHERE term = :t"), {"t": token}
-            ).first()
-            found[token] = int(row[0]) if row else 0
-        for prefix in dict.fromkeys(prefixes):
-            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-            total = db.execute(
-                text(f"SELECT sum(doc) FROM {MEMORY_VOCAB} WHERE term >= :p AND term < :u"),
-                {"p": prefix, "u": upper},
-            ).scalar_one()
-            found[prefix + "*"] = min(int(total or 0), documents)
-        return documents, found
-
-    def nearest_memory_chunks(
-        self, db: Session, owner: str, vector: list[float], k: int
-    ) -> list[TextHit]:
-        found = self.vectors.nearest(db, MEMORY_SPACE, owner, vector, k)
-        if found is not None:
-            return [TextHit(n.row_id, n.distance) for n in found]
-        sql = (
-            f"SELECT chunk_id, distance FROM {MEMORY_VEC} "
-            "WHERE embedding MATCH :v AND k = :k AND owner = :owner ORDER BY distance"
-        )
-        params = {"v": sqlite_vec.serialize_float32(vector), "k": k, "owner": owner}
-        return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
-
-    def tool_results(
-        self, db: Session, tenant_id: str, agent_id: str, tool_names: list[str], limit: int
-    ) -> list[tuple[str, bool, str]]:
-        if not tool_names:
-            return []
-        names = {f"n{i}": name for i, name in enumerate(tool_names)}
-        sql = (
-            "SELECT json_extract(m.body, '$.toolName'), json_extract(m.body, '$.isError'), m.search_text "
-            "FROM messages m JOIN agent_sessions s ON s.id = m.session_pk "
-            "WHERE s.tenant_id = :t AND s.agent_id = :a AND m.role = 'toolResult' "
-            f"AND json_extract(m.body, '$.toolName') IN ({', '.join(':' + k for k in names)}) "
-            "ORDER BY m.id DESC LIMIT :limit"
-        )
-        rows = db.execute(text(sql), {"t": tenant_id, "a": agent_id, "limit": limit, **names})
-        return [(str(name), bool(error), body or "") for name, error, body in rows]
-
-    def tool_calls_mentioning(
-        self, db: Session, tenant_id: str, agent_id: str, needle: str, limit: int
-    ) -> list[tuple[int, int, str]]:
-        sql = (
-            "SELECT m.session_pk, m.seq, m.body FROM messages m JOIN agent_sessions s ON s.id = m.session_pk "
-            "WHERE s.tenant_id = :t AND s.agent_id = :a AND m.role = 'assistant' AND instr(m.search_text, :n) > 0 "
-            "ORDER BY m.id DESC LIMIT :limit"
-        )
-        rows = db.execute(text(sql), {"t": tenant_id, "a": agent_id, "n": needle, "limit": limit})
-        return [(int(pk), int(seq), body) for pk, seq, body in rows]
 
     def messages_after(self, db: Session, session_pk: int, seq: int, count: int) -> list[str]:
         sql = "SELECT body FROM messages WHERE session_pk = :s AND seq > :q ORDER BY seq LIMIT :c"
