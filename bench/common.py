@@ -242,7 +242,11 @@ class Server:
                 raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_tail()}")
             try:
                 if httpx.get(f"{self.base_url}/healthz", timeout=1.0).status_code == 200:
-                    self._start_profiler()
+                    try:
+                        self._start_profiler()
+                    except BaseException:
+                        self.stop()  # never leave a server behind
+                        raise
                     return
             except httpx.TransportError:
                 pass
@@ -258,9 +262,10 @@ class Server:
             return
         Path(folder).mkdir(parents=True, exist_ok=True)
         out = Path(folder) / f"server-{self.port}.folded"
+        # py-spy is installed beside this interpreter (the dev extra), whatever PATH holds.
         self.profiler = subprocess.Popen(
             [
-                "py-spy",
+                str(Path(sys.executable).with_name("py-spy")),
                 "record",
                 "--pid",
                 str(self.proc.pid),
