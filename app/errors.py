@@ -100,8 +100,3 @@ class StorageUnavailable(Unavailable):
     """The database cannot take the write (disk full, read-only file, I/O error): nothing was stored."""
 
     code = "STORAGE_UNAVAILABLE"
-
-
-class DeadlineExceeded(AppError):
-    code = "DEADLINE_EXCEEDED"
-    http_status = 504

@@ -28,7 +28,6 @@ HTTP_CODES = {
     413: "PAYLOAD_TOO_LARGE",
     429: "RATE_LIMITED",
     503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
 }
 BUSY_RETRY_AFTER_S = 1
 HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})

@@ -36,10 +36,6 @@ def group_commit_for(engine: Engine) -> GroupCommit | None:
     return _GROUP_COMMITS.get(engine)
 
 
-def is_sqlite_url(url: str) -> bool:
-    return make_url(url).get_backend_name() == "sqlite"
-
-
 def create_db_engine(settings: Settings) -> Engine:
     """Build the engine for ``settings.database_url`` with the dialect's connection policy."""
     url = make_url(settings.database_url)

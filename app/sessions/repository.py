@@ -127,13 +127,6 @@ def live_bodies(db: Session, session: AgentSession) -> list[Any]:
     return list(db.execute(stmt))
 
 
-def live_token_sum(db: Session, session: AgentSession) -> int:
-    stmt = select(func.coalesce(func.sum(StoredMessage.tokens), 0)).where(
-        StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None)
-    )
-    return int(db.execute(stmt).scalar_one())
-
-
 def move_to_archive(db: Session, session: AgentSession, archive_pk: int, last_seq: int) -> int:
     """Move every live message up to ``last_seq`` into the archive (one statement)."""
     stmt = (
