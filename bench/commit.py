@@ -51,7 +51,7 @@ def prepare_template(path: Path, live: int) -> Path:
         while len(snapshot) < live:
             new = conv.messages(min(500, live - len(snapshot)))
             result = capture_turn(uow, settings, TurnInput(ident, snapshot + new, len(snapshot)))
-            if result.ingested != len(new) or result.commit.get("triggered"):
+            if result.ingested != len(new) or result.commit.triggered:
                 raise RuntimeError(f"template capture went wrong: {result}")
             snapshot += new
     with engine.connect() as conn:

@@ -666,7 +666,7 @@ async def _measure(
     def search(service: MemoryService, who: Caller, query: str) -> Callable[[], Awaitable[object]]:
         async def call() -> object:
             result = await search_memories(service, who, SearchInput(query=query))
-            out.hits[query] = len(result["results"])
+            out.hits[query] = len(result.results)
             return result
 
         return call

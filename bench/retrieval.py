@@ -23,15 +23,16 @@ from typing import Any
 import bench.search as search_bench
 from app.archives import repository as archives_repo
 from app.archives.indexing import embed_facts, facts_of, write_search_index
-from app.archives.service import SearchRequest, embed_search_query, search_archives
+from app.archives.service import SearchRequest, embed_search_query
 from app.db.engine import create_db_engine
 from app.db.models import Archive
 from app.db.uow import UnitOfWork
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.ranking import pick_memories_for_injection, post_process_memories
+from app.memory.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService, NewMemory
 from app.providers.embeddings import LocalE5Embedder
+from app.sessions.archived import search_archives
 from app.settings import Settings
 from bench.common import Config, Row, migrated_db, summary, temp_dir
 from bench.conversations import Conversation, Question, build_dataset
@@ -107,9 +108,8 @@ async def _commit_memories(
                 caller,
                 NewMemory(content=t.text, category="events", title=t.speaker, observed_at=t.at),
             )
-            memory = out.get("memory")
-            if out["action"] == "ADD" and memory:
-                memory_turn[memory["id"]] = t.index
+            if out.action == "ADD" and out.memory is not None:
+                memory_turn[out.memory.id] = t.index
     return memory_turn
 
 
@@ -187,7 +187,7 @@ async def _ask_conversation(
                     1.0,
                     vectors if hybrid else None,
                 )
-                ranking = [row_of[h["seq"]] for h in result["results"]]
+                ranking = [row_of[h.seq] for h in result.results]
             except Exception:  # noqa: BLE001 - a natural question may be an invalid regex
                 ranking = []
             ev.add(
@@ -221,7 +221,7 @@ async def _memory_systems(
             name,
             conv.split,
             q.category,
-            [memory_turn[r["id"]] for r in found["results"] if r["id"] in memory_turn],
+            [memory_turn[h.record.id] for h in found.results if h.record.id in memory_turn],
             q.evidence,
             (time.perf_counter() - began) * 1000,
         )
@@ -234,11 +234,17 @@ async def _memory_systems(
         ),
     )  # as recall searches
     items = [
-        {
-            k: r[k]
-            for k in ("id", "uri", "category", "title", "abstract", "content", "score", "level")
-        }
-        for r in pool["results"]
+        MemoryItem(
+            id=h.record.id,
+            uri=h.record.uri,
+            category=h.record.category,
+            title=h.record.title,
+            abstract=h.record.abstract,
+            content=h.record.content,
+            score=h.score,
+            level=h.level,
+        )
+        for h in pool.results
     ]
     kinds = [
         "evidence"

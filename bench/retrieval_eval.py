@@ -84,9 +84,9 @@ async def _load(service: MemoryService, now: datetime) -> None:
                 observed_at=observed,
             ),
         )
-        if result["action"] != "ADD":
+        if result.action != "ADD":
             raise RuntimeError(
-                f"eval memory {memory.id} was not added: {result.get('reason') or result['action']}"
+                f"eval memory {memory.id} was not added: {result.reason or result.action}"
             )
 
 
@@ -101,10 +101,10 @@ async def _search_all(service: MemoryService, mode: str) -> list[Outcome]:
         outcomes.append(
             Outcome(
                 query,
-                [r["id"] for r in result["results"]],
-                result["mode"],
+                [h.record.id for h in result.results],
+                result.mode,
                 ms,
-                [r["score"] for r in result["results"]],
+                [h.score for h in result.results],
             )
         )
     return outcomes

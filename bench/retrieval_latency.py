@@ -16,9 +16,10 @@ from sqlalchemy import text
 
 from app.archives.indexing import facts_of, write_search_index
 from app.archives.search import QueryVectors
-from app.archives.service import SearchRequest, search_archives
+from app.archives.service import SearchRequest
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
+from app.sessions.archived import search_archives
 from app.settings import Settings
 from bench.common import Config, Row, summary, temp_dir
 from bench.search import build_db
@@ -101,7 +102,7 @@ def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
                     began = time.perf_counter()
                     result = search_archives(uow, "default", request, 1.0, vector)
                     samples.append((time.perf_counter() - began) * 1000)
-                    hits = result["count"]
+                    hits = len(result.results)
                 p50, _ = summary(samples)
                 p95 = sorted(samples)[int(0.95 * (len(samples) - 1))]
                 lines.append(f"| {mode} | {label} | {p50:.1f} | {p95:.1f} | {hits} |")

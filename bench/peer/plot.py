@@ -11,12 +11,6 @@ from __future__ import annotations
 import json
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
-
 TITLES = {
     "turn": "4-message turn",
     "rebuild": "history rebuild",
@@ -26,6 +20,14 @@ STYLE = {"ours": {"color": "#1f77b4", "marker": "o"}, "peer": {"color": "#d62728
 
 
 def main() -> None:
+    # matplotlib lives only in the plotting venv (``make bench-peer``): imported here so the module
+    # itself imports in the project's venv too.
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: PLC0415
+
     data = json.loads(open(sys.argv[1], encoding="utf-8").read())
     points = data["points"]
     metrics = [m for m in TITLES if points and m in points[0]["p50"]]
