@@ -169,9 +169,7 @@ def _create_pg_vector_table(
         f"embedding vector({dimensions}) NOT NULL)"
     )
     op.execute(f"CREATE INDEX ix_{name}_{partition_column} ON {name} ({partition_column})")
-    op.execute(
-        f"CREATE INDEX ix_{name}_hnsw ON {name} USING hnsw (embedding vector_cosine_ops)"
-    )
+    op.execute(f"CREATE INDEX ix_{name}_hnsw ON {name} USING hnsw (embedding vector_cosine_ops)")
 
 
 def _rebuild_pg_message_vectors(name: str, *, with_time: bool) -> None:
