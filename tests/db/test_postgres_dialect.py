@@ -5,6 +5,8 @@ answer the same (docs/architecture.md, Storage)."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -497,3 +499,37 @@ def test_hnsw_recall_against_exact_search(
     finally:
         pg.engine.dispose()
         server.drop_database(url)
+
+
+def test_session_lock_makes_a_second_writer_wait(pair: tuple[Backend, Backend]) -> None:
+    pg = pair[1]
+    dialect = pg.uow.dialect
+    assert isinstance(dialect, PostgresDialect)
+    order: list[str] = []
+    holding = threading.Event()
+
+    def first() -> None:
+        with pg.uow.write() as db:
+            dialect.lock_session(db, "t", "s1")
+            holding.set()
+            time.sleep(0.3)
+            order.append("first commits")
+
+    def second() -> None:
+        holding.wait(5)
+        with pg.uow.write() as db:
+            dialect.lock_session(db, "t", "s1")
+            order.append("second holds")
+
+    def other_session() -> None:
+        holding.wait(5)
+        with pg.uow.write() as db:
+            dialect.lock_session(db, "t", "s2")
+            order.append("other session holds")
+
+    threads = [threading.Thread(target=f) for f in (first, second, other_session)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert order == ["other session holds", "first commits", "second holds"]
