@@ -167,3 +167,23 @@ def test_message_vectors_keep_their_time_across_the_time_column_migration(engine
     run_command(engine, "downgrade", "0005_redacted_bodies")
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM message_vec")).scalar_one() == 1
+
+
+def test_a_database_copied_from_a_migrated_template_is_current(
+    server: postgres.PostgresServer,
+) -> None:
+    """What a suite's per-test database is: a copy of one migrated once."""
+    template_url = server.create_database()
+    engine = create_db_engine(Settings(database_url=template_url))
+    upgrade_to_head(engine)
+    engine.dispose()
+    copy_url = server.create_database(template=server.database_name(template_url))
+    copy = create_db_engine(Settings(database_url=copy_url))
+    try:
+        current, head = current_and_head(copy)
+        assert current == head
+        assert set(Base.metadata.tables) | INDEX_TABLES <= table_names(copy)
+    finally:
+        copy.dispose()
+        server.drop_database(copy_url)
+        server.drop_database(template_url)

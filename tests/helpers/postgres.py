@@ -57,15 +57,18 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{SUPERUSER}@/{database}?host={self.socket_dir}"
 
-    def create_database(self, name: str | None = None) -> str:
-        """A new empty database with the extensions installed; returns its URL."""
+    def create_database(self, name: str | None = None, template: str | None = None) -> str:
+        """A new database with the extensions installed; returns its URL. With ``template`` (the
+        name of a database nobody is connected to, e.g. one migrated once per test run) it is a
+        copy of that one, which takes a fraction of a second: the per-test database of a suite."""
         import psycopg
 
         name = name or f"ce_{uuid.uuid4().hex[:12]}"
+        copy = f' TEMPLATE "{template}"' if template else ""
         with psycopg.connect(
             host=str(self.socket_dir), user=SUPERUSER, dbname="postgres", autocommit=True
         ) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"{copy}')
         with psycopg.connect(
             host=str(self.socket_dir), user=SUPERUSER, dbname=name, autocommit=True
         ) as conn:
@@ -73,10 +76,14 @@ class PostgresServer:
                 conn.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
         return self.url(name)
 
+    @staticmethod
+    def database_name(url: str) -> str:
+        return url.split("/", 3)[3].split("?", 1)[0]
+
     def drop_database(self, url: str) -> None:
         import psycopg
 
-        name = url.split("/", 3)[3].split("?", 1)[0]
+        name = self.database_name(url)
         with psycopg.connect(
             host=str(self.socket_dir), user=SUPERUSER, dbname="postgres", autocommit=True
         ) as conn:
