@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@sh .ci/chromium
+	@sh .ci/postgres
 	touch $(STAMP)
 
 serve: $(STAMP)

@@ -1,4 +1,4 @@
-"""Engine creation and the SQLite connection policy.
+"""Engine creation and the connection policy of each database.
 
 SQLite policy (one place, with reasons):
 - the stock ``sqlite3`` module cannot load extensions, so connections come from ``pysqlite3``;
@@ -10,6 +10,15 @@ SQLite policy (one place, with reasons):
 - foreign keys on, busy timeout set;
 - the driver's implicit transactions are disabled and we emit BEGIN ourselves, so a write unit of
   work can take the write lock up front with ``BEGIN IMMEDIATE`` (no deadlocking lock upgrades).
+
+PostgreSQL policy (``postgresql+psycopg://``, psycopg 3):
+- a pool sized by ``CE_DB__POOL_SIZE``, connections checked before use (a server restart or an
+  idle timeout must not fail the next request);
+- no pragmas and no group commit: the server's own WAL and ``synchronous_commit`` make a commit
+  durable when it returns, and writers run concurrently (row locks, not a database lock);
+- a write unit of work (``BEGIN IMMEDIATE`` on SQLite) runs READ COMMITTED, PostgreSQL's default;
+  a read unit of work runs REPEATABLE READ, so that all its statements see one snapshot, as a
+  deferred SQLite transaction does.
 """
 
 from __future__ import annotations
@@ -39,11 +48,38 @@ def group_commit_for(engine: Engine) -> GroupCommit | None:
 def create_db_engine(settings: Settings) -> Engine:
     """Build the engine for ``settings.database_url`` with the dialect's connection policy."""
     url = make_url(settings.database_url)
-    if url.get_backend_name() != "sqlite":
-        raise ValueError(
-            f"unsupported database backend {url.get_backend_name()!r}: this build runs on SQLite"
-        )
-    return _create_sqlite_engine(settings, url.set(drivername="sqlite+pysqlite"))
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return _create_sqlite_engine(settings, url.set(drivername="sqlite+pysqlite"))
+    if backend == "postgresql":
+        if url.drivername == "postgresql":
+            url = url.set(drivername="postgresql+psycopg")  # no driver named: psycopg 3
+        if url.get_driver_name() != "psycopg":
+            raise ValueError(
+                f"unsupported PostgreSQL driver {url.get_driver_name()!r}: use postgresql+psycopg://"
+            )
+        return _create_postgres_engine(settings, url)
+    raise ValueError(
+        f"unsupported database backend {backend!r}: use sqlite:/// or postgresql+psycopg://"
+    )
+
+
+def _create_postgres_engine(settings: Settings, url: Any) -> Engine:
+    engine = create_engine(
+        url,
+        pool_size=settings.db.pool_size,
+        max_overflow=32,
+        pool_pre_ping=True,
+        connect_args={"application_name": "context-engine"},
+    )
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # psycopg opens the transaction at its first statement, so this one sets its mode.
+        if conn.get_execution_options().get(BEGIN_MODE_OPTION) != "IMMEDIATE":
+            conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+
+    return engine
 
 
 def _create_sqlite_engine(settings: Settings, url: Any) -> Engine:
