@@ -23,6 +23,40 @@ from app.memory.service import Caller, MemoryService
 from app.memory.transfer import prepare_batch, redact_records, store_records
 
 EXPORT_PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBrowse:
+    """A page of a tenant's current memories and how many there are per category."""
+
+    items: list[MemoryRecord]
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    field: str  # the field's name in the audit snapshot (the export format's camelCase)
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    action: str
+    actor: str
+    reason: str | None
+    created_at: datetime
+    changes: list[FieldChange]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHistory:
+    """A memory (None once deleted) and its audit trail, oldest change first."""
+
+    memory: MemoryRecord | None
+    audit: list[AuditEntry]
+
+
 TEXT_FIELDS = ("title", "abstract", "content")
 # Fields that change with every edit and say nothing by themselves in an audit trail.
 UNINTERESTING = frozenset({"updatedAt", "embeddingModel"})
@@ -35,7 +69,7 @@ def browse_memories(
     text: str | None,
     limit: int = 50,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> MemoryBrowse:
     """Current memories of the caller's tenant (every user and agent) and counts per category."""
     now = utcnow()
     with uow.read() as db:
@@ -43,48 +77,40 @@ def browse_memories(
             db, caller.tenant_id, now, category or None, (text or "").strip() or None, limit, offset
         )
         counts = admin_repo.category_counts(db, caller.tenant_id, now)
-    return {
-        "items": [_view(m, can_read_sensitive=caller.can_read_sensitive) for m in rows],
-        "counts": {c: counts.get(c, 0) for c in CATEGORIES},
-    }
+    return MemoryBrowse(
+        items=[memory_record(m, can_read_sensitive=caller.can_read_sensitive) for m in rows],
+        counts={c: counts.get(c, 0) for c in CATEGORIES},
+    )
 
 
-def memory_with_audit(uow: UnitOfWork, caller: Caller, memory_id: str) -> dict[str, Any]:
+def memory_with_audit(uow: UnitOfWork, caller: Caller, memory_id: str) -> MemoryHistory:
     """The memory (None once deleted) and its audit trail, oldest change first."""
     with uow.read() as db:
         memory = repo.get_memory(db, caller.tenant_id, memory_id)
         entries = repo.audit_of(db, caller.tenant_id, memory_id)
-        view = (
-            _view(memory, can_read_sensitive=caller.can_read_sensitive)
+        record = (
+            memory_record(memory, can_read_sensitive=caller.can_read_sensitive)
             if memory is not None
             else None
         )
-    if view is None and not entries:
+    if record is None and not entries:
         raise NotFound("memory", memory_id)
-    return {"memory": view, "audit": [_audit_view(e, caller.can_read_sensitive) for e in entries]}
+    return MemoryHistory(record, [_audit_entry(e, caller.can_read_sensitive) for e in entries])
 
 
-def _audit_view(entry: Any, can_read_sensitive: bool) -> dict[str, Any]:
+def _audit_entry(entry: Any, can_read_sensitive: bool) -> AuditEntry:
     before = json.loads(entry.before_json) if entry.before_json else None
     after = json.loads(entry.after_json) if entry.after_json else None
     hide = not can_read_sensitive and any(
         (s or {}).get("sensitivity") == "masked" for s in (before, after)
     )
     changes = [
-        {
-            "field": k,
-            "before": _shown(k, (before or {}).get(k), hide),
-            "after": _shown(k, (after or {}).get(k), hide),
-        }
+        FieldChange(
+            k, _shown(k, (before or {}).get(k), hide), _shown(k, (after or {}).get(k), hide)
+        )
         for k in _changed_fields(before, after)
     ]
-    return {
-        "action": entry.action,
-        "actor": entry.actor,
-        "reason": entry.reason,
-        "createdAt": isoformat(entry.created_at),
-        "changes": changes,
-    }
+    return AuditEntry(entry.action, entry.actor, entry.reason, entry.created_at, changes)
 
 
 def _changed_fields(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import asdict
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -10,9 +11,10 @@ from starlette.concurrency import run_in_threadpool
 from app.api.console.auth import ConsoleUser, console_user, same_origin
 from app.api.console.rendering import ConsoleRoute, page, redirect
 from app.api.deps import ServicesDep
+from app.core.clock import isoformat
 from app.errors import Conflict
-from app.memory.admin import browse_memories, memory_with_audit
-from app.memory.records import CATEGORIES
+from app.memory.admin import MemoryHistory, browse_memories, memory_with_audit
+from app.memory.records import CATEGORIES, record_json
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute)
 UserDep = Annotated[ConsoleUser, Depends(console_user)]
@@ -38,12 +40,12 @@ async def memories_page(
     context = {
         "user": user,
         "section": "memories",
-        "memories": found["items"][:PAGE],
-        "counts": found["counts"],
+        "memories": [record_json(r) for r in found.items[:PAGE]],
+        "counts": found.counts,
         "category": chosen,
         "q": q,
         "offset": offset,
-        "more": len(found["items"]) > PAGE,
+        "more": len(found.items) > PAGE,
         "page_size": PAGE,
         "deleted": deleted,
     }
@@ -65,7 +67,7 @@ async def memory_page(
         {
             "user": user,
             "section": "memories",
-            **found,
+            **history_context(found),
             "saved": saved,
             "draft": None,
             "conflict": None,
@@ -95,7 +97,7 @@ async def edit_memory(
         context = {
             "user": user,
             "section": "memories",
-            **found,
+            **history_context(found),
             "saved": None,
             "draft": {"title": title, "content": content},
             "conflict": exc.message,
@@ -110,3 +112,20 @@ async def delete_memory(
 ) -> Response:
     await run_in_threadpool(services.memory.delete, user.caller, memory_id, ACTOR)
     return redirect(request, f"/console/memories?deleted={memory_id}")
+
+
+def history_context(found: MemoryHistory) -> dict[str, Any]:
+    """The memory page's records, keyed as the export file and the JSON API key them."""
+    return {
+        "memory": record_json(found.memory) if found.memory is not None else None,
+        "audit": [
+            {
+                "action": e.action,
+                "actor": e.actor,
+                "reason": e.reason,
+                "createdAt": isoformat(e.created_at),
+                "changes": [asdict(c) for c in e.changes],
+            }
+            for e in found.audit
+        ],
+    }
