@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
 
@@ -28,6 +28,13 @@ class CandidateRow:
     host_time: object  # the message's own ``timestamp`` as the host sent it (ms), or None
     dates: str
     said_at_ms: int | None = None  # from the search facts, when Phase 2 wrote them
+
+
+def owner_condition(owners: list[tuple[str, str]], params: dict[str, object]) -> str:
+    """SQL that keeps memories (alias ``m``) of any of these (kind, id) owners; binds ``params``."""
+    for i, (kind, owner_id) in enumerate(owners):
+        params[f"k{i}"], params[f"o{i}"] = kind, owner_id
+    return " OR ".join(f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners)))
 
 
 # (since, until) in epoch milliseconds; None leaves that side open.
@@ -138,7 +145,6 @@ class Dialect(ABC):
         """Archived message ids of a session whose search text contains every term (a scan, for
         terms too short for the index), in sequence order."""
 
-    @abstractmethod
     def message_candidates(
         self,
         db: Session,
@@ -154,6 +160,34 @@ class Dialect(ABC):
         nothing of other sessions is read. Literals are taken in the given order (most selective
         first) and at most ``budget`` messages are returned: a literal whose messages do not all
         fit brings its most recent ones, then the taking stops."""
+        ids: dict[int, None] = {}
+        for sql, params in self._candidate_sources(session_pk, literals, dates, archive_pk, window):
+            room = None if budget is None else budget - len(ids)
+            if room is not None and room <= 0:
+                break
+            limit = "" if room is None else f" ORDER BY m.id DESC LIMIT {int(room)}"
+            ids.update(
+                (int(row_id), None)
+                for (row_id,) in db.execute(text(sql + limit), params)
+                if row_id not in ids
+            )
+        return self._candidate_rows(db, list(ids))
+
+    @abstractmethod
+    def _candidate_sources(
+        self,
+        session_pk: int,
+        literals: list[str],
+        dates: list[str],
+        archive_pk: int | None,
+        window: TimeRange,
+    ) -> Iterator[tuple[str, dict[str, object]]]:
+        """The id queries of ``message_candidates``, in the order they are taken (each selects
+        ``m.id`` from ``messages m``; a limit is appended to it)."""
+
+    @abstractmethod
+    def _candidate_rows(self, db: Session, ids: list[int]) -> list[CandidateRow]:
+        """The candidate rows of these message ids."""
 
     @abstractmethod
     def store_message_vectors(

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
+from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange, owner_condition
 from app.db.dialects.postgres_text import (
     Phrase,
     fts5_bm25,
@@ -219,12 +219,8 @@ class PostgresDialect(Dialect):
         phrases = parse_expression(expression)
         if not owners or not phrases:
             return []
-        owner_sql = " OR ".join(
-            f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners))
-        )
         params: dict[str, object] = {"q": tsquery_literal(phrases), "t": tenant_id}
-        for i, (kind, owner_id) in enumerate(owners):
-            params[f"k{i}"], params[f"o{i}"] = kind, owner_id
+        owner_sql = owner_condition(owners, params)
         sql = (
             f"SELECT f.id, f.tokens FROM {MEMORY_FTS} f JOIN memory_chunks c ON c.id = f.id "
             "JOIN memories m ON m.id = c.memory_id "
@@ -336,29 +332,6 @@ class PostgresDialect(Dialect):
             f"AND {conditions} ORDER BY m.seq"
         )
         return [int(row_id) for (row_id,) in db.execute(text(sql), params)]
-
-    def message_candidates(
-        self,
-        db: Session,
-        session_pk: int,
-        literals: list[str],
-        dates: list[str],
-        archive_pk: int | None,
-        window: TimeRange = (None, None),
-        budget: int | None = None,
-    ) -> list[CandidateRow]:
-        ids: dict[int, None] = {}
-        for sql, params in self._candidate_sources(session_pk, literals, dates, archive_pk, window):
-            room = None if budget is None else budget - len(ids)
-            if room is not None and room <= 0:
-                break
-            limit = "" if room is None else f" ORDER BY m.id DESC LIMIT {int(room)}"
-            ids.update(
-                (int(row_id), None)
-                for (row_id,) in db.execute(text(sql + limit), params)
-                if row_id not in ids
-            )
-        return self._candidate_rows(db, list(ids))
 
     def _candidate_sources(
         self,

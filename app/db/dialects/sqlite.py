@@ -174,29 +174,6 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
         sql = f"SELECT m.id FROM messages m WHERE m.session_pk = :s {archive_filter} AND {conditions} ORDER BY m.seq"
         return [row_id for (row_id,) in db.execute(text(sql), params)]
 
-    def message_candidates(
-        self,
-        db: Session,
-        session_pk: int,
-        literals: list[str],
-        dates: list[str],
-        archive_pk: int | None,
-        window: TimeRange = (None, None),
-        budget: int | None = None,
-    ) -> list[CandidateRow]:
-        ids: dict[int, None] = {}
-        for sql, params in self._candidate_sources(session_pk, literals, dates, archive_pk, window):
-            room = None if budget is None else budget - len(ids)
-            if room is not None and room <= 0:
-                break
-            limit = "" if room is None else f" ORDER BY m.id DESC LIMIT {int(room)}"
-            ids.update(
-                (row_id, None)
-                for (row_id,) in db.execute(text(sql + limit), params)
-                if row_id not in ids
-            )
-        return self._candidate_rows(db, list(ids))
-
     def _candidate_sources(
         self,
         session_pk: int,

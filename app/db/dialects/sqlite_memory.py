@@ -15,7 +15,7 @@ import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit
+from app.db.dialects.base import TextHit, owner_condition
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes
 
 MEMORY_FTS = "memory_fts"
@@ -79,12 +79,8 @@ class SqliteMemoryIndex:
     ) -> list[TextHit]:
         if not owners:
             return []
-        owner_sql = " OR ".join(
-            f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners))
-        )
         params: dict[str, object] = {"q": expression, "limit": limit, "t": tenant_id}
-        for i, (kind, owner_id) in enumerate(owners):
-            params[f"k{i}"], params[f"o{i}"] = kind, owner_id
+        owner_sql = owner_condition(owners, params)
         # CROSS JOIN keeps the full-text lookup as the outer loop (SQLite never reorders it): one
         # MATCH, then a primary-key probe per hit. Written as an IN (...) filter, the planner pushes
         # the owner's ids into the FTS table and runs the MATCH once per chunk.
