@@ -62,15 +62,6 @@ class Backend:
             return call(self.uow.dialect, db)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[postgres.PostgresServer]:
-    reason = postgres.missing()
-    if reason is not None:
-        pytest.fail(reason)  # a missing server is a failure: `make test` installs it
-    with postgres.postgres_server() as running:
-        yield running
-
-
 def _backend(url: str) -> Backend:
     engine = create_db_engine(Settings(database_url=url))
     upgrade_to_head(engine)

@@ -22,15 +22,6 @@ from tests.helpers import postgres
 LEASE = timedelta(seconds=30)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[postgres.PostgresServer]:
-    reason = postgres.missing()
-    if reason is not None:
-        pytest.fail(reason)  # a missing server is a failure: `make test` installs it
-    with postgres.postgres_server() as running:
-        yield running
-
-
 @pytest.fixture
 def uow(server: postgres.PostgresServer) -> Iterator[UnitOfWork]:
     url = server.create_database()

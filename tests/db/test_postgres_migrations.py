@@ -20,15 +20,6 @@ INDEX_TABLES = {"message_fts", "archive_fts", "memory_fts", "memory_vec", "messa
 SQLITE_ONLY = {"memory_fts_vocab", "vector_changes"}
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[postgres.PostgresServer]:
-    reason = postgres.missing()
-    if reason is not None:
-        pytest.fail(reason)  # a missing server is a failure: `make test` installs it
-    with postgres.postgres_server() as running:
-        yield running
-
-
 @pytest.fixture
 def engine(server: postgres.PostgresServer) -> Iterator[Engine]:
     url = server.create_database()
