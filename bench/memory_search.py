@@ -39,7 +39,9 @@ from sqlalchemy.exc import OperationalError
 
 from app.core.clock import utcnow
 from app.core.query import parse_query
+from app.db.dialects.sqlite import SqliteDialect
 from app.db.dialects.sqlite_memory import MEMORY_FTS
+from app.db.dialects.sqlite_vectors import VectorCache
 from app.db.engine import create_db_engine
 from app.db.models import Memory, MemoryChunk
 from app.db.uow import UnitOfWork
@@ -617,6 +619,7 @@ class SizeResult:
     hits: dict[str, int] = field(default_factory=dict)
     breakdown: dict[str, Series] = field(default_factory=dict)
     candidates: int = 0
+    knn_recall: list[float] = field(default_factory=list)  # matrix top 10 against sqlite-vec's
 
     @property
     def all_fixed(self) -> list[float]:
@@ -700,6 +703,7 @@ def _breakdown(
     owners = [("user", USER), ("agent", AGENT)]
     partition = owner_key(TENANT, ("user", USER))
     service = MemoryService(uow, None)
+    vec0 = SqliteDialect(VectorCache(budget_bytes=0))  # sqlite-vec's own KNN, no matrix
     bare = text(
         f"SELECT rowid, bm25({MEMORY_FTS}) AS rank FROM {MEMORY_FTS} WHERE {MEMORY_FTS} MATCH :q ORDER BY rank LIMIT :k"
     )
@@ -722,12 +726,20 @@ def _breakdown(
             pool = max(req.limit * 4, 20)
             expression = fts_match_expression(fts_phrases(parse_query(query)))
             with uow.read() as db:
-                timed(
+                _, matrix_hits = timed(
                     "knn",
                     lambda db=db, v=vector, k=pool: uow.dialect.nearest_memory_chunks(
                         db, partition, v, k
                     ),
                 )
+                finished, exact_hits = timed(
+                    "vec0 knn",
+                    lambda db=db, v=vector, k=pool: vec0.nearest_memory_chunks(db, partition, v, k),
+                )
+                if finished and matrix_hits is not None:
+                    exact = {h.row_id for h in exact_hits[:10]}  # type: ignore[index]
+                    found = {h.row_id for h in matrix_hits[:10]}  # type: ignore[index]
+                    out.knn_recall.append(len(exact & found) / max(1, len(exact)))
                 timed(
                     f"bare fts {label}",
                     lambda db=db, e=expression, k=pool: db.execute(bare, {"q": e, "k": k}).all(),
@@ -820,6 +832,10 @@ def run(cfg: Config) -> list[Row]:
     return _rows(results, sizes, build_notes, db_mb, _plan(cfg, True))
 
 
+def _mean(values: list[float]) -> str:
+    return f"{sum(values) / len(values):.3f} (n={len(values)})" if values else "-"
+
+
 def p50_text(series: Series | None) -> str:
     """The p50 of a series, or ">max" when a call was stopped at the time limit."""
     if series is None or not series.samples:
@@ -887,8 +903,9 @@ def _rows(
         return p50_text(b.get(name))
 
     fixed.notes.append(
-        f"where the time goes at {largest // 1000}k (p50 ms, each part alone): sqlite-vec KNN over the partition "
-        f"(k=40) {part('knn')}; the dialect's match_memory_chunks (FTS5 BM25 top 40 joined to the owner's rows) "
+        f"where the time goes at {largest // 1000}k (p50 ms, each part alone): the dialect's KNN over the partition "
+        f"(k=40, the in-process matrix) {part('knn')}, sqlite-vec's own KNN {part('vec0 knn')}, recall@10 of the "
+        f"matrix against sqlite-vec {_mean(top.knn_recall)}; the dialect's match_memory_chunks (FTS5 BM25 top 40 joined to the owner's rows) "
         + ", ".join(f"{label} {part(f'fts {label}')}" for label, _ in QUERIES)
         + "; the bare FTS5 MATCH top 40 without the join "
         + ", ".join(f"{label} {part(f'bare fts {label}')}" for label, _ in QUERIES)
