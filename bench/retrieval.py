@@ -28,7 +28,8 @@ from app.db.engine import create_db_engine
 from app.db.models import Archive
 from app.db.uow import UnitOfWork
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
+from app.memory.ranking import pick_memories_for_injection, post_process_memories
+from app.memory.recall import injectable_items
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService, NewMemory
 from app.providers.embeddings import LocalE5Embedder
@@ -233,19 +234,7 @@ async def _memory_systems(
             q.text, owners=[("user", conv.id)], limit=40, half_life_days=0, by_clause=False
         ),
     )  # as recall searches
-    items = [
-        MemoryItem(
-            id=h.record.id,
-            uri=h.record.uri,
-            category=h.record.category,
-            title=h.record.title,
-            abstract=h.record.abstract,
-            content=h.record.content,
-            score=h.score,
-            level=h.level,
-        )
-        for h in pool.results
-    ]
+    items = injectable_items(pool.results)
     kinds = [
         "evidence"
         if memory_turn.get(i["id"]) in q.evidence

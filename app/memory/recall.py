@@ -5,6 +5,7 @@ Every block injected into a prompt passes through the redaction boundary on its 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any
 
 from app.core.recall import RecallBlock, RecallRequest
@@ -16,6 +17,7 @@ from app.memory.render import (
     render_experience_section,
     render_long_term_section,
 )
+from app.memory.results import SearchHit
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService
 from app.memory.skills import skill_read_of
@@ -135,22 +137,7 @@ class MemoryRecall:
                 by_clause=False,
             ),
         )
-        # Masked memories stay out of the prompt: their text is not for the model.
-        items = [
-            MemoryItem(
-                id=hit.record.id,
-                uri=hit.record.uri,
-                category=hit.record.category,
-                title=hit.record.title,
-                abstract=hit.record.abstract,
-                content=hit.record.content,
-                score=hit.score,
-                level=hit.level,
-            )
-            for hit in result.results
-            if hit.record.sensitivity != "masked"
-        ]
-        return items, result.mode
+        return injectable_items(result.results), result.mode
 
 
 class _Options:
@@ -169,3 +156,22 @@ class _Options:
             exp.get("maxInjectedChars", s.experience_max_injected_chars)
         )
         self.experience_min_chars = int(exp.get("minQueryChars", s.experience_min_query_chars))
+
+
+def injectable_items(hits: Iterable[SearchHit]) -> list[MemoryItem]:
+    """The search hits recall may put in the prompt, as the injection ranking reads them. Masked
+    memories stay out: their text is not for the model."""
+    return [
+        MemoryItem(
+            id=hit.record.id,
+            uri=hit.record.uri,
+            category=hit.record.category,
+            title=hit.record.title,
+            abstract=hit.record.abstract,
+            content=hit.record.content,
+            score=hit.score,
+            level=hit.level,
+        )
+        for hit in hits
+        if hit.record.sensitivity != "masked"
+    ]
