@@ -111,6 +111,7 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
         threshold, settings.commit.force_compact_ratio * budget, settings.commit.keep_recent_count
     )
     with uow.write() as db:
+        uow.dialect.lock_session(db, ident.tenant_id, ident.session_id)
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         if session is None:
             session = repo.add_session(

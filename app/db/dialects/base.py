@@ -208,5 +208,10 @@ class Dialect(ABC):
         score = cosine distance."""
 
     @abstractmethod
+    def lock_session(self, db: Session, tenant_id: str, session_id: str) -> None:
+        """Until the transaction ends, make other writers of this session wait here. A use case
+        that creates a session, or reads its counters and writes them back, takes it first."""
+
+    @abstractmethod
     def probe_write(self, conn: Connection) -> None:
         """A harmless schema write inside the caller's transaction (rolled back by the caller)."""

@@ -281,10 +281,8 @@ class PostgresDialect(PostgresMemoryIndex, Dialect):
         return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
 
     def lock_session(self, db: Session, tenant_id: str, session_id: str) -> None:
-        """Until the transaction ends, make other writers of this session wait here: what SQLite's
-        single writer gives every write unit of work (a use case that reads a session's counters
-        and writes them back, or creates the session, takes it first). Not yet in ``Dialect``:
-        SQLite's form is a no-op."""
+        """A transaction-scoped advisory lock on the session's key: what SQLite's single writer
+        gives every write unit of work."""
         db.execute(
             text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
             {"k": f"session\x1f{tenant_id}\x1f{session_id}"},

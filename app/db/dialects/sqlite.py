@@ -293,5 +293,9 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
         }
         return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
 
+    def lock_session(self, db: Session, tenant_id: str, session_id: str) -> None:
+        """Nothing to take: a write transaction (BEGIN IMMEDIATE) holds the database's one write
+        lock, which already makes every other writer wait."""
+
     def probe_write(self, conn: Connection) -> None:
         conn.execute(text("CREATE TABLE ce_write_probe (id INTEGER)"))
