@@ -129,9 +129,10 @@ class Dialect(ABC):
     ) -> list[tuple[int, int, str]]:
         """(session pk, seq, body) of the agent's assistant messages whose text contains ``needle``."""
 
-    @abstractmethod
     def messages_after(self, db: Session, session_pk: int, seq: int, count: int) -> list[str]:
-        """Bodies of the ``count`` messages following ``seq`` in a session."""
+        """Bodies of the ``count`` messages following ``seq`` in a session (portable SQL)."""
+        sql = "SELECT body FROM messages WHERE session_pk = :s AND seq > :q ORDER BY seq LIMIT :c"
+        return [body for (body,) in db.execute(text(sql), {"s": session_pk, "q": seq, "c": count})]
 
     @abstractmethod
     def scan_message_ids(

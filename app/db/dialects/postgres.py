@@ -161,10 +161,6 @@ class PostgresDialect(PostgresMemoryIndex, Dialect):
     def min_indexed_term_chars(self) -> int:
         return 3  # a trigram index cannot look up a shorter term
 
-    def messages_after(self, db: Session, session_pk: int, seq: int, count: int) -> list[str]:
-        sql = "SELECT body FROM messages WHERE session_pk = :s AND seq > :q ORDER BY seq LIMIT :c"
-        return [body for (body,) in db.execute(text(sql), {"s": session_pk, "q": seq, "c": count})]
-
     def scan_message_ids(
         self,
         db: Session,
