@@ -134,7 +134,7 @@ def _lifespan(settings: Settings, metrics: Metrics) -> Lifespan:
             yield
         finally:
             if services.worker is not None:
-                await services.worker.stop()
+                await services.worker.stop(settings.worker.drain_s)
             await http.aclose()
             engine.dispose()
 

@@ -6,6 +6,7 @@ Every field has a description and a default; the README lists each one (a test c
 from __future__ import annotations
 
 import ipaddress
+import math
 from functools import lru_cache
 from typing import Annotated, Literal
 
@@ -194,6 +195,27 @@ class RateLimitSettings(BaseModel):
     search_burst: int = Field(
         100, ge=1, description="Search requests a tenant may send at once above the rate."
     )
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="Service processes sharing the load behind one gateway: each enforces 1/replicas of the rates and bursts.",
+    )
+
+    def configured(self, kind: str) -> tuple[float, int]:
+        """The tenant's (rate, burst) for ``kind`` (hooks or search), all replicas together."""
+        if kind == "hooks":
+            return self.hooks_per_s, self.hooks_burst
+        return self.search_per_s, self.search_burst
+
+    def share(self, kind: str) -> tuple[float, int]:
+        """(rate, burst) one process enforces for ``kind``: its share of the tenant's limit."""
+        rate, burst = self.configured(kind)
+        return rate / self.replicas, max(1, math.ceil(burst / self.replicas))
+
+    def described(self, kind: str) -> dict[str, float | int]:
+        rate, burst = self.configured(kind)
+        return {"perSecond": rate, "burst": burst, "replicas": self.replicas}
 
 
 class ArchiveSettings(BaseModel):
@@ -213,6 +235,11 @@ class WorkerSettings(BaseModel):
     concurrency: int = Field(2, ge=1, le=64, description="Phase 2 jobs one worker runs at once.")
     max_attempts: int = Field(
         4, ge=1, description="Attempts of a Phase 2 job before it is marked failed."
+    )
+    drain_s: float = Field(
+        20.0,
+        ge=0,
+        description="On SIGTERM, how long running Phase 2 jobs may finish before they are handed back to the queue.",
     )
     fault_delay_ms: int = Field(
         0,

@@ -1,7 +1,12 @@
 """Per-tenant rate limits (docs/quality.md, Bounded resources): an in-process token bucket per tenant and
 class of request (hooks, search); past the burst the answer is 429 ``RATE_LIMITED`` with
-``Retry-After``. In process on purpose: the embedded service is one process; several processes
-behind a balancer would each apply the limit.
+``Retry-After``.
+
+In process on purpose, also when several replicas serve one database: each enforces its share
+(``CE_RATE_LIMIT__REPLICAS``) of the tenant's limit, so behind a gateway that spreads requests
+evenly the tenant gets about the configured rate in all. A bucket shared through the database
+would add a write to every hook on the one resource all replicas contend for; the limit guards
+against a runaway client, it is not a quota to the request (README, Running at scale).
 """
 
 from __future__ import annotations
@@ -26,11 +31,7 @@ def rate_limit(kind: str):  # type: ignore[no-untyped-def]
     # Async: it runs on the event loop, so the buckets are never touched by two threads at once.
     async def limit(services: ServicesDep, tenant: TenantDep) -> None:
         settings = services.settings.rate_limit
-        rate, burst = (
-            (settings.hooks_per_s, settings.hooks_burst)
-            if kind == "hooks"
-            else (settings.search_per_s, settings.search_burst)
-        )
+        rate, burst = settings.share(kind)
         if rate <= 0:
             return
         wait = services.rate_limits.take((tenant, kind), rate, burst)
@@ -38,7 +39,7 @@ def rate_limit(kind: str):  # type: ignore[no-untyped-def]
             raise RateLimited(
                 f"too many {kind} requests for this tenant; retry in {wait:.1f} s",
                 wait,
-                {"limit": kind, "perSecond": rate, "burst": burst},
+                {"limit": kind, **settings.described(kind)},
             )
 
     return limit

@@ -30,7 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="run a Phase 2 worker (Working Memories, memory learning) until stopped",
         description="Claim Phase 2 jobs from the database with a lease and run them, like the worker inside "
         "the service (set CE_WORKER__ENABLED=false there to leave the work to these processes). "
-        "Stops on Ctrl-C or SIGTERM; a job it was running is claimed again when its lease expires.",
+        "Stops on Ctrl-C or SIGTERM: running jobs get CE_WORKER__DRAIN_S to finish, the rest go back to the "
+        "queue at once; after SIGKILL, another worker claims them when their leases expire.",
     )
     parser.add_argument(
         "--until-idle",
@@ -66,7 +67,7 @@ async def _work(settings: Settings, uow: UnitOfWork, until_idle: bool) -> None:
             else:
                 await stop.wait()
         finally:
-            await worker.stop()
+            await worker.stop(settings.worker.drain_s)
     sys.stderr.write("worker stopped\n")
 
 

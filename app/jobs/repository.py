@@ -85,6 +85,30 @@ def requeue_all_running(db: Session, now: datetime) -> int:
     return len(orphaned)
 
 
+def release_owned(db: Session, worker_id: str, now: datetime) -> int:
+    """A stopping worker hands back the jobs it still holds: claimable at once by another worker,
+    the interrupted attempt not counted (it did not fail)."""
+    released = (
+        db.execute(
+            update(Job)
+            .where(Job.status == JobStatus.RUNNING, Job.worker_id == worker_id)
+            .values(
+                status=JobStatus.QUEUED,
+                worker_id=None,
+                lease_expires_at=None,
+                attempts=Job.attempts - 1,  # a running job's claim counted one
+                run_after=now,
+                updated_at=now,
+            )
+            .returning(Job.archive_pk)
+        )
+        .scalars()
+        .all()
+    )
+    _mark_archives(db, list(released), ArchiveStatus.PENDING)
+    return len(released)
+
+
 def claim_next(db: Session, worker_id: str, now: datetime, lease: timedelta) -> ClaimedJob | None:
     """Claim the next runnable job with a lease, or None."""
     running = aliased(Job)

@@ -72,18 +72,39 @@ class Phase2Worker:
                 log.info("phase2_jobs_reclaimed", count=count)
         self._main = asyncio.create_task(self._run(), name="phase2-worker")
 
-    async def stop(self) -> None:
-        """Stop claiming and cancel running jobs; their leases expire and they run again later."""
-        # A flag as well as cancellation: a cancel that lands while the wake-up wait completes can
-        # be swallowed by asyncio.wait_for, and the loop must still end.
+    async def stop(self, drain_s: float = 0.0) -> None:
+        """Stop claiming; give running jobs up to ``drain_s`` to finish, cancel the rest and hand
+        them back to the queue at once (another worker need not wait for their leases)."""
+        # A flag rather than cancelling the claim loop: a claim cancelled while its thread runs
+        # would still take a job, and nobody would run or release it until its lease ran out.
         self._stopping = True
         self._wake.set()
-        tasks = [t for t in (self._main, *self._running) if t is not None]
-        for task in tasks:
+        if self._main is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._main
+        if self._running and drain_s > 0:
+            await asyncio.wait(set(self._running), timeout=drain_s)
+        unfinished = list(self._running)
+        for task in unfinished:
             task.cancel()
-        for task in tasks:
+        for task in unfinished:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if unfinished:
+            await self._release_held()
+
+    async def _release_held(self) -> None:
+        # A cancelled job's thread may still be writing; its write checks that the job is still
+        # ours (JobLost) and so cannot land after this release.
+        try:
+            count = await asyncio.to_thread(self._release_owned)
+            log.info("phase2_jobs_released", count=count, worker_id=self.worker_id)
+        except Exception:
+            log.warning("phase2_jobs_not_released", worker_id=self.worker_id, exc_info=True)
+
+    def _release_owned(self) -> int:
+        with self._uow.write() as db:
+            return queue.release_owned(db, self.worker_id, utcnow())
 
     def notify(self) -> None:
         """Wake the worker now (safe from any thread): a job was just enqueued."""

@@ -74,6 +74,28 @@ async def test_hooks_over_the_tenant_rate_are_429_with_retry_after(
         )
 
 
+async def test_each_replica_enforces_its_share_of_the_tenant_limit(
+    make_settings: Callable[..., Settings],
+) -> None:
+    # Two replicas behind one gateway: each grants half the burst, so the tenant gets about the
+    # configured burst in all when the gateway spreads requests evenly.
+    settings = make_settings(
+        api_keys=KEYS, rate_limit={"hooks_per_s": 0.5, "hooks_burst": 4, "replicas": 2}
+    )
+    async with app_client(settings) as client:
+        answers = [
+            await client.post(
+                "/after-turn", json={"sessionId": "s-rr", "messages": [user(f"m{i}")]}, headers=A
+            )
+            for i in range(3)
+        ]
+        assert [r.status_code for r in answers] == [200, 200, 429]
+        details = assert_envelope(answers[2], 429, "RATE_LIMITED")["details"]
+        assert details == {"limit": "hooks", "perSecond": 0.5, "burst": 4, "replicas": 2}
+        # One token of the replica's share (0.25 per second) takes four seconds to come back.
+        assert 3 <= int(answers[2].headers["retry-after"]) <= 4
+
+
 async def test_search_over_the_tenant_rate_is_429(make_settings: Callable[..., Settings]) -> None:
     settings = make_settings(api_keys=KEYS, rate_limit={"search_per_s": 0.5, "search_burst": 1})
     async with app_client(settings) as client:
