@@ -13,6 +13,7 @@ from app.core.token_bucket import TokenBuckets
 from app.db.uow import UnitOfWork
 from app.errors import Unauthenticated
 from app.jobs.worker import Phase2Worker
+from app.keys.service import READ_SENSITIVE_SCOPE, resolve_key
 from app.memory.service import Caller, MemoryService
 from app.metrics import Metrics
 from app.sessions.identity import SessionIdentity
@@ -43,41 +44,63 @@ def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-def get_tenant(services: ServicesDep, authorization: Annotated[str | None, Header()] = None) -> str:
-    """The tenant of the API key; ``default`` while no keys are configured (docs/api.md, Identity)."""
-    keys = services.settings.api_key_tenants
-    if not keys:
-        return "default"
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Whom a request speaks for: a key's tenant and scopes; ``scopes`` None for the keyless local
+    caller, who has every scope."""
+
+    tenant_id: str
+    scopes: frozenset[str] | None
+
+
+LOCAL_CALLER = Identity("default", None)
+KEY_REQUIRED = "a valid API key is required (Authorization: Bearer <key>)"
+
+
+def get_identity(
+    services: ServicesDep, authorization: Annotated[str | None, Header()] = None
+) -> Identity:
+    """The caller's key: a CE_API_KEYS entry, else an unrevoked stored key (looked up on every
+    request, so a revoke holds at once on every replica). Keys are required while CE_API_KEYS is
+    set or any stored key is unrevoked; else the caller is the local ``default`` (docs/api.md,
+    Identity). A plain function: FastAPI runs it in the thread pool, off the event loop."""
+    settings = services.settings
     scheme, _, token = (authorization or "").partition(" ")
-    tenant = keys.get(token.strip()) if scheme.lower() == "bearer" else None
-    if tenant is None:
-        raise Unauthenticated("a valid API key is required (Authorization: Bearer <key>)")
-    return tenant
+    token = token.strip() if scheme.lower() == "bearer" else ""
+    tenant = settings.api_key_tenants.get(token) if token else None
+    if tenant is not None:
+        return Identity(tenant, settings.api_key_scopes.get(token, frozenset()))
+    if not token and settings.api_keys:
+        raise Unauthenticated(KEY_REQUIRED)  # no need to ask the database
+    found = resolve_key(services.uow, token)
+    if found.identity is not None:
+        return Identity(found.identity.tenant_id, found.identity.scopes)
+    if settings.api_keys or found.keys_exist:
+        raise Unauthenticated(KEY_REQUIRED)
+    return LOCAL_CALLER
+
+
+IdentityDep = Annotated[Identity, Depends(get_identity)]
+
+
+def get_tenant(identity: IdentityDep) -> str:
+    """The tenant of the API key; ``default`` while no keys are configured (docs/api.md, Identity)."""
+    return identity.tenant_id
 
 
 TenantDep = Annotated[str, Depends(get_tenant)]
 
-READ_SENSITIVE_SCOPE = "memories:read-sensitive"
-
 
 def get_caller(
-    services: ServicesDep,
-    tenant: TenantDep,
-    authorization: Annotated[str | None, Header()] = None,
+    identity: IdentityDep,
     user_id: Annotated[str | None, Header(alias="X-User-Id", max_length=256)] = None,
 ) -> Caller:
     """Tenant, user and scopes of the request; without API keys the local caller has every scope."""
-    scopes = services.settings.api_key_scopes
-    if not scopes:
-        can_read_sensitive = True
-    else:
-        token = (authorization or "").partition(" ")[2].strip()
-        can_read_sensitive = READ_SENSITIVE_SCOPE in scopes.get(token, frozenset())
     return Caller(
-        tenant_id=tenant,
+        tenant_id=identity.tenant_id,
         user_id=user_id or "default",
         agent_id="main",
-        can_read_sensitive=can_read_sensitive,
+        can_read_sensitive=identity.scopes is None or READ_SENSITIVE_SCOPE in identity.scopes,
         user_from_header=user_id is not None,
     )
 

@@ -170,7 +170,7 @@ def test_commands_refuse_an_unmigrated_database(tmp_path: Path, monkeypatch, cap
     assert status == 1 and "run `context-engine migrate` first" in err
 
 
-def test_keys_new_and_list(monkeypatch, capsys) -> None:
+def test_keys_new_and_list(database: Path, monkeypatch, capsys) -> None:
     status, out, _ = run(
         capsys, "keys", "new", "--tenant", "acme", "--scope", "memories:read-sensitive"
     )

@@ -1,9 +1,11 @@
 """Who is using the console: the same API keys as the API, entered once on a sign-in form.
 
-The browser keeps an HttpOnly, SameSite=Strict session cookie holding an HMAC of the key under a
-secret that lives only in this process: the key itself never sits in the browser, scripts cannot
-read the cookie, other sites cannot send it, and a restart of the service signs everyone out.
-Without API keys (the loopback default) everyone is the local operator of tenant ``default``.
+The browser keeps an HttpOnly, SameSite=Strict session cookie under a secret that lives only in
+this process: for a CE_API_KEYS entry an HMAC of the key, for a stored key its id and an HMAC of
+that id. The key itself never sits in the browser, scripts cannot read the cookie, other sites
+cannot send it, and a restart of the service signs everyone out. A stored key is looked up on every
+page, so revoking it signs its sessions out at once. Without API keys (the loopback default)
+everyone is the local operator of tenant ``default``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from urllib.parse import urlsplit
 
 from fastapi import Request, Response
 
-from app.api.deps import READ_SENSITIVE_SCOPE, get_services
+from app.api.deps import Services, get_services
+from app.keys.service import (
+    READ_SENSITIVE_SCOPE,
+    key_identity,
+    resolve_key,
+    stored_keys_exist,
+)
 from app.memory.service import Caller
 
 COOKIE = "ce_console"
@@ -38,31 +46,52 @@ class ConsoleUser:
 
 
 class ConsoleKeys:
-    """Checks keys and session tokens against the configured API keys."""
+    """Checks keys and session tokens against CE_API_KEYS and the stored keys. The methods that may
+    read the database are plain functions: call them from the thread pool."""
 
-    def __init__(self, tenants: dict[str, str], scopes: dict[str, frozenset[str]]) -> None:
-        self._tenants = tenants
-        self._scopes = scopes
+    STORED = "k"  # session tokens of stored keys start with it; HMACs are hex digits only
+
+    def __init__(self, services: Services) -> None:
+        self._tenants = services.settings.api_key_tenants
+        self._scopes = services.settings.api_key_scopes
+        self._uow = services.uow
         self._secret = secrets.token_bytes(32)
 
-    @property
     def required(self) -> bool:
-        return bool(self._tenants)
+        return bool(self._tenants) or stored_keys_exist(self._uow)
 
     def token_for(self, key: str) -> str | None:
-        """The session token of a valid key, else None (every key compared in constant time)."""
+        """The session token of a valid key, else None (every entry compared in constant time)."""
         found = None
         for candidate in self._tenants:
             if hmac.compare_digest(candidate.encode(), key.encode()):
                 found = candidate
-        return self._token(found) if found is not None else None
+        if found is not None:
+            return self._token(found)
+        stored = resolve_key(self._uow, key).identity if key else None
+        if stored is None:
+            return None
+        return f"{self.STORED}{stored.key_id}.{self._token(f'{self.STORED}{stored.key_id}')}"
 
     def caller_for(self, token: str) -> Caller | None:
+        if token.startswith(self.STORED):
+            return self._stored_caller(token)
         for key, tenant in self._tenants.items():
             if hmac.compare_digest(self._token(key), token):
                 sensitive = READ_SENSITIVE_SCOPE in self._scopes.get(key, frozenset())
                 return Caller(tenant_id=tenant, can_read_sensitive=sensitive)
         return None
+
+    def _stored_caller(self, token: str) -> Caller | None:
+        """The caller of a stored key's session token while the key is unrevoked."""
+        subject, _, mac = token.partition(".")
+        if not subject[1:].isdigit() or not hmac.compare_digest(self._token(subject), mac):
+            return None
+        identity = key_identity(self._uow, int(subject[1:]))
+        if identity is None:
+            return None
+        sensitive = READ_SENSITIVE_SCOPE in identity.scopes
+        return Caller(tenant_id=identity.tenant_id, can_read_sensitive=sensitive)
 
     def _token(self, key: str) -> str:
         return hmac.new(self._secret, key.encode(), hashlib.sha256).hexdigest()
@@ -71,23 +100,21 @@ class ConsoleKeys:
 def console_keys(request: Request) -> ConsoleKeys:
     keys = getattr(request.app.state, "console_keys", None)
     if keys is None:
-        settings = get_services(request).settings
-        keys = request.app.state.console_keys = ConsoleKeys(
-            settings.api_key_tenants, settings.api_key_scopes
-        )
+        keys = request.app.state.console_keys = ConsoleKeys(get_services(request))
     assert isinstance(keys, ConsoleKeys)
     return keys
 
 
 def console_user(request: Request) -> ConsoleUser:
-    """The signed-in operator (a dependency of every console page); raises LoginRequired."""
+    """The signed-in operator (a dependency of every console page, run in the thread pool: it
+    may read the stored keys); raises LoginRequired."""
     keys = console_keys(request)
-    if not keys.required:
-        return ConsoleUser(Caller(tenant_id="default", can_read_sensitive=True), signed_in=False)
     caller = keys.caller_for(request.cookies.get(COOKIE, ""))
-    if caller is None:
+    if caller is not None:
+        return ConsoleUser(caller, signed_in=True)
+    if keys.required():
         raise LoginRequired()
-    return ConsoleUser(caller, signed_in=True)
+    return ConsoleUser(Caller(tenant_id="default", can_read_sensitive=True), signed_in=False)
 
 
 def same_origin(request: Request) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from app.api.console.auth import clear_session_cookie, console_keys, same_origin, set_session_cookie
 from app.api.console.rendering import ConsoleRoute, page, redirect, safe_next
@@ -19,7 +20,7 @@ async def console_home(request: Request) -> Response:
 
 @router.get("/login")
 async def login_form(request: Request, next: str | None = None) -> Response:
-    if not console_keys(request).required:
+    if not await run_in_threadpool(console_keys(request).required):
         return redirect(request, safe_next(next))
     return page(request, "login.html", {"user": None, "next": safe_next(next), "error": None})
 
@@ -31,7 +32,7 @@ async def login(
     next: Annotated[str, Form(max_length=2048)] = "/console",
 ) -> Response:
     keys = console_keys(request)
-    token = keys.token_for(api_key.strip())
+    token = await run_in_threadpool(keys.token_for, api_key.strip())
     if token is None:
         context = {"user": None, "next": safe_next(next), "error": "That API key is not valid."}
         return page(request, "login.html", context, status=401)

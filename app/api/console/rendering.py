@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
-from app.api.console.auth import ForeignOrigin, LoginRequired, console_keys
+from app.api.console.auth import ForeignOrigin, LoginRequired
 from app.api.console.messages import pretty
 from app.errors import AppError
 
@@ -70,7 +70,6 @@ def error_page(request: Request, status: int, message: str) -> HTMLResponse:
         "user": None,
         "title": titles.get(status, "Something went wrong"),
         "message": message,
-        "keys_required": console_keys(request).required,
     }
     return page(request, "error.html", context, status)
 

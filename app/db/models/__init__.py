@@ -1,6 +1,7 @@
 """ORM models: one module per aggregate. Importing this package registers every table."""
 
 from app.db.models.agent_session import AgentSession
+from app.db.models.api_key import ApiKey
 from app.db.models.archive import Archive, ArchiveStatus
 from app.db.models.job import Job, JobStatus
 from app.db.models.memory import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
@@ -10,6 +11,7 @@ from app.db.models.turn_commit import TurnCommit
 
 __all__ = [
     "AgentSession",
+    "ApiKey",
     "Archive",
     "ArchiveStatus",
     "EmbeddingCacheEntry",
