@@ -1,0 +1,1 @@
+"""Copying a SQLite database into PostgreSQL, and verifying the copy (``context-engine copy``)."""

@@ -1,0 +1,75 @@
+"""What a copied batch brings with it on the target: the derived text indexes and the vectors of
+its rows, written through the target dialect's own methods in the batch's transaction (so a
+batch is all there or not there, and a resumed copy never finds a row without its index).
+
+The text indexes are rebuilt from the rows, as the service builds them on write: a message's
+search text (capture), an archive's overview (Phase 2), a memory chunk's index text (title, chunk
+and the days it mentions, CJK spaced: ``app.memory.store.index_text``). FTS5 keeps no text to copy
+(its tables are contentless), and PostgreSQL's forms differ anyway (trigram rows, word arrays).
+The vectors are read from the source's vector tables, with their partition and time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.db.base import Base
+from app.db.dialects import Dialect
+from app.db.models import Memory
+from app.db.transfer import Row, rows_by_key
+from app.db.transfer_vectors import VECTOR_TABLES, vectors_of
+from app.memory.store import index_text
+
+Filler = Callable[[Session, Session, Dialect, list[Row]], None]
+_VECTORS = {table.parent: table for table in VECTOR_TABLES}
+
+
+def fill_indexes(
+    table: str, source: Session, target: Session, dialect: Dialect, rows: list[Row]
+) -> None:
+    """Index a batch of ``table``'s rows just written to the target."""
+    filler = _FILLERS.get(table)
+    if filler is not None and rows:
+        filler(source, target, dialect, rows)
+
+
+def _messages(source: Session, target: Session, dialect: Dialect, rows: list[Row]) -> None:
+    dialect.index_messages(target, [(row["id"], row["search_text"]) for row in rows])
+    vectors = vectors_of(source, _VECTORS["messages"], [row["id"] for row in rows])
+    dialect.store_message_vectors(
+        target, [(v.row_id, int(v.partition), v.tag, v.floats()) for v in vectors]
+    )
+
+
+def _archives(_source: Session, target: Session, dialect: Dialect, rows: list[Row]) -> None:
+    for row in rows:
+        if row["overview"]:
+            dialect.index_archive_overview(target, row["id"], row["overview"])
+
+
+def _memory_chunks(source: Session, target: Session, dialect: Dialect, rows: list[Row]) -> None:
+    # The memories are on the target already (parents are copied first).
+    memories = rows_by_key(
+        target, Base.metadata.tables["memories"], sorted({row["memory_id"] for row in rows})
+    )
+    dialect.index_memory_chunks(
+        target,
+        [(row["id"], index_text(_memory(memories[row["memory_id"]]), row["text"])) for row in rows],
+    )
+    vectors = vectors_of(source, _VECTORS["memory_chunks"], [row["id"] for row in rows])
+    dialect.store_chunk_vectors(target, [(v.row_id, str(v.partition), v.floats()) for v in vectors])
+
+
+def _memory(row: dict[str, Any]) -> Memory:
+    """The fields of a memory that its index text reads (a detached object, never added)."""
+    return Memory(title=row["title"], observed_at=row["observed_at"], created_at=row["created_at"])
+
+
+_FILLERS: dict[str, Filler] = {
+    "messages": _messages,
+    "archives": _archives,
+    "memory_chunks": _memory_chunks,
+}
