@@ -111,7 +111,10 @@ def iter_archived_texts(
         stmt = stmt.where(StoredMessage.archive_pk.is_not(None))
     else:
         stmt = stmt.where(StoredMessage.archive_pk == archive_pk)
-    yield from db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch))
+    # Closed with the generator: a search that stops early (a hit limit, a regex time-out) must not
+    # leave PostgreSQL's server-side cursor open.
+    with db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch)) as rows:
+        yield from rows
 
 
 def session_text_stats(
@@ -180,7 +183,8 @@ def faceted_texts(db: Session, session_pk: int) -> Iterator[Any]:
         .join(MessageSearch, MessageSearch.message_id == StoredMessage.id)
         .where(MessageSearch.session_pk == session_pk)
     )
-    yield from db.execute(stmt.execution_options(yield_per=2000))
+    with db.execute(stmt.execution_options(yield_per=2000)) as rows:
+        yield from rows
 
 
 def add_search_stats(
