@@ -1,8 +1,16 @@
-"""The service's Prometheus metrics, one registry per app instance."""
+"""The service's Prometheus metrics, one registry per app instance.
+
+Per-tenant series carry a ``tenant`` label. A key sees only its own tenant's series at
+``/metrics`` (another tenant's id is never shown to it); the keyless local caller and a key with
+the ``metrics:all-tenants`` scope (an operator's scraper) see every tenant.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.metrics_core import Metric
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120)
 
@@ -21,6 +29,18 @@ class Metrics:
             "HTTP request latency by route.",
             ["route"],
             buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.tenant_requests = Counter(
+            "ce_tenant_requests",
+            "Authenticated requests by tenant, class (hooks, search, other) and status.",
+            ["tenant", "kind", "status"],
+            registry=self.registry,
+        )
+        self.tenant_rate_limited = Counter(
+            "ce_tenant_rate_limited",
+            "Requests refused by a tenant's rate limit, by tenant and class.",
+            ["tenant", "kind"],
             registry=self.registry,
         )
         self.phase2_jobs = Counter(
@@ -83,5 +103,25 @@ class Metrics:
             if usage.get(kind):
                 self.llm_tokens.labels(kind).inc(usage[kind])
 
-    def render(self) -> bytes:
-        return generate_latest(self.registry)
+    def render(self, tenant: str | None = None) -> bytes:
+        """The exposition; with ``tenant``, per-tenant series of that tenant only."""
+        if tenant is None:
+            return generate_latest(self.registry)
+        return generate_latest(_OneTenant(self.registry, tenant))
+
+
+class _OneTenant:
+    """A registry view that drops the samples of every other tenant."""
+
+    def __init__(self, registry: CollectorRegistry, tenant: str) -> None:
+        self._registry = registry
+        self._tenant = tenant
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self._registry.collect():
+            family.samples = [
+                sample
+                for sample in family.samples
+                if sample.labels.get("tenant", self._tenant) == self._tenant
+            ]
+            yield family

@@ -58,8 +58,16 @@ KEY_REQUIRED = "a valid API key is required (Authorization: Bearer <key>)"
 
 
 def get_identity(
-    services: ServicesDep, authorization: Annotated[str | None, Header()] = None
+    request: Request,
+    services: ServicesDep,
+    authorization: Annotated[str | None, Header()] = None,
 ) -> Identity:
+    identity = _identify(services, authorization)
+    request.state.tenant = identity.tenant_id  # the per-tenant metrics of the middleware
+    return identity
+
+
+def _identify(services: Services, authorization: str | None) -> Identity:
     """The caller's key: a CE_API_KEYS entry, else an unrevoked stored key (looked up on every
     request, so a revoke holds at once on every replica). Keys are required while CE_API_KEYS is
     set or any stored key is unrevoked; else the caller is the local ``default`` (docs/api.md,

@@ -143,6 +143,10 @@ class RequestContextMiddleware:
         method = scope.get("method", "")
         self.metrics.requests.labels(route, method, str(status)).inc()
         self.metrics.latency.labels(route).observe(seconds)
+        state = scope.get("state") or {}
+        if "tenant" in state:  # set once the request's key was accepted
+            kind = state.get("kind", "other")
+            self.metrics.tenant_requests.labels(state["tenant"], kind, str(status)).inc()
         log.info(
             "request",
             method=method,

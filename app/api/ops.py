@@ -7,8 +7,9 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
-from app.api.deps import ServicesDep, TenantDep
+from app.api.deps import IdentityDep, ServicesDep
 from app.api.exception_handlers import error_response
+from app.keys.service import METRICS_ALL_SCOPE
 from app.ops import queue_depth, readiness_problem
 
 router = APIRouter(tags=["operations"])
@@ -38,9 +39,10 @@ async def readyz(services: ServicesDep) -> JSONResponse:
     response_class=Response,
     responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
-async def metrics(services: ServicesDep, _tenant: TenantDep) -> Response:
-    """Prometheus text exposition (behind the API key when keys are set)."""
+async def metrics(services: ServicesDep, identity: IdentityDep) -> Response:
+    """Prometheus text exposition (behind the API key when keys are set). Per-tenant series of the
+    key's own tenant only, unless the key has the ``metrics:all-tenants`` scope."""
     services.metrics.queue_depth.set(await run_in_threadpool(queue_depth, services.uow))
-    return Response(
-        services.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
-    )
+    every_tenant = identity.scopes is None or METRICS_ALL_SCOPE in identity.scopes
+    body = services.metrics.render(None if every_tenant else identity.tenant_id)
+    return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -11,7 +11,7 @@ against a runaway client, it is not a quota to the request (README, Running at s
 
 from __future__ import annotations
 
-from fastapi import Depends
+from fastapi import Depends, Request
 
 from app.api.deps import ServicesDep, TenantDep
 from app.api.schemas.base import ErrorEnvelope
@@ -29,13 +29,15 @@ def rate_limit(kind: str):  # type: ignore[no-untyped-def]
     """A dependency that spends one token of the caller's tenant for ``kind`` (hooks or search)."""
 
     # Async: it runs on the event loop, so the buckets are never touched by two threads at once.
-    async def limit(services: ServicesDep, tenant: TenantDep) -> None:
+    async def limit(request: Request, services: ServicesDep, tenant: TenantDep) -> None:
+        request.state.kind = kind  # the request class of the per-tenant metrics
         settings = services.settings.rate_limit
         rate, burst = settings.share(kind)
         if rate <= 0:
             return
         wait = services.rate_limits.take((tenant, kind), rate, burst)
         if wait > 0:
+            services.metrics.tenant_rate_limited.labels(tenant, kind).inc()
             raise RateLimited(
                 f"too many {kind} requests for this tenant; retry in {wait:.1f} s",
                 wait,

@@ -27,7 +27,10 @@ from app.errors import InvalidArgument, NotFound
 from app.keys import repository as repo
 
 READ_SENSITIVE_SCOPE = "memories:read-sensitive"
-SCOPES = (READ_SENSITIVE_SCOPE,)
+METRICS_ALL_SCOPE = (
+    "metrics:all-tenants"  # /metrics shows every tenant's series, not the key's only
+)
+SCOPES = (READ_SENSITIVE_SCOPE, METRICS_ALL_SCOPE)
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 KEY_MARK = "ce_"
 PREFIX_CHARS = 12  # "ce_" and 9 random characters: tells keys apart, useless to an attacker
