@@ -24,7 +24,8 @@ serve: $(STAMP)
 	$(BIN)/python -m app serve
 
 test: plugin-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not host"
+	$(BIN)/python -m pytest -q -m host tests/host
 
 host-runtime: $(STAMP)
 	$(BIN)/python -m tests.host.install >/dev/null
