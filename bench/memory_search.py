@@ -499,6 +499,8 @@ class Deadline:
     bound). A pathological query then costs the run seconds, not hours.
     """
 
+    STOPPED = "interrupted"  # in the error of a statement stopped at the time limit
+
     def __init__(self, engine: Engine) -> None:
         self._at: float | None = None
         event.listen(engine, "connect", self._on_connect)
@@ -518,7 +520,7 @@ class Deadline:
             value = fn()
             return (time.perf_counter() - started) * 1000, True, value
         except OperationalError as error:
-            if "interrupted" not in str(error):
+            if self.STOPPED not in str(error):
                 raise
             return (time.perf_counter() - started) * 1000, False, None
         finally:
@@ -535,7 +537,7 @@ class Deadline:
             await fn()
             return (time.perf_counter() - started) * 1000, True
         except OperationalError as error:
-            if "interrupted" not in str(error):
+            if self.STOPPED not in str(error):
                 raise
             return (time.perf_counter() - started) * 1000, False
         finally:
@@ -661,10 +663,11 @@ async def _measure(
     deadline: Deadline,
     size: int,
     vectors: dict[str, list[float]],
-    embedder: LocalE5Embedder,
+    embedder: LocalE5Embedder | None,
     plan: Plan,
     neighbour: bool,
 ) -> SizeResult:
+    """The timed searches at one size; without ``embedder`` no *+ query embedding* series."""
     out = SizeResult(size)
     fixed = MemoryService(uow, FixedVectors(vectors))  # type: ignore[arg-type]
     caller = Caller(TENANT, USER, AGENT)
@@ -686,6 +689,8 @@ async def _measure(
         out.neighbour = await sample(
             deadline, lambda i: search(fixed, other, QUERIES[i % len(QUERIES)][1]), plan.neighbour
         )
+    if embedder is None:
+        return out
     real = MemoryService(uow, CachedEmbedder(uow, embedder))
     queries = unique_queries(plan.embedded.want + 1, seed=size)
     out.embedded = await sample(deadline, lambda i: search(real, caller, queries[i]), plan.embedded)

@@ -208,12 +208,12 @@ def series_cells(points: list[SizePoint]) -> list[list[str]]:
 SERIES_HEADERS = ["metric", "messages", "ours p50", "peer p50", "ratio"]
 
 
-def write_results(path: Path, section: str) -> None:
-    """Replace this benchmark's section of ``path`` (between the markers), keeping the rest."""
-    block = f"{START}\n{section.rstrip()}\n{END}\n"
+def write_results(path: Path, section: str, start: str = START, end: str = END) -> None:
+    """Replace a benchmark's section of ``path`` (between its markers), keeping the rest."""
+    block = f"{start}\n{section.rstrip()}\n{end}\n"
     if path.exists():
         text = path.read_text(encoding="utf-8")
-        pattern = re.compile(re.escape(START) + r".*?" + re.escape(END) + r"\n?", re.S)
+        pattern = re.compile(re.escape(start) + r".*?" + re.escape(end) + r"\n?", re.S)
         if pattern.search(text):
             text = pattern.sub(lambda _: block, text, count=1)
         else:

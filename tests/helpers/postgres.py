@@ -105,8 +105,9 @@ def _run(args: list[str], cwd: Path) -> None:
 
 
 @contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
-    """Start a throwaway server; it is stopped and its files removed when the block ends."""
+def postgres_server(settings: dict[str, str] | None = None) -> Iterator[PostgresServer]:
+    """Start a throwaway server; it is stopped and its files removed when the block ends.
+    ``settings`` override ``SERVER_SETTINGS`` (a benchmark's larger ``shared_buffers``)."""
     reason = missing()
     if reason is not None:
         raise RuntimeError(reason)
@@ -115,7 +116,9 @@ def postgres_server() -> Iterator[PostgresServer]:
     if os.geteuid() == 0:
         user = pwd.getpwnam(SUPERUSER)
         os.chown(root, user.pw_uid, user.pw_gid)
-    options = " ".join(f"-c {key}={value}" for key, value in SERVER_SETTINGS.items())
+    options = " ".join(
+        f"-c {key}={value}" for key, value in (SERVER_SETTINGS | (settings or {})).items()
+    )
     started = False
     try:
         _run(
