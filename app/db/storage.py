@@ -1,5 +1,6 @@
-"""Storage failures: what SQLite says when the disk is full, the file is read-only or the device
-fails, and how long the service has been seeing them (docs/api.md, Errors: 503; docs/quality.md, Reliability).
+"""Storage failures: what SQLite or PostgreSQL says when the disk is full, the database is
+read-only, the device fails or the server cannot be reached, and how long the service has been
+seeing them (docs/api.md, Errors: 503; docs/quality.md, Reliability).
 
 These are not bugs: the request did nothing and can be retried once an operator frees space or
 fixes permissions. They become 503 ``STORAGE_UNAVAILABLE`` with ``Retry-After``, ``/readyz`` fails
@@ -36,6 +37,20 @@ _MESSAGES = (
     ("file is not a database", "corrupt"),
     ("database is locked", "busy"),
 )
+# PostgreSQL's SQLSTATE codes (psycopg's errors carry ``sqlstate``); class 08, connection
+# exceptions, is ``unreachable`` as a whole.
+_SQLSTATES = {
+    "53100": "disk_full",
+    "25006": "read_only",  # a read-only transaction: a standby, default_transaction_read_only
+    "58030": "io_error",
+    "XX001": "corrupt",
+    "XX002": "corrupt",
+    "53300": "busy",  # too many connections
+    "55P03": "busy",  # lock not available
+    "57P01": "unreachable",  # the server is shutting down or restarting
+    "57P02": "unreachable",
+    "57P03": "unreachable",
+}
 DESCRIPTIONS = {
     "disk_full": "the disk holding the database is full",
     "read_only": "the database file cannot be written (read-only file or directory)",
@@ -43,12 +58,16 @@ DESCRIPTIONS = {
     "cannot_open": "the database file cannot be opened",
     "corrupt": "the database file is damaged or not a database",
     "busy": "the database is locked by another process",
+    "unreachable": "the database server cannot be reached",
 }
 
 
 def storage_problem(error: BaseException) -> str | None:
     """The storage reason of a database error (``disk_full``, ``read_only``, …), else None."""
-    original = error.orig if isinstance(error, DBAPIError) else error
+    original = (error.orig if isinstance(error, DBAPIError) else None) or error
+    sqlstate = getattr(original, "sqlstate", None)
+    if sqlstate or _is_psycopg(original):
+        return _postgres_reason(original, str(sqlstate or ""))
     name = str(getattr(original, "sqlite_errorname", "") or "")
     for prefix, reason in _REASONS.items():
         if name == prefix or name.startswith(prefix + "_"):
@@ -57,6 +76,21 @@ def storage_problem(error: BaseException) -> str | None:
         return None
     message = str(original).lower()
     return next((reason for text, reason in _MESSAGES if text in message), None)
+
+
+def _is_psycopg(error: BaseException) -> bool:
+    return type(error).__module__.startswith("psycopg")
+
+
+def _postgres_reason(error: BaseException, sqlstate: str) -> str | None:
+    if sqlstate.startswith("08"):
+        return "unreachable"
+    if not sqlstate:
+        # No SQLSTATE: no server answered. An operational or interface error is then the
+        # connection failing (refused, dropped, closed); anything else is a bug, not storage.
+        kind = type(error).__name__
+        return "unreachable" if kind in ("OperationalError", "InterfaceError") else None
+    return _SQLSTATES.get(sqlstate)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ class RetryDecision:
 
 
 # Storage failures that last until an operator acts; a busy database is an ordinary transient error.
-OPERATOR_FIXABLE = frozenset({"disk_full", "read_only", "io_error", "cannot_open"})
+OPERATOR_FIXABLE = frozenset({"disk_full", "read_only", "io_error", "cannot_open", "unreachable"})
 
 
 @dataclass(frozen=True, slots=True)
