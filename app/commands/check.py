@@ -15,11 +15,19 @@ from dataclasses import dataclass
 
 import httpx
 from pydantic import ValidationError
+from sqlalchemy import Engine
 
 from app.commands.runtime import EXIT_OK, EXIT_PROBLEM
 from app.db.backup import BackupError, sqlite_path
 from app.db.engine import create_db_engine
-from app.db.health import ExtensionMissing, extension_versions, ping
+from app.db.health import (
+    ExtensionMissing,
+    describe_postgres,
+    extension_versions,
+    is_postgres,
+    ping,
+    postgres_extensions,
+)
 from app.db.migrate import current_and_head
 from app.main import build_embedder
 from app.settings import Settings
@@ -100,6 +108,8 @@ def check_config(settings: Settings) -> Outcome:
 
 
 def check_database(settings: Settings) -> Outcome:
+    if is_postgres(settings.database_url):
+        return Outcome(True, _on_postgres(settings, describe_postgres))
     path = _existing_database(settings)
     if isinstance(path, Outcome):
         return path
@@ -112,7 +122,7 @@ def check_database(settings: Settings) -> Outcome:
 
 
 def check_migrations(settings: Settings) -> Outcome:
-    path = _existing_database(settings)
+    path = None if is_postgres(settings.database_url) else _existing_database(settings)
     if isinstance(path, Outcome):
         return Outcome(False, "no database to look at")
     engine = create_db_engine(settings)
@@ -141,12 +151,23 @@ def _existing_database(settings: Settings):  # type: ignore[no-untyped-def]
     return path
 
 
-def check_extensions(settings: Settings) -> Outcome:  # noqa: ARG001 (one signature for every check)
-    """sqlite-vec loads, and this SQLite has FTS5 with the trigram tokenizer."""
+def check_extensions(settings: Settings) -> Outcome:
+    """sqlite-vec loads and this SQLite has FTS5 with the trigram tokenizer; on PostgreSQL, the
+    database has pgvector and pg_trgm."""
     try:
+        if is_postgres(settings.database_url):
+            return Outcome(True, _on_postgres(settings, postgres_extensions))
         return Outcome(True, extension_versions())
     except ExtensionMissing as exc:
         return Outcome(False, str(exc))
+
+
+def _on_postgres(settings: Settings, probe: Callable[[Engine], str]) -> str:
+    engine = create_db_engine(settings)
+    try:
+        return probe(engine)
+    finally:
+        engine.dispose()
 
 
 def check_model(settings: Settings) -> Outcome:

@@ -34,7 +34,10 @@ class BackupResult:
 def sqlite_path(database_url: str) -> Path:
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        raise BackupError("backup copies a SQLite database file; CE_DATABASE_URL names none")
+        raise BackupError(
+            "backup copies a SQLite database file; CE_DATABASE_URL names none "
+            "(for PostgreSQL use its own tools: pg_dump, or the server's base backups and WAL archive)"
+        )
     return Path(url.database).expanduser()
 
 

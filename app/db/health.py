@@ -1,16 +1,49 @@
-"""Probes of the database and its SQLite extensions for ``check``: they look, they change nothing."""
+"""Probes of the database and its extensions (SQLite's, or PostgreSQL's pgvector and pg_trgm) for
+``check``: they look, they change nothing."""
 
 from __future__ import annotations
 
 import pysqlite3.dbapi2 as sqlite_dbapi
 import sqlite_vec
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, make_url, text
 
 from app.db.engine import MIN_SQLITE_VERSION
 
+POSTGRES_EXTENSIONS = ("vector", "pg_trgm")
+
 
 class ExtensionMissing(Exception):
-    """SQLite lacks something the service needs (sqlite-vec, FTS5 trigram, a recent version)."""
+    """The database lacks something the service needs (sqlite-vec, FTS5 trigram, a recent SQLite;
+    pgvector or pg_trgm on PostgreSQL)."""
+
+
+def is_postgres(database_url: str) -> bool:
+    return make_url(database_url).get_backend_name() == "postgresql"
+
+
+def describe_postgres(engine: Engine) -> str:
+    """The server's version and where it is (the password never shown)."""
+    with engine.connect() as conn:
+        version = conn.execute(text("SHOW server_version")).scalar_one()
+    where = engine.url.set(password=None).render_as_string(hide_password=True)
+    return f"PostgreSQL {version} ({where})"
+
+
+def postgres_extensions(engine: Engine) -> str:
+    """The versions of the extensions the schema needs, installed in this database."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT extname, extversion FROM pg_extension WHERE extname = ANY(:names)"),
+            {"names": list(POSTGRES_EXTENSIONS)},
+        ).all()
+    found = {str(name): str(version) for name, version in rows}
+    missing = [name for name in POSTGRES_EXTENSIONS if name not in found]
+    if missing:
+        raise ExtensionMissing(
+            f"the PostgreSQL extension {missing[0]} is not installed in this database "
+            "(CREATE EXTENSION, or let `context-engine migrate` create it)"
+        )
+    return ", ".join(f"{name} {found[name]}" for name in POSTGRES_EXTENSIONS)
 
 
 def ping(engine: Engine) -> None:

@@ -141,3 +141,43 @@ def test_a_missing_sqlite_extension_is_a_problem(tmp_path: Path, db_path: Path) 
         and "sqlite-vec cannot be loaded" in lines["extensions"]
     )
     assert lines["config"].startswith("ok")
+
+
+def check_postgres(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], url: str
+) -> tuple[int, dict[str, str]]:
+    for key, value in {"CE_DATABASE_URL": url, "CE_EMBEDDING__PROVIDER": "none"}.items():
+        monkeypatch.setenv(key, value)
+    status = main(["check"])
+    lines = capsys.readouterr().out.splitlines()
+    return status, {line.split()[1]: line for line in lines}
+
+
+def test_a_migrated_postgresql_database_is_ok(monkeypatch, capsys, server, postgres_template):  # type: ignore[no-untyped-def]
+    url = server.create_database(template=postgres_template)
+    try:
+        status, lines = check_postgres(monkeypatch, capsys, url)
+        assert status == 0, lines
+        assert "PostgreSQL 15" in lines["database"]
+        assert "vector " in lines["extensions"] and "pg_trgm " in lines["extensions"]
+        assert lines["migrations"].split()[0] == "ok"
+    finally:
+        server.drop_database(url)
+
+
+def test_postgresql_without_pgvector_or_migrations_is_a_problem(monkeypatch, capsys, server):  # type: ignore[no-untyped-def]
+    import psycopg
+
+    url = server.create_database()
+    try:
+        with psycopg.connect(
+            host=str(server.socket_dir), user="postgres", dbname=server.database_name(url)
+        ) as conn:
+            conn.execute("DROP EXTENSION vector")
+        status, lines = check_postgres(monkeypatch, capsys, url)
+        assert status == 1
+        assert lines["database"].split()[0] == "ok"
+        assert lines["extensions"].split()[0] == "FAIL" and "vector" in lines["extensions"]
+        assert lines["migrations"].split()[0] == "FAIL"
+    finally:
+        server.drop_database(url)
