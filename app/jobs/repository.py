@@ -65,48 +65,37 @@ def requeue_expired(db: Session, now: datetime) -> int:
 
 def requeue_all_running(db: Session, now: datetime) -> int:
     """At start-up of the embedded default: every running job belonged to our previous process."""
-    orphaned = (
-        db.execute(
-            update(Job)
-            .where(Job.status == JobStatus.RUNNING)
-            .values(
-                status=JobStatus.QUEUED,
-                worker_id=None,
-                lease_expires_at=None,
-                run_after=now,
-                updated_at=now,
-            )
-            .returning(Job.archive_pk)
-        )
-        .scalars()
-        .all()
-    )
-    _mark_archives(db, list(orphaned), ArchiveStatus.PENDING)
-    return len(orphaned)
+    return _requeue_running(db, now, Job.status == JobStatus.RUNNING)
 
 
 def release_owned(db: Session, worker_id: str, now: datetime) -> int:
     """A stopping worker hands back the jobs it still holds: claimable at once by another worker,
     the interrupted attempt not counted (it did not fail)."""
-    released = (
+    owned = (Job.status == JobStatus.RUNNING) & (Job.worker_id == worker_id)
+    return _requeue_running(db, now, owned, attempts=Job.attempts - 1)
+
+
+def _requeue_running(db: Session, now: datetime, which: Any, **values: Any) -> int:
+    """Running jobs matching ``which`` become queued now; their archives pending again."""
+    requeued = (
         db.execute(
             update(Job)
-            .where(Job.status == JobStatus.RUNNING, Job.worker_id == worker_id)
+            .where(which)
             .values(
                 status=JobStatus.QUEUED,
                 worker_id=None,
                 lease_expires_at=None,
-                attempts=Job.attempts - 1,  # a running job's claim counted one
                 run_after=now,
                 updated_at=now,
+                **values,
             )
             .returning(Job.archive_pk)
         )
         .scalars()
         .all()
     )
-    _mark_archives(db, list(released), ArchiveStatus.PENDING)
-    return len(released)
+    _mark_archives(db, list(requeued), ArchiveStatus.PENDING)
+    return len(requeued)
 
 
 def claim_next(db: Session, worker_id: str, now: datetime, lease: timedelta) -> ClaimedJob | None:
