@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
+from starlette.concurrency import run_in_threadpool
 
 from app.core.bypass import resolve_agent_id
 from app.core.recall import RecallSource
@@ -57,33 +58,34 @@ LOCAL_CALLER = Identity("default", None)
 KEY_REQUIRED = "a valid API key is required (Authorization: Bearer <key>)"
 
 
-def get_identity(
+async def get_identity(
     request: Request,
     services: ServicesDep,
     authorization: Annotated[str | None, Header()] = None,
 ) -> Identity:
-    identity = _identify(services, authorization)
-    request.state.tenant = identity.tenant_id  # the per-tenant metrics of the middleware
-    return identity
-
-
-def _identify(services: Services, authorization: str | None) -> Identity:
-    """The caller's key: a CE_API_KEYS entry, else an unrevoked stored key (looked up on every
-    request, so a revoke holds at once on every replica). Keys are required while CE_API_KEYS is
-    set or any stored key is unrevoked; else the caller is the local ``default`` (docs/api.md,
-    Identity). A plain function: FastAPI runs it in the thread pool, off the event loop."""
+    """The caller's key: a CE_API_KEYS entry (answered here, on the event loop), else an unrevoked
+    stored key, looked up in the thread pool on every request, so a revoke holds at once on every
+    replica. Keys are required while CE_API_KEYS is set or any stored key is unrevoked; else the
+    caller is the local ``default`` (docs/api.md, Identity)."""
     settings = services.settings
     scheme, _, token = (authorization or "").partition(" ")
     token = token.strip() if scheme.lower() == "bearer" else ""
     tenant = settings.api_key_tenants.get(token) if token else None
     if tenant is not None:
-        return Identity(tenant, settings.api_key_scopes.get(token, frozenset()))
-    if not token and settings.api_keys:
+        identity = Identity(tenant, settings.api_key_scopes.get(token, frozenset()))
+    elif not token and settings.api_keys:
         raise Unauthenticated(KEY_REQUIRED)  # no need to ask the database
+    else:
+        identity = await run_in_threadpool(_stored_identity, services, token)
+    request.state.tenant = identity.tenant_id  # the per-tenant metrics of the middleware
+    return identity
+
+
+def _stored_identity(services: Services, token: str) -> Identity:
     found = resolve_key(services.uow, token)
     if found.identity is not None:
         return Identity(found.identity.tenant_id, found.identity.scopes)
-    if settings.api_keys or found.keys_exist:
+    if services.settings.api_keys or found.keys_exist:
         raise Unauthenticated(KEY_REQUIRED)
     return LOCAL_CALLER
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import httpx
 from pydantic import ValidationError
-from sqlalchemy import Engine
 
 from app.commands.runtime import EXIT_OK, EXIT_PROBLEM
 from app.db.backup import BackupError, sqlite_path
@@ -27,6 +26,7 @@ from app.db.health import (
     is_postgres,
     ping,
     postgres_extensions,
+    probe_postgres,
 )
 from app.db.migrate import current_and_head
 from app.main import build_embedder
@@ -109,7 +109,7 @@ def check_config(settings: Settings) -> Outcome:
 
 def check_database(settings: Settings) -> Outcome:
     if is_postgres(settings.database_url):
-        return Outcome(True, _on_postgres(settings, describe_postgres))
+        return Outcome(True, probe_postgres(settings, describe_postgres))
     path = _existing_database(settings)
     if isinstance(path, Outcome):
         return path
@@ -156,18 +156,10 @@ def check_extensions(settings: Settings) -> Outcome:
     database has pgvector and pg_trgm."""
     try:
         if is_postgres(settings.database_url):
-            return Outcome(True, _on_postgres(settings, postgres_extensions))
+            return Outcome(True, probe_postgres(settings, postgres_extensions))
         return Outcome(True, extension_versions())
     except ExtensionMissing as exc:
         return Outcome(False, str(exc))
-
-
-def _on_postgres(settings: Settings, probe: Callable[[Engine], str]) -> str:
-    engine = create_db_engine(settings)
-    try:
-        return probe(engine)
-    finally:
-        engine.dispose()
 
 
 def check_model(settings: Settings) -> Outcome:

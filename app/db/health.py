@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pysqlite3.dbapi2 as sqlite_dbapi
 import sqlite_vec
 from sqlalchemy import Engine, make_url, text
 
-from app.db.engine import MIN_SQLITE_VERSION
+from app.db.engine import MIN_SQLITE_VERSION, create_db_engine
+from app.settings import Settings
 
 POSTGRES_EXTENSIONS = ("vector", "pg_trgm")
 
@@ -19,6 +22,15 @@ class ExtensionMissing(Exception):
 
 def is_postgres(database_url: str) -> bool:
     return make_url(database_url).get_backend_name() == "postgresql"
+
+
+def probe_postgres(settings: Settings, probe: Callable[[Engine], str]) -> str:
+    """Run one probe on a short-lived engine of the configured database."""
+    engine = create_db_engine(settings)
+    try:
+        return probe(engine)
+    finally:
+        engine.dispose()
 
 
 def describe_postgres(engine: Engine) -> str:
