@@ -1,7 +1,7 @@
 """Shared fixtures: a migrated database per test, on SQLite or on PostgreSQL, and the app under ASGI
 transport.
 
-The API, job and end-to-end suites run on both backends: a test there that builds its settings with
+The API, job, end-to-end and console suites run on both backends: a test there that builds its settings with
 ``make_settings`` (or uses ``settings`` / ``client``) runs once per backend, ``[sqlite]`` and
 ``[postgresql]``. A test that opens the SQLite file itself (``db_path``) or is marked
 ``sqlite_only`` (SQLite's own behaviour: file permissions, WAL, extensions) runs on SQLite only.
@@ -29,7 +29,7 @@ from app.settings import Settings
 from tests.helpers import postgres
 
 ROOT = Path(__file__).resolve().parents[1]
-BOTH_BACKENDS = ("tests/api/", "tests/jobs/", "tests/e2e/")
+BOTH_BACKENDS = ("tests/api/", "tests/jobs/", "tests/e2e/", "tests/console/")
 
 
 @pytest.fixture(scope="session", autouse=True)
