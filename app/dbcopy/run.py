@@ -30,6 +30,7 @@ from app.db.transfer import (
     read_batch,
     reset_sequences,
 )
+from app.db.transfer_vectors import build_vector_indexes, drop_vector_indexes
 from app.db.uow import UnitOfWork
 from app.dbcopy.canonical import row_line
 from app.dbcopy.endpoints import CopyError, Endpoints
@@ -66,9 +67,17 @@ def copy_database(
 ) -> list[TableCopy]:
     """Copy what the target lacks, table by table, then move the target's id sequences on."""
     results: list[TableCopy] = []
-    with endpoints.source.read() as source:  # one snapshot: references hold across tables
-        for table in durable_tables():
-            results.append(_copy_table(source, endpoints.target, table, progress, batch, on_batch))
+    with endpoints.target.write() as db:
+        drop_vector_indexes(db)
+    try:
+        with endpoints.source.read() as source:  # one snapshot: references hold across tables
+            for table in durable_tables():
+                results.append(
+                    _copy_table(source, endpoints.target, table, progress, batch, on_batch)
+                )
+    finally:  # an interrupted copy leaves a complete schema too
+        with endpoints.target.write() as db:
+            build_vector_indexes(db)
     with endpoints.target.write() as db:
         reset_sequences(db)
     return results
