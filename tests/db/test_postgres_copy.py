@@ -15,7 +15,6 @@ import pytest
 from sqlalchemy import text
 
 from app.db.engine import create_db_engine
-from app.db.migrate import upgrade_to_head
 from app.dbcopy.endpoints import CopyError, open_endpoints
 from app.dbcopy.run import TableCopy, copy_database
 from app.dbcopy.verify import verify_copy
@@ -164,14 +163,15 @@ def test_copy_verifies_and_the_service_reads_the_copy(
 
 
 def test_an_interrupted_copy_resumes_without_duplicates(
-    source: Path, server: postgres.PostgresServer
+    source: Path, server: postgres.PostgresServer, postgres_template: str
 ) -> None:
+    migrated = vector_indexes(server.url(postgres_template))
     url = server.create_database()
     with pytest.raises(Interrupted):
         copy_in_process(source, url, batch=2, stop_after=3)  # in the middle of the messages
     partial = dict(execute(url, "SELECT 'messages', count(*) FROM messages"))
     assert partial["messages"] == 6
-    assert vector_indexes(url) == vector_indexes(migrated(server))  # rebuilt though interrupted
+    assert vector_indexes(url) == migrated  # rebuilt though interrupted
     resumed = {t.table: t for t in copy_in_process(source, url, batch=2)}
     assert any(t.already for t in resumed.values())
     assert resumed["messages"].rows == 11
@@ -181,16 +181,8 @@ def test_an_interrupted_copy_resumes_without_duplicates(
     assert all(t.copied == 0 for t in again)
     checks = verified(source, url)
     assert all(c.ok for c in checks), [c for c in checks if not c.ok]
-    assert vector_indexes(url) == vector_indexes(migrated(server))
+    assert vector_indexes(url) == migrated
     server.drop_database(url)
-
-
-def migrated(server: postgres.PostgresServer) -> str:
-    url = server.create_database()
-    engine = create_db_engine(Settings(database_url=url))
-    upgrade_to_head(engine)
-    engine.dispose()
-    return url
 
 
 def vector_indexes(url: str) -> list[Any]:
