@@ -157,7 +157,7 @@ def build_memories(uow: UnitOfWork, count: int) -> None:
         uow.dialect.index_memory_chunks(
             db,
             [
-                (c["id"], f"{m['title']}\n{c['text']}")
+                (c["id"], owner_key("t", ("user", m["owner_id"])), f"{m['title']}\n{c['text']}")
                 for m, c in zip(memories, chunks, strict=True)
             ],
         )

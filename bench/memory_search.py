@@ -451,7 +451,7 @@ def insert_memories(
                 view = SimpleNamespace(
                     title=item.title, observed_at=row["observed_at"], created_at=row["created_at"]
                 )
-                words.append((chunk_id, index_text(view, item.content)))  # type: ignore[arg-type]
+                words.append((chunk_id, partition, index_text(view, item.content)))  # type: ignore[arg-type]
                 vecs.append((chunk_id, partition, vectors[start + offset].tolist()))
             db.execute(insert(Memory), memories)
             db.execute(insert(MemoryChunk), chunks)

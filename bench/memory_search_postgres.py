@@ -25,8 +25,9 @@ Measured at each size, in process, no HTTP:
   b-tree as a bitmap scan and a sort of every distance), the reference for the KNN's recall@10
   (and recall@40, the whole pool) over the same vectors in the same run, and the recall, time and
   plan at other ``hnsw.ef_search`` values (``EF_SWEEP``);
-- *text*: the dialect's ``match_memory_chunks`` alone (the tsquery over the GIN index, FTS5's
-  bm25() over the hits) per query.
+- *text*: the dialect's ``match_memory_chunks`` alone (the best postings of each query term,
+  FTS5's bm25() over those candidates) per query, and once per query the share of the exhaustive
+  ranking's best 10 and 40 (every matching chunk scored with the same statistics) that it found.
 
 A statement still running after the time limit is cancelled (``statement_timeout``) and counted at
 that time (a lower bound). The run writes its section of ``bench/RESULTS.md`` (between its own
@@ -51,7 +52,14 @@ from sqlalchemy.orm import Session
 from app.core.clock import utcnow
 from app.core.query import parse_query
 from app.db.dialects.postgres_memory import EF_SEARCH, MEMORY_VEC, tune_vector_scan
-from app.db.dialects.postgres_text import vector_literal
+from app.db.dialects.postgres_memory_postings import read_statistics
+from app.db.dialects.postgres_postings import score_chunk
+from app.db.dialects.postgres_text import (
+    fts5_idf,
+    parse_expression,
+    tsquery_literal,
+    vector_literal,
+)
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
@@ -125,6 +133,9 @@ class Point:
     plan: str = "?"
     sweep: dict[int, list[float]] = field(default_factory=dict)  # hnsw.ef_search → recall@10
     sweep_plans: dict[int, str] = field(default_factory=dict)
+    # share of the exhaustive text ranking's best 10 (40) that the postings' candidates keep
+    text_overlap10: list[float] = field(default_factory=list)
+    text_overlap40: list[float] = field(default_factory=list)
 
 
 def _engine(url: str) -> Engine:
@@ -207,6 +218,41 @@ def _parts(
                     db, TENANT, owners, e, POOL
                 ),
             )
+    _text_overlap(uow, point, owners)
+
+
+def _text_overlap(uow: UnitOfWork, point: Point, owners: list[tuple[str, str]]) -> None:
+    """How much of the exhaustive text ranking (every matching chunk scored, the same statistics)
+    the postings' candidates find, per query, at this size."""
+    partitions = [owner_key(TENANT, owner) for owner in owners]
+    for _, query in QUERIES:
+        expression = fts_match_expression(fts_phrases(parse_query(query, today=utcnow().date())))
+        with uow.read() as db:
+            hits = uow.dialect.match_memory_chunks(db, TENANT, owners, expression, POOL)
+            best = _exhaustive_text_ranking(db, partitions, expression, POOL)
+        found = [h.row_id for h in hits]
+        for k, into in ((10, point.text_overlap10), (POOL, point.text_overlap40)):
+            if best[:k]:
+                into.append(len(set(found[:k]) & set(best[:k])) / len(best[:k]))
+
+
+def _exhaustive_text_ranking(
+    db: Session, partitions: list[str], expression: str, k: int
+) -> list[int]:
+    phrases = parse_expression(expression)
+    stats = read_statistics(db, partitions, phrases)
+    idfs = [fts5_idf(stats.chunks, f) for f in stats.frequencies]
+    rows = db.execute(
+        text(
+            "SELECT id, tokens FROM memory_fts WHERE partition = ANY(:parts) "
+            "AND words @@ CAST(:q AS tsquery)"
+        ),
+        {"parts": partitions, "q": tsquery_literal(phrases)},
+    )
+    scored = sorted(
+        (score_chunk(list(tokens), phrases, idfs, stats.average), int(i)) for i, tokens in rows
+    )
+    return [i for score, i in scored if score < 0][:k]
 
 
 def run(cfg: Config, server: postgres.PostgresServer) -> tuple[list[Point], str]:
@@ -298,7 +344,7 @@ STEPS = [
     ("search", "memory search, PostgreSQL (no embedding)", "search_memories, hybrid, limit 10"),
     ("knn", "memory KNN alone, PostgreSQL", "nearest_memory_chunks, k=40, user's partition"),
     ("exact", "exact KNN (index scans off)", "the same ORDER BY, every distance sorted"),
-    ("text", "memory text side alone, PostgreSQL", "match_memory_chunks, tsquery + bm25, k=40"),
+    ("text", "memory text side alone, PostgreSQL", "match_memory_chunks, postings + bm25, k=40"),
 ]
 
 
@@ -383,6 +429,11 @@ def markdown(points: list[Point], version: str, load_before: str) -> str:
     lines.append(
         "| recall@10 (@40) of the KNN against exact | "
         + " | ".join(f"{_mean(p.recall10)} ({_mean(p.recall40)})" for p in points)
+        + " |"
+    )
+    lines.append(
+        "| text side: share of the exhaustive BM25 best 10 (40) found | "
+        + " | ".join(f"{_mean(p.text_overlap10)} ({_mean(p.text_overlap40)})" for p in points)
         + " |"
     )
     lines.append("| KNN plan | " + " | ".join(p.plan for p in points) + " |")

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.db.base import Base
 from app.db.dialects import Dialect
+from app.db.dialects.base import memory_partition
 from app.db.models import Memory
 from app.db.transfer import Row, rows_by_key
 from app.db.transfer_vectors import VECTOR_TABLES, vectors_of
@@ -57,10 +58,21 @@ def _memory_chunks(source: Session, target: Session, dialect: Dialect, rows: lis
     )
     dialect.index_memory_chunks(
         target,
-        [(row["id"], index_text(_memory(memories[row["memory_id"]]), row["text"])) for row in rows],
+        [
+            (
+                row["id"],
+                _partition(memories[row["memory_id"]]),
+                index_text(_memory(memories[row["memory_id"]]), row["text"]),
+            )
+            for row in rows
+        ],
     )
     vectors = vectors_of(source, _VECTORS["memory_chunks"], [row["id"] for row in rows])
     dialect.store_chunk_vectors(target, [(v.row_id, str(v.partition), v.floats()) for v in vectors])
+
+
+def _partition(row: dict[str, Any]) -> str:
+    return memory_partition(row["tenant_id"], (row["owner_kind"], row["owner_id"]))
 
 
 def _memory(row: dict[str, Any]) -> Memory:

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from app.core.clock import isoformat
+from app.db.dialects.base import memory_partition
 from app.db.models import Memory
 
 CATEGORIES = (
@@ -35,8 +36,8 @@ def owner_of(category: str, user_id: str, agent_id: str) -> tuple[str, str]:
 
 
 def owner_key(tenant_id: str, owner: tuple[str, str]) -> str:
-    """The vector partition of an owner."""
-    return f"{tenant_id}:{owner[0]}:{owner[1]}"
+    """The index partition of an owner."""
+    return memory_partition(tenant_id, owner)
 
 
 def new_memory_id() -> str:

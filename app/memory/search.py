@@ -164,15 +164,18 @@ def _text_ranks(
         h.row_id: float(h.score or 0.0)
         for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)
     }
-    return ranks, _ideal_rank(db, dialect, phrases) if ranks else 0.0
+    partitions = [owner_key(tenant_id, owner) for owner in owners]
+    return ranks, _ideal_rank(db, dialect, partitions, phrases) if ranks else 0.0
 
 
-def _ideal_rank(db: Session, dialect: Dialect, phrases: list[FtsPhrase]) -> float:
+def _ideal_rank(
+    db: Session, dialect: Dialect, partitions: list[str], phrases: list[FtsPhrase]
+) -> float:
     """The word index's BM25 of a chunk holding every phrase once: the sum of the phrases' idfs,
     with a phrase as frequent as its rarest token (an upper bound)."""
     tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
     documents, counts = dialect.memory_term_documents(
-        db, tokens, [p.tokens[-1] for p in phrases if p.prefix]
+        db, partitions, tokens, [p.tokens[-1] for p in phrases if p.prefix]
     )
     total = 0.0
     for phrase in phrases:

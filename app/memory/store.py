@@ -44,9 +44,9 @@ def write_chunks(db: Session, dialect: Dialect, memory: Memory, prepared: Prepar
     dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, [memory.id]))
     repo.delete_chunks(db, [memory.id])
     chunks = repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
-    dialect.index_memory_chunks(db, [(c.id, index_text(memory, c.text)) for c in chunks])
+    partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
+    dialect.index_memory_chunks(db, [(c.id, partition, index_text(memory, c.text)) for c in chunks])
     if prepared.vectors is not None:
-        partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
         # Only the first chunks of a long memory have vectors (MemoryService.max_embedded_chunks).
         dialect.store_chunk_vectors(
             db, [(c.id, partition, v) for c, v in zip(chunks, prepared.vectors, strict=False)]
@@ -69,7 +69,11 @@ def write_chunks_many(
     dialect.index_memory_chunks(
         db,
         [
-            (chunk.id, index_text(memory, chunk.text))
+            (
+                chunk.id,
+                owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id)),
+                index_text(memory, chunk.text),
+            )
             for (memory, _), chunks in zip(items, groups, strict=True)
             for chunk in chunks
         ],

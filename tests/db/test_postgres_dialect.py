@@ -216,10 +216,11 @@ def _seed_memories(db: Session, dialect: Any) -> None:
                 for c, (i, t) in enumerate(zip(ids, chunks, strict=True))
             ],
         )
-        dialect.index_memory_chunks(
-            db, [(i, cjk_spaced(f"{title}\n{t}")) for i, t in zip(ids, chunks, strict=True)]
-        )
         owner = f"t:{kind}:{owner_id}"
+        dialect.index_memory_chunks(
+            db,
+            [(i, owner, cjk_spaced(f"{title}\n{t}")) for i, t in zip(ids, chunks, strict=True)],
+        )
         dialect.store_chunk_vectors(db, [(i, owner, _vector(1000 + i)) for i in ids])
 
 
@@ -337,24 +338,16 @@ def test_tool_lookups_are_the_same(pair: tuple[Backend, Backend]) -> None:
         ('"ops deploy sh"', [("user", "u1")]),
     ],
 )
-def test_memory_word_index_ranks_as_fts5(
+def test_memory_word_index_finds_what_fts5_finds(
     pair: tuple[Backend, Backend], query: str, owners: list[tuple[str, str]]
 ) -> None:
+    """The same chunks match; PostgreSQL scores them with the searched partitions' statistics
+    (tests/db/test_postgres_memory_words.py), FTS5 with the whole index's."""
     phrases = fts_phrases(parse_query(query, today=NOW.date()))
     expression = fts_match_expression(phrases)
     sqlite, pg = both(pair, lambda d, db: d.match_memory_chunks(db, "t", owners, expression, 20))
-    assert [h.row_id for h in pg] == [h.row_id for h in sqlite], expression
-    assert [h.score for h in pg] == pytest.approx([h.score for h in sqlite], rel=1e-6)
+    assert {h.row_id for h in pg} == {h.row_id for h in sqlite}, expression
     assert pg, expression
-    tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
-    prefixes = [p.tokens[-1] for p in phrases if p.prefix]
-    sqlite, pg = both(pair, lambda d, db: d.memory_term_documents(db, tokens, prefixes))
-    assert pg[0] == sqlite[0]
-    assert {k: v for k, v in pg[1].items() if not k.endswith("*")} == {
-        k: v for k, v in sqlite[1].items() if not k.endswith("*")
-    }
-    for key, count in pg[1].items():
-        assert count <= sqlite[1][key]  # FTS5 sums per-word counts; PostgreSQL counts rows
 
 
 def test_memory_neighbours_are_the_same(pair: tuple[Backend, Backend]) -> None:

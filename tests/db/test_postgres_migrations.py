@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from alembic import command
@@ -16,7 +17,16 @@ from app.settings import Settings
 from tests.helpers import postgres
 
 # What the PostgreSQL branch of migrations/helpers.py creates beside the ORM tables.
-INDEX_TABLES = {"message_fts", "archive_fts", "memory_fts", "memory_vec", "message_vec"}
+INDEX_TABLES = {
+    "message_fts",
+    "archive_fts",
+    "memory_fts",
+    "memory_postings",
+    "memory_terms",
+    "memory_partitions",
+    "memory_vec",
+    "message_vec",
+}
 SQLITE_ONLY = {"memory_fts_vocab", "vector_changes"}
 
 
@@ -158,6 +168,56 @@ def test_message_vectors_keep_their_time_across_the_time_column_migration(engine
     run_command(engine, "downgrade", "0005_redacted_bodies")
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM message_vec")).scalar_one() == 1
+
+
+def test_memory_chunks_indexed_before_the_postings_migration_are_posted(engine: Engine) -> None:
+    """Revision 0009 posts the chunks already in the word index, with their partitions' counters."""
+    run_command(engine, "upgrade", "0008_api_keys")
+    with engine.begin() as conn:
+        for n, (owner, body) in enumerate([("u1", "deploy 部 署 deploy"), ("u2", "deploy now")], 1):
+            memory = {"id": f"m{n}", "tenant_id": "t", "owner_kind": "user", "owner_id": owner}
+            conn.execute(
+                Base.metadata.tables["memories"].insert(),
+                memory
+                | {"uri": f"m{n}", "category": "fact", "title": "", "content": ""}
+                | {"created_at": datetime.now(UTC), "updated_at": datetime.now(UTC)},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO memory_chunks (id, tenant_id, memory_id, chunk_index, text) "
+                    "VALUES (:n, 't', :m, 0, :b)"
+                ),
+                {"n": n, "m": f"m{n}", "b": body},
+            )
+            conn.execute(
+                text("INSERT INTO memory_fts (id, tokens, words) VALUES (:n, :t, ''::tsvector)"),
+                {"n": n, "t": body.split()},
+            )
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        postings = conn.execute(
+            text("SELECT chunk_id, partition, term, frequency FROM memory_postings ORDER BY 1, 3")
+        ).all()
+        terms = dict(
+            conn.execute(text("SELECT partition || '/' || term, chunks FROM memory_terms")).all()
+        )
+        partitions = conn.execute(
+            text("SELECT partition, chunks, words FROM memory_partitions ORDER BY 1")
+        ).all()
+    assert [tuple(p) for p in postings] == [
+        (1, "t:user:u1", "deploy", 2),
+        (1, "t:user:u1", "署", 1),  # code point order (the "C" collation)
+        (1, "t:user:u1", "部", 1),
+        (1, "t:user:u1", "部署", 1),
+        (2, "t:user:u2", "deploy", 1),
+        (2, "t:user:u2", "now", 1),
+    ]
+    assert terms["t:user:u1/deploy"] == terms["t:user:u2/deploy"] == 1
+    assert terms["t:user:u1/部署"] == 1
+    assert [tuple(p) for p in partitions] == [("t:user:u1", 1, 4), ("t:user:u2", 1, 2)]
+    run_command(engine, "downgrade", "0008_api_keys")
+    assert "memory_postings" not in table_names(engine)
+    assert "partition" not in columns(engine, "memory_fts")
 
 
 def test_a_database_copied_from_a_migrated_template_is_current(

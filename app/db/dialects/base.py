@@ -37,6 +37,11 @@ def owner_condition(owners: list[tuple[str, str]], params: dict[str, object]) ->
     return " OR ".join(f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners)))
 
 
+def memory_partition(tenant_id: str, owner: tuple[str, str]) -> str:
+    """The partition of an owner's memories in the vector (and, on PostgreSQL, word) index."""
+    return f"{tenant_id}:{owner[0]}:{owner[1]}"
+
+
 # (since, until) in epoch milliseconds; None leaves that side open.
 TimeRange = tuple[int | None, int | None]
 
@@ -78,8 +83,8 @@ class Dialect(ABC):
         """Terms shorter than this cannot be answered by the index (callers scan instead)."""
 
     @abstractmethod
-    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
-        """Add (chunk id, prepared text) pairs to the memory word index."""
+    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str, str]]) -> None:
+        """Add (chunk id, owner partition, prepared text) triples to the memory word index."""
 
     @abstractmethod
     def store_chunk_vectors(
@@ -105,10 +110,11 @@ class Dialect(ABC):
 
     @abstractmethod
     def memory_term_documents(
-        self, db: Session, tokens: list[str], prefixes: list[str]
+        self, db: Session, partitions: list[str], tokens: list[str], prefixes: list[str]
     ) -> tuple[int, dict[str, int]]:
-        """(chunks in the word index, chunks holding each token): the statistics the index's BM25
-        scores with. A prefix's count, keyed ``prefix*``, sums its tokens' (a chunk holding two
+        """(chunks, chunks holding each token): the statistics the word index's BM25 scores with
+        when searching these partitions (SQLite's FTS5 counts the whole index; PostgreSQL the
+        partitions). A prefix's count, keyed ``prefix*``, sums its tokens' (a chunk holding two
         forms counts twice, so it is at most an overestimate)."""
 
     @abstractmethod

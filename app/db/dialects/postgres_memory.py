@@ -1,6 +1,6 @@
-"""PostgreSQL: the memory side of the dialect (the word index over memory chunks as a tsvector
-with FTS5's bm25() computed over it, pgvector KNN per owner, and the tool-use lookups of tool
-memories)."""
+"""PostgreSQL: the memory side of the dialect (the word index over memory chunks, searched through
+impact-ordered postings and scored with FTS5's bm25() over the searched partitions' statistics,
+pgvector KNN per owner, and the tool-use lookups of tool memories)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,21 @@ from collections.abc import Iterable
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit, owner_condition
+from app.db.dialects.base import TextHit, memory_partition
+from app.db.dialects.postgres_memory_postings import (
+    MIN_CANDIDATES,
+    partition_totals,
+    post_chunks,
+    prefix_words,
+    read_candidates,
+    read_statistics,
+    term_chunks,
+    unpost_chunks,
+)
+from app.db.dialects.postgres_postings import score_chunk
 from app.db.dialects.postgres_text import (
-    Phrase,
-    fts5_bm25,
     fts5_idf,
     parse_expression,
-    tsquery_literal,
     tsvector_literal,
     vector_literal,
     without_nul,
@@ -31,20 +39,31 @@ EF_SEARCH = 200
 class PostgresMemoryIndex:
     """The memory methods of the PostgreSQL dialect."""
 
-    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
+    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str, str]]) -> None:
         params = []
-        for chunk_id, body in rows:
+        posted = []
+        for chunk_id, partition, body in rows:
             tokens = words(body) if body else []
             if tokens:
-                params.append({"id": chunk_id, "tokens": tokens, "v": tsvector_literal(tokens)})
+                params.append(
+                    {
+                        "id": chunk_id,
+                        "p": partition,
+                        "tokens": tokens,
+                        "v": tsvector_literal(tokens),
+                    }
+                )
+                posted.append((chunk_id, partition, tokens))
         if params:
             db.execute(
                 text(
-                    f"INSERT INTO {MEMORY_FTS}(id, tokens, words) VALUES (:id, :tokens, CAST(:v AS tsvector)) "
-                    "ON CONFLICT (id) DO UPDATE SET tokens = EXCLUDED.tokens, words = EXCLUDED.words"
+                    f"INSERT INTO {MEMORY_FTS}(id, partition, tokens, words) "
+                    "VALUES (:id, :p, :tokens, CAST(:v AS tsvector)) ON CONFLICT (id) DO UPDATE "
+                    "SET partition = EXCLUDED.partition, tokens = EXCLUDED.tokens, words = EXCLUDED.words"
                 ),
                 params,
             )
+            post_chunks(db, posted)
 
     def store_chunk_vectors(
         self, db: Session, rows: Iterable[tuple[int, str, list[float]]]
@@ -65,6 +84,7 @@ class PostgresMemoryIndex:
     def unindex_memory_chunks(self, db: Session, chunk_ids: list[int]) -> None:
         if chunk_ids:
             params = {"ids": list(chunk_ids)}
+            unpost_chunks(db, chunk_ids)
             db.execute(text(f"DELETE FROM {MEMORY_FTS} WHERE id = ANY(:ids)"), params)
             db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = ANY(:ids)"), params)
 
@@ -79,55 +99,39 @@ class PostgresMemoryIndex:
         phrases = parse_expression(expression)
         if not owners or not phrases:
             return []
-        params: dict[str, object] = {"q": tsquery_literal(phrases), "t": tenant_id}
-        owner_sql = owner_condition(owners, params)
+        partitions = [memory_partition(tenant_id, owner) for owner in owners]
+        stats = read_statistics(db, partitions, phrases)
+        candidates = read_candidates(db, partitions, stats, max(limit, MIN_CANDIDATES))
+        if not candidates:
+            return []
         sql = (
             f"SELECT f.id, f.tokens FROM {MEMORY_FTS} f JOIN memory_chunks c ON c.id = f.id "
-            "JOIN memories m ON m.id = c.memory_id "
-            f"WHERE f.words @@ CAST(:q AS tsquery) AND m.tenant_id = :t AND ({owner_sql}) "
+            "JOIN memories m ON m.id = c.memory_id WHERE f.id = ANY(:ids) AND m.tenant_id = :t "
             "AND m.superseded_by IS NULL"
         )
-        hits = db.execute(text(sql), params).all()
-        if not hits:
-            return []
-        # FTS5's statistics are the whole index's: its row count, average length, and each
-        # phrase's row count.
-        documents, average = db.execute(
-            text(f"SELECT count(*), coalesce(avg(cardinality(tokens)), 0) FROM {MEMORY_FTS}")
-        ).one()
-        idfs = [
-            fts5_idf(int(documents), self._rows_matching(db, tsquery_literal([p]))) for p in phrases
-        ]
+        rows = db.execute(text(sql), {"ids": candidates, "t": tenant_id}).all()
+        idfs = [fts5_idf(stats.chunks, frequency) for frequency in stats.frequencies]
         scored = [
-            TextHit(int(row_id), fts5_bm25(list(tokens), phrases, idfs, float(average)))
-            for row_id, tokens in hits
+            TextHit(int(row_id), score_chunk(list(tokens), phrases, idfs, stats.average))
+            for row_id, tokens in rows
         ]
         scored = [h for h in scored if h.score is not None and h.score < 0]
         scored.sort(key=lambda h: (h.score, h.row_id))
         return scored[:limit]
 
-    def _rows_matching(self, db: Session, query: str) -> int:
-        return int(
-            db.execute(
-                text(f"SELECT count(*) FROM {MEMORY_FTS} WHERE words @@ CAST(:q AS tsquery)"),
-                {"q": query},
-            ).scalar_one()
-        )
-
     def memory_term_documents(
-        self, db: Session, tokens: list[str], prefixes: list[str]
+        self, db: Session, partitions: list[str], tokens: list[str], prefixes: list[str]
     ) -> tuple[int, dict[str, int]]:
-        # A token is looked up as given, as in FTS5's vocabulary table; a prefix counts the rows
-        # holding any of its words (exact, where FTS5's sum of per-word counts may overestimate).
-        documents = int(db.execute(text("SELECT count(*) FROM memory_chunks")).scalar_one())
-        quote = tsquery_literal
-        found: dict[str, int] = {}
-        for token in dict.fromkeys(tokens):
-            found[token] = self._rows_matching(db, quote([_single(token, prefix=False)]))
-        for prefix in dict.fromkeys(prefixes):
-            count = self._rows_matching(db, quote([_single(prefix, prefix=True)]))
-            found[prefix + "*"] = min(count, documents)
-        return documents, found
+        # The searched partitions' kept counters (the statistics match_memory_chunks scores with).
+        chunks, _ = partition_totals(db, partitions)
+        found = dict.fromkeys(tokens, 0) | term_chunks(db, partitions, list(dict.fromkeys(tokens)))
+        for prefix, expansions in prefix_words(
+            db, partitions, list(dict.fromkeys(prefixes))
+        ).items():
+            found[prefix + "*"] = min(sum(expansions.values()), chunks)
+        for prefix in prefixes:
+            found.setdefault(prefix + "*", 0)
+        return chunks, found
 
     def nearest_memory_chunks(
         self, db: Session, owner: str, vector: list[float], k: int
@@ -168,10 +172,6 @@ class PostgresMemoryIndex:
         )
         params = {"t": tenant_id, "a": agent_id, "n": without_nul(needle), "limit": limit}
         return [(int(pk), int(seq), body) for pk, seq, body in db.execute(text(sql), params)]
-
-
-def _single(token: str, *, prefix: bool) -> Phrase:
-    return Phrase((token,), prefix)
 
 
 def tune_vector_scan(db: Session, k: int) -> None:

@@ -118,21 +118,6 @@ def fts5_idf(documents: int, frequency: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
-def fts5_bm25(
-    tokens: list[str], phrases: list[Phrase], idfs: list[float], average_length: float
-) -> float:
-    """FTS5's bm25() of one row: negative, lower is better."""
-    length = len(tokens)
-    average = average_length if average_length > 0 else 1.0
-    total = 0.0
-    for phrase, idf in zip(phrases, idfs, strict=True):
-        frequency = phrase.count_in(tokens)
-        if frequency:
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
-            total += idf * frequency * (BM25_K1 + 1) / (frequency + norm)
-    return -total
-
-
 def like_pattern(term: str) -> str:
     """An ILIKE pattern matching the term anywhere, literally (backslash is ILIKE's escape)."""
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

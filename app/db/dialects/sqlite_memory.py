@@ -29,8 +29,9 @@ class SqliteMemoryIndex:
 
     vectors: VectorCache
 
-    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
-        params = [{"id": chunk_id, "text": body} for chunk_id, body in rows if body]
+    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str, str]]) -> None:
+        # FTS5 keeps whole-index statistics: the partition is not needed here.
+        params = [{"id": chunk_id, "text": body} for chunk_id, _, body in rows if body]
         if params:
             db.execute(text(f"INSERT INTO {MEMORY_FTS}(rowid, text) VALUES (:id, :text)"), params)
 
@@ -93,7 +94,11 @@ class SqliteMemoryIndex:
         return [TextHit(int(r), float(rank)) for r, rank in db.execute(text(sql), params)]
 
     def memory_term_documents(
-        self, db: Session, tokens: list[str], prefixes: list[str]
+        self,
+        db: Session,
+        partitions: list[str],  # noqa: ARG002 - FTS5 keeps whole-index statistics
+        tokens: list[str],
+        prefixes: list[str],
     ) -> tuple[int, dict[str, int]]:
         # fts5vocab reads the index's own per-token counts (the numbers FTS5's bm25() uses): a
         # lookup per token, no matter how many chunks hold it.

@@ -1,0 +1,295 @@
+"""PostgreSQL: the SQL of the memory word index's postings and counters
+(app/db/dialects/postgres_postings.py says what they are).
+
+Writes keep the counters in the transaction that adds or removes chunks, in (partition, term)
+order, so that concurrent writers wait for each other rather than deadlock. Reads take the
+searched partitions' statistics from the counters and the best postings of each query phrase's
+rarest term from the impact-ordered b-tree: a bounded number of rows whatever the partition holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, text
+from sqlalchemy.orm import Session
+
+from app.db.dialects.postgres_postings import (
+    partition_deltas,
+    phrase_keys,
+    postings,
+    term_deltas,
+)
+from app.db.dialects.postgres_text import Phrase, tsquery_literal
+
+# The prefix of an English stem is read through its most common words only (candidates; the
+# statistics count all of them).
+MAX_EXPANSIONS = 8
+# A prefix's or a word phrase's chunks are counted exactly up to this bound (above it, the bound
+# itself is used: the sum of the prefix's words' counts, the phrase's rarest word's count).
+EXACT_COUNT_LIMIT = 2000
+# The best postings read per term and partition, at least (the search asks for its pool).
+MIN_CANDIDATES = 64
+_LAST_CHAR = chr(
+    0x10FFFF
+)  # under the "C" collation, every word with a prefix sorts below prefix + this
+
+
+@dataclass(frozen=True, slots=True)
+class Statistics:
+    """What a search scores with: chunks and average words of the partitions, each phrase's
+    chunk count, and the terms whose best postings hold each phrase's candidates."""
+
+    chunks: int
+    average: float
+    frequencies: list[int]
+    sources: list[list[str]]
+    # Phrases of several words (not one CJK pair) whose rows the postings cannot order: read
+    # through the tsvector index instead, as a tsquery.
+    whole_phrases: list[Phrase]
+
+
+def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]) -> None:
+    """Add (chunk id, partition, words) to the postings and the counters."""
+    if not rows:
+        return
+    averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t in rows))
+    _change_terms(db, term_deltas((p, t, 1) for _, p, t in rows))
+    posted = [x for i, p, t in rows for x in postings(p, i, t, averages.get(p, 0.0))]
+    db.execute(
+        text(
+            "INSERT INTO memory_postings(chunk_id, term, partition, frequency, impact) "
+            "SELECT * FROM unnest(CAST(:ids AS bigint[]), CAST(:terms AS text[]), "
+            "CAST(:parts AS text[]), CAST(:freqs AS int[]), CAST(:impacts AS real[])) "
+            "ON CONFLICT (chunk_id, term) DO UPDATE SET partition = EXCLUDED.partition, "
+            "frequency = EXCLUDED.frequency, impact = EXCLUDED.impact"
+        ),
+        {
+            "ids": [x.chunk_id for x in posted],
+            "terms": [x.term for x in posted],
+            "parts": [x.partition for x in posted],
+            "freqs": [x.frequency for x in posted],
+            "impacts": [x.impact for x in posted],
+        },
+    )
+
+
+def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
+    """Remove chunks from the postings and the counters (chunks never posted are ignored)."""
+    rows = db.execute(
+        text(
+            "SELECT partition, tokens FROM memory_fts WHERE id = ANY(:ids) AND partition IS NOT NULL"
+        ),
+        {"ids": list(chunk_ids)},
+    ).all()
+    if rows:
+        removed = [(str(p), list(t), -1) for p, t in rows]
+        _change_partitions(db, partition_deltas(removed))
+        _change_terms(db, term_deltas(removed))
+    db.execute(text("DELETE FROM memory_postings WHERE chunk_id = ANY(:ids)"), {"ids": chunk_ids})
+
+
+def _change_partitions(
+    db: Session | Connection, deltas: list[tuple[str, int, int]]
+) -> dict[str, float]:
+    """Apply the deltas; returns each changed partition's average words per chunk after them."""
+    if not deltas:
+        return {}
+    result = db.execute(
+        text(
+            "INSERT INTO memory_partitions(partition, chunks, words) SELECT * FROM "
+            "unnest(CAST(:parts AS text[]), CAST(:chunks AS bigint[]), CAST(:words AS bigint[])) "
+            "ON CONFLICT (partition) DO UPDATE SET chunks = memory_partitions.chunks + EXCLUDED.chunks, "
+            "words = memory_partitions.words + EXCLUDED.words RETURNING partition, chunks, words"
+        ),
+        {
+            "parts": [p for p, _, _ in deltas],
+            "chunks": [c for _, c, _ in deltas],
+            "words": [w for _, _, w in deltas],
+        },
+    )
+    return {str(p): (w / c if c > 0 else 0.0) for p, c, w in result}
+
+
+def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) -> None:
+    if deltas:
+        db.execute(
+            text(
+                "INSERT INTO memory_terms(partition, term, chunks) SELECT * FROM "
+                "unnest(CAST(:parts AS text[]), CAST(:terms AS text[]), CAST(:deltas AS bigint[])) "
+                "ON CONFLICT (partition, term) DO UPDATE SET chunks = memory_terms.chunks + EXCLUDED.chunks"
+            ),
+            {
+                "parts": [p for p, _, _ in deltas],
+                "terms": [t for _, t, _ in deltas],
+                "deltas": [d for _, _, d in deltas],
+            },
+        )
+
+
+def partition_totals(db: Session, partitions: list[str]) -> tuple[int, int]:
+    """(chunks, words) of the partitions together."""
+    chunks, words = db.execute(
+        text(
+            "SELECT coalesce(sum(chunks), 0), coalesce(sum(words), 0) FROM memory_partitions "
+            "WHERE partition = ANY(:parts)"
+        ),
+        {"parts": partitions},
+    ).one()
+    return int(chunks), int(words)
+
+
+def term_chunks(db: Session, partitions: list[str], terms: list[str]) -> dict[str, int]:
+    """Chunks of the partitions holding each term (terms held by none are left out)."""
+    if not terms:
+        return {}
+    rows = db.execute(
+        text(
+            "SELECT term, sum(chunks) FROM memory_terms WHERE partition = ANY(:parts) "
+            "AND term = ANY(CAST(:terms AS text[])) GROUP BY term"
+        ),
+        {"parts": partitions, "terms": terms},
+    )
+    return {str(term): int(count) for term, count in rows if count > 0}
+
+
+def prefix_words(
+    db: Session, partitions: list[str], prefixes: list[str]
+) -> dict[str, dict[str, int]]:
+    """For each prefix, the partitions' words starting with it and the chunks holding each."""
+    if not prefixes:
+        return {}
+    rows = db.execute(
+        text(
+            "SELECT q.prefix, t.term, sum(t.chunks) FROM unnest(CAST(:prefixes AS text[])) AS q(prefix) "
+            "JOIN memory_terms t ON t.partition = ANY(:parts) AND t.term >= q.prefix "
+            "AND t.term < q.prefix || :last AND starts_with(t.term, q.prefix) "
+            "GROUP BY q.prefix, t.term HAVING sum(t.chunks) > 0"
+        ),
+        {"prefixes": prefixes, "parts": partitions, "last": _LAST_CHAR},
+    )
+    found: dict[str, dict[str, int]] = {p: {} for p in prefixes}
+    for prefix, term, count in rows:
+        found[str(prefix)][str(term)] = int(count)
+    return found
+
+
+def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
+    """The statistics of a search, and where each phrase's candidates are read from."""
+    chunks, words = partition_totals(db, partitions)
+    keys = [phrase_keys(p) for p in phrases]
+    counts = term_chunks(db, partitions, list(dict.fromkeys(k for ks in keys for k in ks)))
+    expansions = prefix_words(
+        db, partitions, list(dict.fromkeys(p.tokens[-1] for p in phrases if p.prefix))
+    )
+    frequencies: list[int] = []
+    sources: list[list[str]] = []
+    whole: list[Phrase] = []
+    for phrase, phrase_terms in zip(phrases, keys, strict=True):
+        frequency, source = _phrase_source(phrase, phrase_terms, counts, expansions, chunks)
+        frequencies.append(frequency)
+        ordered = _posted_as_one_term(phrase, phrase_terms)
+        sources.append(source if ordered else [])
+        if frequency and not ordered:
+            whole.append(phrase)
+    _count_exactly(db, partitions, phrases, keys, frequencies)
+    return Statistics(chunks, words / chunks if chunks else 0.0, frequencies, sources, whole)
+
+
+def _posted_as_one_term(phrase: Phrase, keys: list[str]) -> bool:
+    """Whether a term's postings are exactly the phrase's rows: one word, or one CJK pair."""
+    return len(phrase.tokens) == 1 or (not phrase.prefix and keys == ["".join(phrase.tokens)])
+
+
+def _count_exactly(
+    db: Session,
+    partitions: list[str],
+    phrases: list[Phrase],
+    keys: list[list[str]],
+    frequencies: list[int],
+) -> None:
+    """Replace the upper bounds of prefixes and word phrases by their exact chunk counts where the
+    bound is small enough for the tsvector index to count them quickly (as FTS5 counts them)."""
+    inexact = [
+        i
+        for i, (phrase, phrase_keys_) in enumerate(zip(phrases, keys, strict=True))
+        if 0 < frequencies[i] <= EXACT_COUNT_LIMIT
+        and (phrase.prefix or not _posted_as_one_term(phrase, phrase_keys_))
+    ]
+    if not inexact:
+        return
+    params: dict[str, object] = {"parts": partitions}
+    counts = []
+    for n, i in enumerate(inexact):
+        params[f"q{n}"] = tsquery_literal([phrases[i]])
+        counts.append(f"count(*) FILTER (WHERE words @@ CAST(:q{n} AS tsquery))")
+    params["any"] = tsquery_literal([phrases[i] for i in inexact])
+    row = db.execute(
+        text(
+            f"SELECT {', '.join(counts)} FROM memory_fts WHERE partition = ANY(:parts) "
+            "AND words @@ CAST(:any AS tsquery)"
+        ),
+        params,
+    ).one()
+    for i, count in zip(inexact, row, strict=True):
+        frequencies[i] = int(count)
+
+
+def _phrase_source(
+    phrase: Phrase,
+    keys: list[str],
+    counts: dict[str, int],
+    expansions: dict[str, dict[str, int]],
+    chunks: int,
+) -> tuple[int, list[str]]:
+    """A phrase's chunk count (its rarest key's, or its prefix's words' together: an upper bound)
+    and the terms whose postings hold its candidates: the rarest key, or the prefix's commonest
+    words."""
+    rarest = min(keys, key=lambda k: counts.get(k, 0), default=None)
+    count = counts.get(rarest, 0) if rarest is not None else chunks
+    if not phrase.prefix:
+        return count, [rarest] if rarest is not None and count else []
+    words_of_prefix = expansions.get(phrase.tokens[-1], {})
+    prefix_count = min(sum(words_of_prefix.values()), chunks)
+    if min(count, prefix_count) == 0:
+        return 0, []
+    if rarest is not None and count <= prefix_count:
+        return count, [rarest]
+    common = sorted(words_of_prefix, key=lambda w: (-words_of_prefix[w], w))
+    return prefix_count, common[:MAX_EXPANSIONS]
+
+
+def read_candidates(
+    db: Session, partitions: list[str], stats: Statistics, per_term: int
+) -> list[int]:
+    """The chunks among the best ``per_term`` postings of each source term in each partition."""
+    found = _rows_with_phrases(db, partitions, stats.whole_phrases, per_term * MAX_EXPANSIONS)
+    terms = list(dict.fromkeys(t for source in stats.sources for t in source))
+    if not terms:
+        return found
+    rows = db.execute(
+        text(
+            "SELECT DISTINCT b.chunk_id FROM unnest(CAST(:parts AS text[])) AS p(partition) "
+            "CROSS JOIN unnest(CAST(:terms AS text[])) AS q(term) CROSS JOIN LATERAL "
+            "(SELECT x.chunk_id FROM memory_postings x WHERE x.partition = p.partition "
+            "AND x.term = q.term ORDER BY x.impact DESC LIMIT :n) b"
+        ),
+        {"parts": partitions, "terms": terms, "n": per_term},
+    )
+    return list(dict.fromkeys([*found, *(int(chunk_id) for (chunk_id,) in rows)]))
+
+
+def _rows_with_phrases(
+    db: Session, partitions: list[str], phrases: list[Phrase], limit: int
+) -> list[int]:
+    """Up to ``limit`` chunks holding any of the phrases (word phrases are rare: their rows are few)."""
+    if not phrases:
+        return []
+    rows = db.execute(
+        text(
+            "SELECT id FROM memory_fts WHERE partition = ANY(:parts) "
+            "AND words @@ CAST(:q AS tsquery) LIMIT :n"
+        ),
+        {"parts": partitions, "q": tsquery_literal(phrases), "n": limit},
+    )
+    return [int(chunk_id) for (chunk_id,) in rows]

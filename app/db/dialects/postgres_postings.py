@@ -1,0 +1,130 @@
+"""The postings of PostgreSQL's memory word index: pure functions, no I/O.
+
+Scoring BM25 over every chunk that holds a query word costs as much as the number of such chunks
+(seconds at 100,000 chunks of one user). PostgreSQL therefore keeps, beside each chunk's words,
+one posting per (partition, term, chunk) with the term's frequency and its *impact* (the BM25 term
+weight without the idf), b-tree-ordered by impact: a search reads the best few postings of each
+query term, then scores those candidates exactly. Kept per-partition counters give the statistics
+(chunks, words, chunks holding a term), so nothing at query time grows with the partition.
+
+Terms are the chunk's words, plus every pair of adjacent CJK characters (``支付``): a Chinese
+phrase then has postings of its own, where its single characters are common to most chunks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from app.db.dialects.postgres_text import BM25_B, BM25_K1, Phrase
+
+# Unified ideographs, kana and Hangul: one tokenizer word per character once spaced for FTS.
+_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def is_cjk(token: str) -> bool:
+    return len(token) == 1 and _CJK_RE.match(token) is not None
+
+
+def chunk_terms(tokens: list[str]) -> Counter[str]:
+    """The posting terms of a chunk's words with their frequencies: each word, and each pair of
+    adjacent CJK characters."""
+    terms = Counter(tokens)
+    terms.update(a + b for a, b in itertools.pairwise(tokens) if is_cjk(a) and is_cjk(b))
+    return terms
+
+
+def impact(frequency: int, length: int, average_length: float) -> float:
+    """BM25's weight of a term in a chunk without the idf (FTS5's constants)."""
+    average = average_length if average_length > 0 else 1.0
+    return (
+        frequency * (BM25_K1 + 1) / (frequency + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+    )
+
+
+def phrase_keys(phrase: Phrase) -> list[str]:
+    """The terms every row holding the phrase holds (its prefix word aside): the CJK pairs of a run of
+    CJK characters, the other words as they are."""
+    tokens = list(phrase.tokens[:-1] if phrase.prefix else phrase.tokens)
+    keys: list[str] = []
+    index = 0
+    while index < len(tokens):
+        run = index
+        while run < len(tokens) and is_cjk(tokens[run]):
+            run += 1
+        if run - index >= 2:
+            keys += [tokens[i] + tokens[i + 1] for i in range(index, run - 1)]
+            index = run
+        else:
+            keys.append(tokens[index])
+            index += 1
+    return list(dict.fromkeys(keys))
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    partition: str
+    term: str
+    chunk_id: int
+    frequency: int
+    impact: float
+
+
+def postings(
+    partition: str, chunk_id: int, tokens: list[str], average_length: float
+) -> list[Posting]:
+    """One chunk's postings, in term order."""
+    terms = chunk_terms(tokens)
+    return [
+        Posting(partition, term, chunk_id, count, impact(count, len(tokens), average_length))
+        for term, count in sorted(terms.items())
+    ]
+
+
+def term_deltas(changes: Iterable[tuple[str, list[str], int]]) -> list[tuple[str, str, int]]:
+    """(partition, term, change in chunks holding it) for chunks added (+1) or removed (-1), in
+    (partition, term) order: concurrent writers then lock counter rows in one order."""
+    deltas: Counter[tuple[str, str]] = Counter()
+    for partition, tokens, sign in changes:
+        for term in chunk_terms(tokens):
+            deltas[(partition, term)] += sign
+    return [(p, t, d) for (p, t), d in sorted(deltas.items()) if d]
+
+
+def partition_deltas(
+    changes: Iterable[tuple[str, list[str], int]],
+) -> list[tuple[str, int, int]]:
+    """(partition, change in chunks, change in words), in partition order."""
+    chunks: Counter[str] = Counter()
+    words: Counter[str] = Counter()
+    for partition, tokens, sign in changes:
+        chunks[partition] += sign
+        words[partition] += sign * len(tokens)
+    return [(p, chunks[p], words[p]) for p in sorted(chunks) if chunks[p] or words[p]]
+
+
+def score_chunk(
+    tokens: list[str], phrases: list[Phrase], idfs: list[float], average_length: float
+) -> float:
+    """FTS5's bm25() of one chunk (negative, lower is better), a phrase's frequency read from the
+    chunk's word counts where its positions do not matter."""
+    counts = Counter(tokens)
+    total = 0.0
+    for phrase, idf in zip(phrases, idfs, strict=True):
+        frequency = phrase_frequency(phrase, tokens, counts)
+        if frequency:
+            total += idf * impact(frequency, len(tokens), average_length)
+    return -total
+
+
+def phrase_frequency(phrase: Phrase, tokens: list[str], counts: Counter[str]) -> int:
+    """How often the phrase occurs in the chunk (FTS5's phrase frequency)."""
+    if len(phrase.tokens) > 1:
+        return phrase.count_in(tokens)
+    word = phrase.tokens[0]
+    if not phrase.prefix:
+        return counts.get(word, 0)
+    return sum(count for token, count in counts.items() if token.startswith(word))
