@@ -759,7 +759,9 @@ def _breakdown(
                 continue  # _collect runs the same statement
             finished, value = timed(
                 f"collect {label}",
-                lambda r=req, v=vector: _collect(service, TENANT, owners, r, r.query, v, "hybrid"),
+                lambda r=req, v=vector: asyncio.run(
+                    _collect(service, TENANT, owners, r, r.query, v, "hybrid")
+                ),
             )
             if finished:
                 merged, memories = value  # type: ignore[misc]

@@ -181,7 +181,8 @@ def apply_decay(
 
 def jaccard(a_tokens: Collection[str], b_tokens: Collection[str]) -> float:
     """|A ∩ B| / |A ∪ B| of two token sets; 0 when both are empty."""
-    a, b = set(a_tokens), set(b_tokens)
+    a = a_tokens if isinstance(a_tokens, frozenset | set) else set(a_tokens)
+    b = b_tokens if isinstance(b_tokens, frozenset | set) else set(b_tokens)
     union = len(a | b)
     return len(a & b) / union if union else 0.0
 

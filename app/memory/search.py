@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -16,7 +17,7 @@ from app.core.clock import utcnow
 from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
 from app.db.dialects import Dialect
-from app.db.models import Memory
+from app.db.models import Memory, MemoryChunk
 from app.memory import repository as repo
 from app.memory.ranking import LEAF_LEVEL
 from app.memory.records import memory_record, owner_key
@@ -42,6 +43,7 @@ from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
 from app.providers.protocols import ProviderError
 
 MIN_POOL = 20
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +77,7 @@ async def search_memories(
     merged: list[ScoredMemory] = []
     memories: dict[str, Memory] = {}
     for part, vector in zip(parts, vectors, strict=True):
-        found, loaded = await asyncio.to_thread(
-            _collect, service, caller.tenant_id, owners, req, part, vector, mode
-        )
+        found, loaded = await _collect(service, caller.tenant_id, owners, req, part, vector, mode)
         merged += found
         memories.update(loaded)
     ranked = _rank(best_per_memory(merged), memories, req)
@@ -102,7 +102,7 @@ async def _query_vectors(
         return none, "bm25"  # docs/quality.md, Degradation: keyword search rather than failure
 
 
-def _collect(
+async def _collect(
     service: MemoryService,
     tenant_id: str,
     owners: list[tuple[str, str]],
@@ -111,22 +111,74 @@ def _collect(
     vector: list[float] | None,
     mode: str,
 ) -> tuple[list[ScoredMemory], dict[str, Memory]]:
+    """The word side and the vector side, each in a read transaction of its own and at the same
+    time (on PostgreSQL each has a server process of its own), then their chunks merged."""
     pool = max(req.limit * 4, MIN_POOL)
-    dialect = service.uow.dialect
     phrases = fts_phrases(parse_query(text, today=utcnow().date()))
+    words = (
+        asyncio.to_thread(_text_side, service, tenant_id, owners, phrases, pool)
+        if mode != "vector" and phrases
+        else None
+    )
+    nearest = (
+        asyncio.to_thread(_vector_side, service, tenant_id, owners, vector, pool)
+        if vector is not None
+        else None
+    )
+    (text_ranks, ideal), distances = await asyncio.gather(
+        words or _nothing((dict[int, float](), 0.0)), nearest or _nothing(dict[int, float]())
+    )
+    ids = list(set(text_ranks) | set(distances))
+    rows = await asyncio.to_thread(_load_chunks, service, ids) if ids else []
+    return _merge(service, req, mode, text_ranks, ideal, distances, rows)
+
+
+async def _nothing(value: _T) -> _T:
+    return value
+
+
+def _text_side(
+    service: MemoryService,
+    tenant_id: str,
+    owners: list[tuple[str, str]],
+    phrases: list[FtsPhrase],
+    pool: int,
+) -> tuple[dict[int, float], float]:
     with service.uow.read() as db:
-        text_ranks: dict[int, float] = {}
-        ideal = 0.0
-        if mode != "vector" and phrases:
-            text_ranks, ideal = _text_ranks(db, dialect, tenant_id, owners, phrases, pool)
-        distances: dict[int, float] = {}
-        if vector is not None:
-            for owner in owners:
-                for hit in dialect.nearest_memory_chunks(
-                    db, owner_key(tenant_id, owner), vector, pool
-                ):
-                    distances[hit.row_id] = float(hit.score or 0.0)
-        rows = repo.chunks_with_memories(db, list(set(text_ranks) | set(distances)), utcnow())
+        return _text_ranks(db, service.uow.dialect, tenant_id, owners, phrases, pool)
+
+
+def _vector_side(
+    service: MemoryService,
+    tenant_id: str,
+    owners: list[tuple[str, str]],
+    vector: list[float],
+    pool: int,
+) -> dict[int, float]:
+    distances: dict[int, float] = {}
+    with service.uow.read() as db:
+        for owner in owners:
+            for hit in service.uow.dialect.nearest_memory_chunks(
+                db, owner_key(tenant_id, owner), vector, pool
+            ):
+                distances[hit.row_id] = float(hit.score or 0.0)
+    return distances
+
+
+def _load_chunks(service: MemoryService, ids: list[int]) -> list[tuple[MemoryChunk, Memory]]:
+    with service.uow.read() as db:
+        return list(repo.chunks_with_memories(db, ids, utcnow()))
+
+
+def _merge(
+    service: MemoryService,
+    req: SearchInput,
+    mode: str,
+    text_ranks: dict[int, float],
+    ideal: float,
+    distances: dict[int, float],
+    rows: list[tuple[MemoryChunk, Memory]],
+) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
     owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}
     floor = service.embedder.similarity_floor if service.embedder is not None else 0.0

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.core.query import parse_query
 from app.db.base import Base
-from app.db.dialects.postgres_memory_postings import MIN_CANDIDATES
+from app.db.dialects.postgres_memory_postings import EXACT_COUNT_LIMIT, MIN_CANDIDATES
 from app.db.dialects.postgres_text import words
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
@@ -158,7 +158,7 @@ def _occurrences(tokens: list[str], phrase: tuple[str, ...], prefix: bool) -> in
 
 def _chunks_holding(rows: list[list[str]], phrase: tuple[str, ...], prefix: bool) -> int:
     # Exact, as FTS5 counts: every phrase of these queries is held by fewer chunks than
-    # EXACT_COUNT_LIMIT, under which PostgreSQL counts prefixes and word phrases exactly too.
+    # EXACT_COUNT_LIMIT chunks, under which PostgreSQL counts prefixes and word phrases exactly too.
     return sum(_occurrences(tokens, phrase, prefix) > 0 for tokens in rows)
 
 
@@ -169,6 +169,7 @@ def reference(
     rows = {i: tokens for i, (p, tokens) in corpus.chunks.items() if p in partitions}
     phrases = [(p.tokens, p.prefix) for p in fts_phrases(parse_query(query, today=NOW.date()))]
     total = len(rows)
+    assert total <= EXACT_COUNT_LIMIT  # so every count is exact on PostgreSQL too
     average = sum(len(t) for t in rows.values()) / total if total else 1.0
     idfs = []
     for phrase, prefix in phrases:

@@ -12,15 +12,13 @@ from sqlalchemy.orm import Session
 from app.db.dialects.base import TextHit, memory_partition
 from app.db.dialects.postgres_memory_postings import (
     MIN_CANDIDATES,
-    partition_totals,
     post_chunks,
-    prefix_words,
     read_candidates,
+    read_counts,
     read_statistics,
-    term_chunks,
     unpost_chunks,
 )
-from app.db.dialects.postgres_postings import score_chunk
+from app.db.dialects.postgres_postings import score_chunks
 from app.db.dialects.postgres_text import (
     fts5_idf,
     parse_expression,
@@ -112,8 +110,10 @@ class PostgresMemoryIndex:
         rows = db.execute(text(sql), {"ids": candidates, "t": tenant_id}).all()
         idfs = [fts5_idf(stats.chunks, frequency) for frequency in stats.frequencies]
         scored = [
-            TextHit(int(row_id), score_chunk(list(tokens), phrases, idfs, stats.average))
-            for row_id, tokens in rows
+            TextHit(row_id, score)
+            for row_id, score in score_chunks(
+                ((int(i), list(t)) for i, t in rows), phrases, idfs, stats.average
+            )
         ]
         scored = [h for h in scored if h.score is not None and h.score < 0]
         scored.sort(key=lambda h: (h.score, h.row_id))
@@ -123,14 +123,13 @@ class PostgresMemoryIndex:
         self, db: Session, partitions: list[str], tokens: list[str], prefixes: list[str]
     ) -> tuple[int, dict[str, int]]:
         # The searched partitions' kept counters (the statistics match_memory_chunks scores with).
-        chunks, _ = partition_totals(db, partitions)
-        found = dict.fromkeys(tokens, 0) | term_chunks(db, partitions, list(dict.fromkeys(tokens)))
-        for prefix, expansions in prefix_words(
-            db, partitions, list(dict.fromkeys(prefixes))
-        ).items():
-            found[prefix + "*"] = min(sum(expansions.values()), chunks)
+        counted = read_counts(
+            db, partitions, list(dict.fromkeys(tokens)), list(dict.fromkeys(prefixes))
+        )
+        chunks = counted.chunks
+        found = {token: counted.terms.get(token, 0) for token in tokens}
         for prefix in prefixes:
-            found.setdefault(prefix + "*", 0)
+            found[prefix + "*"] = min(sum(counted.prefixes[prefix].values()), chunks)
         return chunks, found
 
     def nearest_memory_chunks(

@@ -27,7 +27,7 @@ from app.db.dialects.postgres_text import Phrase, tsquery_literal
 MAX_EXPANSIONS = 8
 # A prefix's or a word phrase's chunks are counted exactly up to this bound (above it, the bound
 # itself is used: the sum of the prefix's words' counts, the phrase's rarest word's count).
-EXACT_COUNT_LIMIT = 2000
+EXACT_COUNT_LIMIT = 500
 # The best postings read per term and partition, at least (the search asks for its pool).
 MIN_CANDIDATES = 64
 _LAST_CHAR = chr(
@@ -127,61 +127,58 @@ def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) 
         )
 
 
-def partition_totals(db: Session, partitions: list[str]) -> tuple[int, int]:
-    """(chunks, words) of the partitions together."""
-    chunks, words = db.execute(
-        text(
-            "SELECT coalesce(sum(chunks), 0), coalesce(sum(words), 0) FROM memory_partitions "
-            "WHERE partition = ANY(:parts)"
-        ),
-        {"parts": partitions},
-    ).one()
-    return int(chunks), int(words)
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """The counters a search reads: chunks and words of the partitions together, chunks holding
+    each term (terms held by none left out), and each prefix's words with their chunks."""
+
+    chunks: int
+    words: int
+    terms: dict[str, int]
+    prefixes: dict[str, dict[str, int]]
 
 
-def term_chunks(db: Session, partitions: list[str], terms: list[str]) -> dict[str, int]:
-    """Chunks of the partitions holding each term (terms held by none are left out)."""
-    if not terms:
-        return {}
+def read_counts(
+    db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
+) -> Counts:
+    """The counters of the partitions, in one round trip."""
     rows = db.execute(
         text(
-            "SELECT term, sum(chunks) FROM memory_terms WHERE partition = ANY(:parts) "
-            "AND term = ANY(CAST(:terms AS text[])) GROUP BY term"
+            "SELECT 0, '', '', coalesce(sum(chunks), 0), coalesce(sum(words), 0) "
+            "FROM memory_partitions WHERE partition = ANY(:parts) "
+            "UNION ALL SELECT 1, term, '', sum(chunks), 0 FROM memory_terms "
+            "WHERE partition = ANY(:parts) AND term = ANY(CAST(:terms AS text[])) GROUP BY term "
+            "UNION ALL SELECT 2, q.prefix, t.term, sum(t.chunks), 0 "
+            "FROM unnest(CAST(:prefixes AS text[])) AS q(prefix) JOIN memory_terms t "
+            "ON t.partition = ANY(:parts) AND t.term >= q.prefix AND t.term < q.prefix || :last "
+            "AND starts_with(t.term, q.prefix) GROUP BY q.prefix, t.term"
         ),
-        {"parts": partitions, "terms": terms},
+        {"parts": partitions, "terms": terms, "prefixes": prefixes, "last": _LAST_CHAR},
     )
-    return {str(term): int(count) for term, count in rows if count > 0}
-
-
-def prefix_words(
-    db: Session, partitions: list[str], prefixes: list[str]
-) -> dict[str, dict[str, int]]:
-    """For each prefix, the partitions' words starting with it and the chunks holding each."""
-    if not prefixes:
-        return {}
-    rows = db.execute(
-        text(
-            "SELECT q.prefix, t.term, sum(t.chunks) FROM unnest(CAST(:prefixes AS text[])) AS q(prefix) "
-            "JOIN memory_terms t ON t.partition = ANY(:parts) AND t.term >= q.prefix "
-            "AND t.term < q.prefix || :last AND starts_with(t.term, q.prefix) "
-            "GROUP BY q.prefix, t.term HAVING sum(t.chunks) > 0"
-        ),
-        {"prefixes": prefixes, "parts": partitions, "last": _LAST_CHAR},
-    )
+    chunks = words = 0
+    held: dict[str, int] = {}
     found: dict[str, dict[str, int]] = {p: {} for p in prefixes}
-    for prefix, term, count in rows:
-        found[str(prefix)][str(term)] = int(count)
-    return found
+    for kind, key, word, count, total in rows:
+        if kind == 0:
+            chunks, words = int(count), int(total)
+        elif count > 0 and kind == 1:
+            held[str(key)] = int(count)
+        elif count > 0:
+            found[str(key)][str(word)] = int(count)
+    return Counts(chunks, words, held, found)
 
 
 def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
     """The statistics of a search, and where each phrase's candidates are read from."""
-    chunks, words = partition_totals(db, partitions)
     keys = [phrase_keys(p) for p in phrases]
-    counts = term_chunks(db, partitions, list(dict.fromkeys(k for ks in keys for k in ks)))
-    expansions = prefix_words(
-        db, partitions, list(dict.fromkeys(p.tokens[-1] for p in phrases if p.prefix))
+    counted = read_counts(
+        db,
+        partitions,
+        list(dict.fromkeys(k for ks in keys for k in ks)),
+        list(dict.fromkeys(p.tokens[-1] for p in phrases if p.prefix)),
     )
+    chunks, words = counted.chunks, counted.words
+    counts, expansions = counted.terms, counted.prefixes
     frequencies: list[int] = []
     sources: list[list[str]] = []
     whole: list[Phrase] = []
@@ -263,7 +260,7 @@ def read_candidates(
     db: Session, partitions: list[str], stats: Statistics, per_term: int
 ) -> list[int]:
     """The chunks among the best ``per_term`` postings of each source term in each partition."""
-    found = _rows_with_phrases(db, partitions, stats.whole_phrases, per_term * MAX_EXPANSIONS)
+    found = _rows_with_phrases(db, partitions, stats.whole_phrases, 2 * per_term)
     terms = list(dict.fromkeys(t for source in stats.sources for t in source))
     if not terms:
         return found

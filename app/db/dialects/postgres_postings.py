@@ -14,7 +14,6 @@ phrase then has postings of its own, where its single characters are common to m
 from __future__ import annotations
 
 import itertools
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,11 +21,20 @@ from dataclasses import dataclass
 from app.db.dialects.postgres_text import BM25_B, BM25_K1, Phrase
 
 # Unified ideographs, kana and Hangul: one tokenizer word per character once spaced for FTS.
-_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+)
 
 
 def is_cjk(token: str) -> bool:
-    return len(token) == 1 and _CJK_RE.match(token) is not None
+    if len(token) != 1:
+        return False
+    point = ord(token)
+    return any(low <= point <= high for low, high in _CJK_RANGES)
 
 
 def chunk_terms(tokens: list[str]) -> Counter[str]:
@@ -106,25 +114,77 @@ def partition_deltas(
     return [(p, chunks[p], words[p]) for p in sorted(chunks) if chunks[p] or words[p]]
 
 
+_WORD, _PREFIX, _PAIR, _POSITIONS = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    kind: int
+    text: str  # the word, the prefix, or the CJK pair
+    phrase: Phrase
+    idf: float
+
+
+def score_chunks(
+    rows: Iterable[tuple[int, list[str]]],
+    phrases: list[Phrase],
+    idfs: list[float],
+    average_length: float,
+) -> list[tuple[int, float]]:
+    """FTS5's bm25() of each (chunk id, words) row (negative, lower is better). A phrase's frequency
+    is read from the chunk's word counts where its positions do not matter."""
+    parts = [_part(p, idf) for p, idf in zip(phrases, idfs, strict=True)]
+    wanted = {p.text for p in parts if p.kind == _PAIR}
+    scored = []
+    for chunk_id, tokens in rows:
+        counts = Counter(tokens)
+        pairs = _pair_counts(tokens, wanted)
+        total = 0.0
+        for part in parts:
+            frequency = _frequency(part, tokens, counts, pairs)
+            if frequency:
+                total += part.idf * impact(frequency, len(tokens), average_length)
+        scored.append((chunk_id, -total))
+    return scored
+
+
 def score_chunk(
     tokens: list[str], phrases: list[Phrase], idfs: list[float], average_length: float
 ) -> float:
-    """FTS5's bm25() of one chunk (negative, lower is better), a phrase's frequency read from the
-    chunk's word counts where its positions do not matter."""
-    counts = Counter(tokens)
-    total = 0.0
-    for phrase, idf in zip(phrases, idfs, strict=True):
-        frequency = phrase_frequency(phrase, tokens, counts)
-        if frequency:
-            total += idf * impact(frequency, len(tokens), average_length)
-    return -total
+    """``score_chunks`` of one chunk."""
+    return score_chunks([(0, tokens)], phrases, idfs, average_length)[0][1]
 
 
-def phrase_frequency(phrase: Phrase, tokens: list[str], counts: Counter[str]) -> int:
+def _part(phrase: Phrase, idf: float) -> _Part:
+    words = phrase.tokens
+    if len(words) == 1:
+        return _Part(_PREFIX if phrase.prefix else _WORD, words[0], phrase, idf)
+    if len(words) == 2 and not phrase.prefix and is_cjk(words[0]) and is_cjk(words[1]):
+        return _Part(_PAIR, words[0] + words[1], phrase, idf)
+    return _Part(_POSITIONS, "", phrase, idf)
+
+
+def _frequency(part: _Part, tokens: list[str], counts: Counter[str], pairs: Counter[str]) -> int:
+    if part.kind == _WORD:
+        return counts.get(part.text, 0)
+    if part.kind == _PREFIX:
+        return sum(count for token, count in counts.items() if token.startswith(part.text))
+    if part.kind == _PAIR:
+        return pairs.get(part.text, 0)
+    phrase = part.phrase
+    if any(word not in counts for word in (phrase.tokens[:-1] if phrase.prefix else phrase.tokens)):
+        return 0  # a word of the phrase is missing: no need to look at positions
+    return phrase.count_in(tokens)
+
+
+def phrase_frequency(phrase: Phrase, tokens: list[str]) -> int:
     """How often the phrase occurs in the chunk (FTS5's phrase frequency)."""
-    if len(phrase.tokens) > 1:
-        return phrase.count_in(tokens)
-    word = phrase.tokens[0]
-    if not phrase.prefix:
-        return counts.get(word, 0)
-    return sum(count for token, count in counts.items() if token.startswith(word))
+    part = _part(phrase, 0.0)
+    return _frequency(part, tokens, Counter(tokens), _pair_counts(tokens, {part.text}))
+
+
+def _pair_counts(tokens: list[str], wanted: set[str]) -> Counter[str]:
+    """How often each wanted pair of adjacent words occurs."""
+    if not wanted:
+        return Counter()
+    return Counter(pair for a, b in itertools.pairwise(tokens) if (pair := a + b) in wanted)

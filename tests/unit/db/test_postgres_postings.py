@@ -122,9 +122,11 @@ def test_score_is_fts5_bm25_for_every_kind_of_phrase() -> None:
 
 def test_prefix_frequency_counts_every_word_with_the_prefix() -> None:
     tokens = ["deploy", "deployed", "ops", "deploying", "de"]
-    counts = {t: tokens.count(t) for t in tokens}
-    assert phrase_frequency(Phrase(("deploy",), True), tokens, counts) == 3  # type: ignore[arg-type]
-    assert phrase_frequency(Phrase(("deploy",), False), tokens, counts) == 1  # type: ignore[arg-type]
+    assert phrase_frequency(Phrase(("deploy",), True), tokens) == 3
+    assert phrase_frequency(Phrase(("deploy",), False), tokens) == 1
+    assert phrase_frequency(Phrase(("ops", "deploy"), True), tokens) == 1
+    assert phrase_frequency(Phrase(("ops", "x"), False), tokens) == 0
+    assert phrase_frequency(Phrase(("部", "署"), False), ["部", "署", "x", "部", "署"]) == 2
 
 
 def test_deltas_net_out_and_come_in_lock_order() -> None:
