@@ -293,3 +293,20 @@ def test_superseded_memories_are_not_found(corpus: Corpus) -> None:
             {"c": chunk_id},
         )
     assert corpus.search("t", [MAIN], "zebra", 5) == []
+
+
+def test_term_documents_are_the_searched_partitions_counts(corpus: Corpus) -> None:
+    owners = [MAIN, ("agent", "main")]
+    partitions = [f"t:{kind}:{owner}" for kind, owner in owners]
+    rows = [tokens for p, tokens in corpus.chunks.values() if p in partitions]
+    with corpus.uow.read() as db:
+        documents, counts = corpus.uow.dialect.memory_term_documents(
+            db, partitions, ["deploy", "kafka", "absent"], ["deploy", "zz"]
+        )
+    assert documents == len(rows)
+    assert counts["deploy"] == sum("deploy" in tokens for tokens in rows)
+    assert counts["kafka"] == sum("kafka" in tokens for tokens in rows)
+    assert counts["absent"] == 0 and counts["zz*"] == 0
+    forms = {t for tokens in rows for t in tokens if t.startswith("deploy")}
+    assert len(forms) > 1  # deploy, deployed, ...: the prefix sums its words' counts
+    assert counts["deploy*"] == min(len(rows), sum(sum(f in t for t in rows) for f in forms))

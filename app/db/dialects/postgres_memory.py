@@ -112,7 +112,11 @@ class PostgresMemoryIndex:
         scored = [
             TextHit(row_id, score)
             for row_id, score in score_chunks(
-                ((int(i), list(t)) for i, t in rows), phrases, idfs, stats.average
+                ((int(i), list(t)) for i, t in rows),
+                phrases,
+                idfs,
+                stats.average,
+                stats.prefix_words,
             )
         ]
         scored = [h for h in scored if h.score is not None and h.score < 0]

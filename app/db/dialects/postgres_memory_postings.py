@@ -47,6 +47,7 @@ class Statistics:
     # Phrases of several words (not one CJK pair) whose rows the postings cannot order: read
     # through the tsvector index instead, as a tsquery.
     whole_phrases: list[Phrase]
+    prefix_words: dict[str, list[str]]  # every word of each prefix in the partitions
 
 
 def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]) -> None:
@@ -190,7 +191,9 @@ def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -
         if frequency and not ordered:
             whole.append(phrase)
     _count_exactly(db, partitions, phrases, keys, frequencies)
-    return Statistics(chunks, words / chunks if chunks else 0.0, frequencies, sources, whole)
+    average = words / chunks if chunks else 0.0
+    prefix_words = {prefix: list(found) for prefix, found in expansions.items()}
+    return Statistics(chunks, average, frequencies, sources, whole, prefix_words)
 
 
 def _posted_as_one_term(phrase: Phrase, keys: list[str]) -> bool:
@@ -259,19 +262,24 @@ def _phrase_source(
 def read_candidates(
     db: Session, partitions: list[str], stats: Statistics, per_term: int
 ) -> list[int]:
-    """The chunks among the best ``per_term`` postings of each source term in each partition."""
+    """The chunks among the best postings of each phrase's source terms in each partition:
+    ``per_term`` of a single term or of a prefix's commonest word, a quarter of that of its others."""
     found = _rows_with_phrases(db, partitions, stats.whole_phrases, 2 * per_term)
-    terms = list(dict.fromkeys(t for source in stats.sources for t in source))
-    if not terms:
+    limits: dict[str, int] = {}
+    for source in stats.sources:
+        for rank, term in enumerate(source):
+            limit = per_term if rank == 0 else max(8, per_term // 4)
+            limits[term] = max(limits.get(term, 0), limit)
+    if not limits:
         return found
     rows = db.execute(
         text(
             "SELECT DISTINCT b.chunk_id FROM unnest(CAST(:parts AS text[])) AS p(partition) "
-            "CROSS JOIN unnest(CAST(:terms AS text[])) AS q(term) CROSS JOIN LATERAL "
-            "(SELECT x.chunk_id FROM memory_postings x WHERE x.partition = p.partition "
-            "AND x.term = q.term ORDER BY x.impact DESC LIMIT :n) b"
+            "CROSS JOIN unnest(CAST(:terms AS text[]), CAST(:limits AS int[])) AS q(term, n) "
+            "CROSS JOIN LATERAL (SELECT x.chunk_id FROM memory_postings x "
+            "WHERE x.partition = p.partition AND x.term = q.term ORDER BY x.impact DESC LIMIT q.n) b"
         ),
-        {"parts": partitions, "terms": terms, "n": per_term},
+        {"parts": partitions, "terms": list(limits), "limits": list(limits.values())},
     )
     return list(dict.fromkeys([*found, *(int(chunk_id) for (chunk_id,) in rows)]))
 

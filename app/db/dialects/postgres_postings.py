@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from app.db.dialects.postgres_text import BM25_B, BM25_K1, Phrase
@@ -123,6 +123,7 @@ class _Part:
     text: str  # the word, the prefix, or the CJK pair
     phrase: Phrase
     idf: float
+    words: Collection[str] | None = None  # a prefix's words, where known
 
 
 def score_chunks(
@@ -130,10 +131,13 @@ def score_chunks(
     phrases: list[Phrase],
     idfs: list[float],
     average_length: float,
+    prefix_words: Mapping[str, Collection[str]] | None = None,
 ) -> list[tuple[int, float]]:
     """FTS5's bm25() of each (chunk id, words) row (negative, lower is better). A phrase's frequency
-    is read from the chunk's word counts where its positions do not matter."""
-    parts = [_part(p, idf) for p, idf in zip(phrases, idfs, strict=True)]
+    is read from the chunk's word counts where its positions do not matter; ``prefix_words`` may
+    give every word each prefix stands for among the rows (then looked up, not searched for)."""
+    known = prefix_words or {}
+    parts = [_part(p, idf, known.get(p.tokens[-1])) for p, idf in zip(phrases, idfs, strict=True)]
     wanted = {p.text for p in parts if p.kind == _PAIR}
     scored = []
     for chunk_id, tokens in rows:
@@ -155,10 +159,12 @@ def score_chunk(
     return score_chunks([(0, tokens)], phrases, idfs, average_length)[0][1]
 
 
-def _part(phrase: Phrase, idf: float) -> _Part:
+def _part(phrase: Phrase, idf: float, prefix_words: Collection[str] | None = None) -> _Part:
     words = phrase.tokens
     if len(words) == 1:
-        return _Part(_PREFIX if phrase.prefix else _WORD, words[0], phrase, idf)
+        if phrase.prefix:
+            return _Part(_PREFIX, words[0], phrase, idf, prefix_words)
+        return _Part(_WORD, words[0], phrase, idf)
     if len(words) == 2 and not phrase.prefix and is_cjk(words[0]) and is_cjk(words[1]):
         return _Part(_PAIR, words[0] + words[1], phrase, idf)
     return _Part(_POSITIONS, "", phrase, idf)
@@ -168,6 +174,8 @@ def _frequency(part: _Part, tokens: list[str], counts: Counter[str], pairs: Coun
     if part.kind == _WORD:
         return counts.get(part.text, 0)
     if part.kind == _PREFIX:
+        if part.words is not None and len(part.words) <= len(counts):
+            return sum(counts.get(word, 0) for word in part.words)
         return sum(count for token, count in counts.items() if token.startswith(part.text))
     if part.kind == _PAIR:
         return pairs.get(part.text, 0)

@@ -16,6 +16,7 @@ from app.db.dialects.postgres_postings import (
     phrase_keys,
     postings,
     score_chunk,
+    score_chunks,
     term_deltas,
 )
 from app.db.dialects.postgres_text import Phrase
@@ -118,6 +119,10 @@ def test_score_is_fts5_bm25_for_every_kind_of_phrase() -> None:
         average = rng.uniform(1.0, 20.0)
         expected = _bm25_by_positions(tokens, phrases, idfs, average)
         assert score_chunk(tokens, phrases, idfs, average) == pytest.approx(expected, rel=1e-12)
+        # the same with each prefix's words given (looked up instead of searched for)
+        known = {p.tokens[-1]: [w for w in WORDS if w.startswith(p.tokens[-1])] for p in phrases}
+        [(_, given)] = score_chunks([(1, tokens)], phrases, idfs, average, known)
+        assert given == pytest.approx(expected, rel=1e-12)
 
 
 def test_prefix_frequency_counts_every_word_with_the_prefix() -> None:
