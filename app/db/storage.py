@@ -47,6 +47,8 @@ _SQLSTATES = {
     "XX002": "corrupt",
     "53300": "busy",  # too many connections
     "55P03": "busy",  # lock not available
+    "40P01": "busy",  # deadlock detected: the other writer went on, this one may try again
+    "40001": "busy",  # serialization failure
     "57P01": "unreachable",  # the server is shutting down or restarting
     "57P02": "unreachable",
     "57P03": "unreachable",

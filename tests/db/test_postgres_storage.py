@@ -4,11 +4,13 @@ names the reason, with Retry-After, /readyz fails, and nothing already stored is
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 
+from app.db.storage import storage_problem
 from app.settings import Settings
 from tests.conftest import app_client
 from tests.helpers import postgres
@@ -78,3 +80,36 @@ async def test_a_server_that_cannot_be_reached_is_503_unreachable(tmp_path) -> N
         assert "cannot be reached" in error["message"]
         ready = await client.get("/readyz")
         assert ready.status_code == 503
+
+
+def test_a_deadlock_is_busy(server: postgres.PostgresServer, database: str) -> None:
+    """Two writers taking the same rows in opposite orders: PostgreSQL ends one of them, and the
+    service answers that one as ``busy`` (retry), as for a lock it could not get."""
+    options = {"host": str(server.socket_dir), "user": postgres.SUPERUSER}
+    name = server.database_name(database)
+    with psycopg.connect(**options, dbname=name, autocommit=True) as setup:
+        setup.execute("INSERT INTO memory_partitions VALUES ('p1', 0, 0), ('p2', 0, 0)")
+    update = "UPDATE memory_partitions SET chunks = chunks + 1 WHERE partition = %s"
+    errors: list[BaseException] = []
+    with (
+        psycopg.connect(**options, dbname=name) as first,
+        psycopg.connect(**options, dbname=name) as second,
+    ):
+        first.execute(update, ("p1",))
+        second.execute(update, ("p2",))
+
+        def cross(conn: psycopg.Connection[object], partition: str) -> None:
+            try:
+                conn.execute(update, (partition,))
+                conn.commit()
+            except psycopg.Error as error:
+                errors.append(error)
+                conn.rollback()
+
+        waiting = threading.Thread(target=cross, args=(first, "p2"))
+        waiting.start()
+        cross(second, "p1")
+        waiting.join(timeout=30)
+    assert len(errors) == 1
+    assert isinstance(errors[0], psycopg.errors.DeadlockDetected)
+    assert storage_problem(errors[0]) == "busy"

@@ -15,6 +15,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.postgres_postings import (
+    is_cjk,
     partition_deltas,
     phrase_keys,
     postings,
@@ -190,6 +191,14 @@ def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -
         sources.append(source if ordered else [])
         if frequency and not ordered:
             whole.append(phrase)
+    # A CJK word's rows hold each of its pairs: where the query reads every pair's best rows
+    # already (a Chinese question's words come with their pairs), the word needs no index scan.
+    sourced = {t for source in sources for t in source}
+    whole = [
+        p
+        for p in whole
+        if not (all(is_cjk(t) for t in p.tokens) and set(phrase_keys(p)) <= sourced)
+    ]
     _count_exactly(db, partitions, phrases, keys, frequencies)
     average = words / chunks if chunks else 0.0
     prefix_words = {prefix: list(found) for prefix, found in expansions.items()}
