@@ -21,11 +21,13 @@ from app.db.dialects.postgres_postings import (
     postings,
     term_deltas,
 )
-from app.db.dialects.postgres_text import Phrase, tsquery_literal
+from app.db.dialects.postgres_text import Phrase, fts5_idf, tsquery_literal
 
 # The prefix of an English stem is read through its most common words only (candidates; the
 # statistics count all of them).
 MAX_EXPANSIONS = 8
+# The postings of the rarest phrases read in full, summed per chunk, at most this many.
+SUMMED_POSTINGS = 4000
 # A prefix's or a word phrase's chunks are counted exactly up to this bound (above it, the bound
 # itself is used: the sum of the prefix's words' counts, the phrase's rarest word's count).
 EXACT_COUNT_LIMIT = 500
@@ -274,6 +276,7 @@ def read_candidates(
     """The chunks among the best postings of each phrase's source terms in each partition:
     ``per_term`` of a single term or of a prefix's commonest word, a quarter of that of its others."""
     found = _rows_with_phrases(db, partitions, stats.whole_phrases, 2 * per_term)
+    found += _best_by_rare_terms(db, partitions, stats, 2 * per_term)
     limits: dict[str, int] = {}
     for source in stats.sources:
         for rank, term in enumerate(source):
@@ -291,6 +294,40 @@ def read_candidates(
         {"parts": partitions, "terms": list(limits), "limits": list(limits.values())},
     )
     return list(dict.fromkeys([*found, *(int(chunk_id) for (chunk_id,) in rows)]))
+
+
+def _best_by_rare_terms(
+    db: Session, partitions: list[str], stats: Statistics, limit: int
+) -> list[int]:
+    """The chunks that score best on the query's rarer phrases together (every posting of the
+    rarest phrases, up to ``SUMMED_POSTINGS`` in all, summed by idf × impact). A chunk holding
+    several query words is found here even where it is among no single word's best postings; the
+    commoner phrases weigh little and come through their own best postings."""
+    weights: dict[str, float] = {}
+    budget = SUMMED_POSTINGS
+    ordered = sorted(zip(stats.frequencies, stats.sources, strict=True), key=lambda x: x[0])
+    for frequency, source in ordered:
+        if not source or frequency > budget:
+            break
+        budget -= frequency
+        for term in source:
+            weights[term] = weights.get(term, 0.0) + fts5_idf(stats.chunks, frequency)
+    if len(weights) < 2:
+        return []  # one term: its own best postings are already its best chunks
+    rows = db.execute(
+        text(
+            "SELECT x.chunk_id FROM unnest(CAST(:terms AS text[]), CAST(:weights AS float8[])) "
+            "AS q(term, w) JOIN memory_postings x ON x.partition = ANY(:parts) AND x.term = q.term "
+            "GROUP BY x.chunk_id ORDER BY sum(q.w * x.impact) DESC, x.chunk_id LIMIT :n"
+        ),
+        {
+            "terms": list(weights),
+            "weights": list(weights.values()),
+            "parts": partitions,
+            "n": limit,
+        },
+    )
+    return [int(chunk_id) for (chunk_id,) in rows]
 
 
 def _rows_with_phrases(
