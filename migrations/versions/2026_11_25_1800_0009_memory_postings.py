@@ -63,11 +63,7 @@ def _post_existing_rows() -> None:
         )
     )
     rows = bind.execute(
-        text(
-            "SELECT f.id, m.tenant_id || ':' || m.owner_kind || ':' || m.owner_id, f.tokens "
-            "FROM memory_fts f JOIN memory_chunks c ON c.id = f.id "
-            "JOIN memories m ON m.id = c.memory_id ORDER BY f.id"
-        )
+        text("SELECT id, partition, tokens FROM memory_fts WHERE partition IS NOT NULL ORDER BY id")
     ).all()
     for start in range(0, len(rows), _BATCH):
         batch = [(int(i), str(p), list(t)) for i, p, t in rows[start : start + _BATCH]]

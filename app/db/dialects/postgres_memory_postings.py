@@ -33,9 +33,8 @@ SUMMED_POSTINGS = 4000
 EXACT_COUNT_LIMIT = 500
 # The best postings read per term and partition, at least (the search asks for its pool).
 MIN_CANDIDATES = 64
-_LAST_CHAR = chr(
-    0x10FFFF
-)  # under the "C" collation, every word with a prefix sorts below prefix + this
+# Under the "C" collation, every word with a prefix sorts below prefix + this.
+_LAST_CHAR = chr(0x10FFFF)
 
 
 @dataclass(frozen=True, slots=True)

@@ -185,12 +185,6 @@ def _frequency(part: _Part, tokens: list[str], counts: Counter[str], pairs: Coun
     return phrase.count_in(tokens)
 
 
-def phrase_frequency(phrase: Phrase, tokens: list[str]) -> int:
-    """How often the phrase occurs in the chunk (FTS5's phrase frequency)."""
-    part = _part(phrase, 0.0)
-    return _frequency(part, tokens, Counter(tokens), _pair_counts(tokens, {part.text}))
-
-
 def _pair_counts(tokens: list[str], wanted: set[str]) -> Counter[str]:
     """How often each wanted pair of adjacent words occurs."""
     if not wanted:
