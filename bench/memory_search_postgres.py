@@ -2,10 +2,14 @@
 
     .venv/bin/python -m bench.memory_search_postgres [--quick] [--no-write]
 
-The PostgreSQL twin of ``bench/memory_search.py``: the same synthetic corpus and vectors (same
-seeds, the same 1,000-chunk neighbour user), the same four queries and query vectors, the same
-``search_memories`` call with the defaults of ``POST /memories/search`` and the ``FixedVectors``
-stand-in embedder (the query embedding is not timed). The database is a throwaway PostgreSQL 15
+The PostgreSQL twin of ``bench/memory_search.py``: the same synthetic corpus (same seeds, the same
+1,000-chunk neighbour user), the same four queries, the same ``search_memories`` call with the
+defaults of ``POST /memories/search`` and the ``FixedVectors`` stand-in embedder (the query
+embedding is not timed). The vectors differ: an HNSW index is approximate, and its recall and
+speed depend on how vectors spread. Random unit vectors (the SQLite benchmark's, whose search is
+exact) are its worst case; here the chunks' vectors are drawn from a Gaussian fitted to the local
+model's embeddings of a sample of the corpus, and the query vectors are real query embeddings
+(``bench/vector_shapes.py``). The database is a throwaway PostgreSQL 15
 server (tests/helpers/postgres.py, ``shared_buffers`` raised from the tests' 64MB to 512MB so the
 100k vectors and their HNSW index stay in the server's cache), migrated by the app's migrations.
 
@@ -20,7 +24,8 @@ Measured at each size, in process, no HTTP:
 - *search*: the whole ``search_memories`` call (KNN of both owners, the word index, loading the
   rows, merge, decay, MMR), the four queries in turn;
 - *KNN*: the dialect's ``nearest_memory_chunks`` over the user's partition (k = 40, the search's
-  pool) for the four query vectors and more random unit vectors, and the plan it got;
+  pool) for the four query vectors and real query embeddings of more corpus titles, and the plan
+  it got;
 - *exact*: the same ORDER BY with index scans off (``SET LOCAL enable_indexscan = off``: the owner
   b-tree as a bitmap scan and a sort of every distance), the reference for the KNN's recall@10
   (and recall@40, the whole pool) over the same vectors in the same run, and the recall, time and
@@ -84,10 +89,10 @@ from bench.memory_search import (
     _p50_p95,
     _plan,
     insert_memories,
-    random_unit_vectors,
     user_corpus,
 )
 from bench.peer.report import load, machine, write_results
+from bench.vector_shapes import draw, embed_shape
 from tests.helpers import postgres
 
 HNSW_INDEX = "ix_memory_vec_hnsw"
@@ -97,6 +102,7 @@ BUILD_MEMORY = "1GB"  # maintenance_work_mem of the index build: the whole graph
 START = "<!-- bench-memory-search-postgres:start -->"
 END = "<!-- bench-memory-search-postgres:end -->"
 RESULTS = REPO_ROOT / "bench" / "RESULTS.md"
+FIT_SAMPLE = 1000  # corpus texts embedded for the vectors' shape (a quarter with --quick)
 POOL = max(SearchInput(query="x").limit * 4, MIN_POOL)  # the search's KNN k
 KNN_SQL = (
     f"SELECT chunk_id, embedding <=> CAST(:v AS vector) AS distance FROM {MEMORY_VEC} "
@@ -262,13 +268,21 @@ def run(cfg: Config, server: postgres.PostgresServer) -> tuple[list[Point], str]
     # The same draws, in the same order, as bench/memory_search.py: the same corpus and vectors.
     np_rng = np.random.default_rng(20251122)
     rng = random.Random(42)
-    vectors = {
-        q: v.tolist()
-        for (_, q), v in zip(QUERIES, random_unit_vectors(len(QUERIES), np_rng), strict=True)
-    }
-    extra = random_unit_vectors(cfg.pick(46, 16), np.random.default_rng(7))
-    knn = list(vectors.values()) + extra.tolist()
     corpus, _ = user_corpus(largest, seed=7, planted=PLANTED_COUNT)
+    # Vectors of the shape of real embeddings (bench/vector_shapes.py): the knn's other query
+    # vectors are real query embeddings of texts from the end of the corpus.
+    extra = [m.title for m in corpus[-cfg.pick(46, 16) :]]
+    started = time.perf_counter()
+    embedded = embed_shape(
+        [m.content for m in corpus[: cfg.pick(FIT_SAMPLE, FIT_SAMPLE // 4)]],
+        [q for _, q in QUERIES] + extra,
+    )
+    print(
+        f"  vector shape fitted in {time.perf_counter() - started:.1f} s "
+        f"({embedded.shape.effective_dimensions:.1f} effective dimensions)"
+    )
+    vectors = {q: v.tolist() for (_, q), v in zip(QUERIES, embedded.queries, strict=False)}
+    knn = embedded.queries.tolist()
     now = utcnow()
     url = server.create_database()
     engine = _engine(url)
@@ -290,9 +304,9 @@ def run(cfg: Config, server: postgres.PostgresServer) -> tuple[list[Point], str]
             started = time.perf_counter()
             if have == 0:
                 others, _ = user_corpus(NEIGHBOUR_SIZE, seed=8)
-                neighbour_vectors = random_unit_vectors(NEIGHBOUR_SIZE, np_rng)
+                neighbour_vectors = draw(embedded.shape, NEIGHBOUR_SIZE, np_rng)
                 insert_memories(builder, ("user", NEIGHBOUR), others, neighbour_vectors, rng, now)
-            user_vectors = random_unit_vectors(size - have, np_rng)
+            user_vectors = draw(embedded.shape, size - have, np_rng)
             insert_memories(builder, ("user", USER), corpus[have:size], user_vectors, rng, now)
             load_s = time.perf_counter() - started
             started = time.perf_counter()
@@ -418,7 +432,9 @@ def markdown(points: list[Point], version: str, load_before: str) -> str:
         f"Python {m.python}; PostgreSQL 15 + pgvector {version} on a unix socket, `shared_buffers` "
         f"{SERVER_SETTINGS['shared_buffers']}, durability off (tests/helpers/postgres.py). Load average "
         f"(1, 5, 15 min) before {load_before}, after {load()}. One user's partition at each size plus "
-        f"a {NEIGHBOUR_SIZE:,}-chunk neighbour; synthetic text, random unit vectors; target from "
+        f"a {NEIGHBOUR_SIZE:,}-chunk neighbour; synthetic text; vectors drawn from a Gaussian fitted to "
+        f"the local model's embeddings of {FIT_SAMPLE:,} corpus texts, real query embeddings "
+        "(bench/vector_shapes.py); target from "
         f"docs/quality.md: memory search p95 ≤ {TARGET_P95_MS} ms.",
         "",
         head,

@@ -43,6 +43,7 @@ from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
 from app.providers.protocols import ProviderError
 
 MIN_POOL = 20
+ChunkRow = tuple[MemoryChunk, Memory]
 _T = TypeVar("_T")
 
 
@@ -112,7 +113,8 @@ async def _collect(
     mode: str,
 ) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     """The word side and the vector side, each in a read transaction of its own and at the same
-    time (on PostgreSQL each has a server process of its own), then their chunks merged."""
+    time (on PostgreSQL each has a server process of its own) that also loads its chunks' rows,
+    then their chunks merged."""
     pool = max(req.limit * 4, MIN_POOL)
     phrases = fts_phrases(parse_query(text, today=utcnow().date()))
     words = (
@@ -125,12 +127,11 @@ async def _collect(
         if vector is not None
         else None
     )
-    (text_ranks, ideal), distances = await asyncio.gather(
-        words or _nothing((dict[int, float](), 0.0)), nearest or _nothing(dict[int, float]())
+    (text_ranks, ideal, text_rows), (distances, vector_rows) = await asyncio.gather(
+        words or _nothing(({}, 0.0, [])), nearest or _nothing(({}, []))
     )
-    ids = list(set(text_ranks) | set(distances))
-    rows = await asyncio.to_thread(_load_chunks, service, ids) if ids else []
-    return _merge(service, req, mode, text_ranks, ideal, distances, rows)
+    rows = {chunk.id: (chunk, memory) for chunk, memory in [*text_rows, *vector_rows]}
+    return _merge(service, req, mode, text_ranks, ideal, distances, list(rows.values()))
 
 
 async def _nothing(value: _T) -> _T:
@@ -143,9 +144,10 @@ def _text_side(
     owners: list[tuple[str, str]],
     phrases: list[FtsPhrase],
     pool: int,
-) -> tuple[dict[int, float], float]:
+) -> tuple[dict[int, float], float, list[ChunkRow]]:
     with service.uow.read() as db:
-        return _text_ranks(db, service.uow.dialect, tenant_id, owners, phrases, pool)
+        ranks, ideal = _text_ranks(db, service.uow.dialect, tenant_id, owners, phrases, pool)
+        return ranks, ideal, repo.chunks_with_memories(db, list(ranks), utcnow())
 
 
 def _vector_side(
@@ -154,7 +156,7 @@ def _vector_side(
     owners: list[tuple[str, str]],
     vector: list[float],
     pool: int,
-) -> dict[int, float]:
+) -> tuple[dict[int, float], list[ChunkRow]]:
     distances: dict[int, float] = {}
     with service.uow.read() as db:
         for owner in owners:
@@ -162,12 +164,7 @@ def _vector_side(
                 db, owner_key(tenant_id, owner), vector, pool
             ):
                 distances[hit.row_id] = float(hit.score or 0.0)
-    return distances
-
-
-def _load_chunks(service: MemoryService, ids: list[int]) -> list[tuple[MemoryChunk, Memory]]:
-    with service.uow.read() as db:
-        return list(repo.chunks_with_memories(db, ids, utcnow()))
+        return distances, repo.chunks_with_memories(db, list(distances), utcnow())
 
 
 def _merge(
@@ -177,7 +174,7 @@ def _merge(
     text_ranks: dict[int, float],
     ideal: float,
     distances: dict[int, float],
-    rows: list[tuple[MemoryChunk, Memory]],
+    rows: list[ChunkRow],
 ) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
     owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}

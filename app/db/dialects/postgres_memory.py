@@ -10,10 +10,10 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import TextHit, memory_partition
+from app.db.dialects.postgres_memory_candidates import candidate_words
 from app.db.dialects.postgres_memory_postings import (
     MIN_CANDIDATES,
     post_chunks,
-    read_candidates,
     read_counts,
     read_statistics,
     unpost_chunks,
@@ -99,20 +99,12 @@ class PostgresMemoryIndex:
             return []
         partitions = [memory_partition(tenant_id, owner) for owner in owners]
         stats = read_statistics(db, partitions, phrases)
-        candidates = read_candidates(db, partitions, stats, max(limit, MIN_CANDIDATES))
-        if not candidates:
-            return []
-        sql = (
-            f"SELECT f.id, f.tokens FROM {MEMORY_FTS} f JOIN memory_chunks c ON c.id = f.id "
-            "JOIN memories m ON m.id = c.memory_id WHERE f.id = ANY(:ids) AND m.tenant_id = :t "
-            "AND m.superseded_by IS NULL"
-        )
-        rows = db.execute(text(sql), {"ids": candidates, "t": tenant_id}).all()
+        rows = candidate_words(db, tenant_id, partitions, stats, max(limit, MIN_CANDIDATES))
         idfs = [fts5_idf(stats.chunks, frequency) for frequency in stats.frequencies]
         scored = [
             TextHit(row_id, score)
             for row_id, score in score_chunks(
-                ((int(i), list(t)) for i, t in rows),
+                rows,
                 phrases,
                 idfs,
                 stats.average,

@@ -21,7 +21,7 @@ from app.db.dialects.postgres_postings import (
     postings,
     term_deltas,
 )
-from app.db.dialects.postgres_text import Phrase, fts5_idf, tsquery_literal
+from app.db.dialects.postgres_text import Phrase, tsquery_literal
 
 # The prefix of an English stem is read through its most common words only (candidates; the
 # statistics count all of them).
@@ -56,6 +56,7 @@ def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]
     """Add (chunk id, partition, words) to the postings and the counters."""
     if not rows:
         return
+    db.info.pop(_LAST_READ, None)
     averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t in rows))
     _change_terms(db, term_deltas((p, t, 1) for _, p, t in rows))
     posted = [x for i, p, t in rows for x in postings(p, i, t, averages.get(p, 0.0))]
@@ -79,6 +80,7 @@ def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]
 
 def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
     """Remove chunks from the postings and the counters (chunks never posted are ignored)."""
+    db.info.pop(_LAST_READ, None)
     rows = db.execute(
         text(
             "SELECT partition, tokens FROM memory_fts WHERE id = ANY(:ids) AND partition IS NOT NULL"
@@ -141,10 +143,43 @@ class Counts:
     prefixes: dict[str, dict[str, int]]
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What a transaction last read of the counters (a search reads them twice: its statistics,
+    then the ideal chunk's rank)."""
+
+    partitions: tuple[str, ...]
+    terms: frozenset[str]
+    prefixes: frozenset[str]
+    counts: Counts
+
+    def answers(self, partitions: list[str], terms: list[str], prefixes: list[str]) -> bool:
+        return (
+            self.partitions == tuple(partitions)
+            and self.terms.issuperset(terms)
+            and self.prefixes.issuperset(prefixes)
+        )
+
+
+_LAST_READ = "postgres_memory_counts"
+
+
 def read_counts(
     db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
 ) -> Counts:
-    """The counters of the partitions, in one round trip."""
+    """The counters of the partitions, in one round trip (none where this transaction has read
+    them already and written none since)."""
+    last = db.info.get(_LAST_READ)
+    if isinstance(last, _Read) and last.answers(partitions, terms, prefixes):
+        return last.counts
+    counts = _query_counts(db, partitions, terms, prefixes)
+    db.info[_LAST_READ] = _Read(tuple(partitions), frozenset(terms), frozenset(prefixes), counts)
+    return counts
+
+
+def _query_counts(
+    db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
+) -> Counts:
     rows = db.execute(
         text(
             "SELECT 0, '', '', coalesce(sum(chunks), 0), coalesce(sum(words), 0) "
@@ -174,10 +209,12 @@ def read_counts(
 def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
     """The statistics of a search, and where each phrase's candidates are read from."""
     keys = [phrase_keys(p) for p in phrases]
+    # The phrases' own words are counted too: the ideal chunk's rank reads them next.
+    words_of = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
     counted = read_counts(
         db,
         partitions,
-        list(dict.fromkeys(k for ks in keys for k in ks)),
+        list(dict.fromkeys([*(k for ks in keys for k in ks), *words_of])),
         list(dict.fromkeys(p.tokens[-1] for p in phrases if p.prefix)),
     )
     chunks, words = counted.chunks, counted.words
@@ -267,79 +304,3 @@ def _phrase_source(
         return count, [rarest]
     common = sorted(words_of_prefix, key=lambda w: (-words_of_prefix[w], w))
     return prefix_count, common[:MAX_EXPANSIONS]
-
-
-def read_candidates(
-    db: Session, partitions: list[str], stats: Statistics, per_term: int
-) -> list[int]:
-    """The chunks among the best postings of each phrase's source terms in each partition:
-    ``per_term`` of a single term or of a prefix's commonest word, a quarter of that of its others."""
-    found = _rows_with_phrases(db, partitions, stats.whole_phrases, 2 * per_term)
-    found += _best_by_rare_terms(db, partitions, stats, 2 * per_term)
-    limits: dict[str, int] = {}
-    for source in stats.sources:
-        for rank, term in enumerate(source):
-            limit = per_term if rank == 0 else max(8, per_term // 4)
-            limits[term] = max(limits.get(term, 0), limit)
-    if not limits:
-        return found
-    rows = db.execute(
-        text(
-            "SELECT DISTINCT b.chunk_id FROM unnest(CAST(:parts AS text[])) AS p(partition) "
-            "CROSS JOIN unnest(CAST(:terms AS text[]), CAST(:limits AS int[])) AS q(term, n) "
-            "CROSS JOIN LATERAL (SELECT x.chunk_id FROM memory_postings x "
-            "WHERE x.partition = p.partition AND x.term = q.term ORDER BY x.impact DESC LIMIT q.n) b"
-        ),
-        {"parts": partitions, "terms": list(limits), "limits": list(limits.values())},
-    )
-    return list(dict.fromkeys([*found, *(int(chunk_id) for (chunk_id,) in rows)]))
-
-
-def _best_by_rare_terms(
-    db: Session, partitions: list[str], stats: Statistics, limit: int
-) -> list[int]:
-    """The chunks that score best on the query's rarer phrases together (every posting of the
-    rarest phrases, up to ``SUMMED_POSTINGS`` in all, summed by idf × impact). A chunk holding
-    several query words is found here even where it is among no single word's best postings; the
-    commoner phrases weigh little and come through their own best postings."""
-    weights: dict[str, float] = {}
-    budget = SUMMED_POSTINGS
-    ordered = sorted(zip(stats.frequencies, stats.sources, strict=True), key=lambda x: x[0])
-    for frequency, source in ordered:
-        if not source or frequency > budget:
-            break
-        budget -= frequency
-        for term in source:
-            weights[term] = weights.get(term, 0.0) + fts5_idf(stats.chunks, frequency)
-    if len(weights) < 2:
-        return []  # one term: its own best postings are already its best chunks
-    rows = db.execute(
-        text(
-            "SELECT x.chunk_id FROM unnest(CAST(:terms AS text[]), CAST(:weights AS float8[])) "
-            "AS q(term, w) JOIN memory_postings x ON x.partition = ANY(:parts) AND x.term = q.term "
-            "GROUP BY x.chunk_id ORDER BY sum(q.w * x.impact) DESC, x.chunk_id LIMIT :n"
-        ),
-        {
-            "terms": list(weights),
-            "weights": list(weights.values()),
-            "parts": partitions,
-            "n": limit,
-        },
-    )
-    return [int(chunk_id) for (chunk_id,) in rows]
-
-
-def _rows_with_phrases(
-    db: Session, partitions: list[str], phrases: list[Phrase], limit: int
-) -> list[int]:
-    """Up to ``limit`` chunks holding any of the phrases (word phrases are rare: their rows are few)."""
-    if not phrases:
-        return []
-    rows = db.execute(
-        text(
-            "SELECT id FROM memory_fts WHERE partition = ANY(:parts) "
-            "AND words @@ CAST(:q AS tsquery) LIMIT :n"
-        ),
-        {"parts": partitions, "q": tsquery_literal(phrases), "n": limit},
-    )
-    return [int(chunk_id) for (chunk_id,) in rows]

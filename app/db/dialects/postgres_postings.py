@@ -14,6 +14,7 @@ phrase then has postings of its own, where its single characters are common to m
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -124,6 +125,8 @@ class _Part:
     phrase: Phrase
     idf: float
     words: Collection[str] | None = None  # a prefix's words, where known
+    # A phrase read from positions: the words and CJK pairs every chunk holding it holds.
+    keys: tuple[str, ...] = ()
 
 
 def score_chunks(
@@ -138,11 +141,11 @@ def score_chunks(
     give every word each prefix stands for among the rows (then looked up, not searched for)."""
     known = prefix_words or {}
     parts = [_part(p, idf, known.get(p.tokens[-1])) for p, idf in zip(phrases, idfs, strict=True)]
-    wanted = {p.text for p in parts if p.kind == _PAIR}
+    with_pairs = any(p.kind == _PAIR or any(len(k) == 2 for k in p.keys) for p in parts)
     scored = []
     for chunk_id, tokens in rows:
         counts = Counter(tokens)
-        pairs = _pair_counts(tokens, wanted)
+        pairs = _pair_counts(tokens) if with_pairs else _NO_PAIRS
         total = 0.0
         for part in parts:
             frequency = _frequency(part, tokens, counts, pairs)
@@ -167,7 +170,7 @@ def _part(phrase: Phrase, idf: float, prefix_words: Collection[str] | None = Non
         return _Part(_WORD, words[0], phrase, idf)
     if len(words) == 2 and not phrase.prefix and is_cjk(words[0]) and is_cjk(words[1]):
         return _Part(_PAIR, words[0] + words[1], phrase, idf)
-    return _Part(_POSITIONS, "", phrase, idf)
+    return _Part(_POSITIONS, "", phrase, idf, keys=tuple(phrase_keys(phrase)))
 
 
 def _frequency(part: _Part, tokens: list[str], counts: Counter[str], pairs: Counter[str]) -> int:
@@ -179,14 +182,14 @@ def _frequency(part: _Part, tokens: list[str], counts: Counter[str], pairs: Coun
         return sum(count for token, count in counts.items() if token.startswith(part.text))
     if part.kind == _PAIR:
         return pairs.get(part.text, 0)
-    phrase = part.phrase
-    if any(word not in counts for word in (phrase.tokens[:-1] if phrase.prefix else phrase.tokens)):
-        return 0  # a word of the phrase is missing: no need to look at positions
-    return phrase.count_in(tokens)
+    if any(key not in counts and key not in pairs for key in part.keys):
+        return 0  # a word or a CJK pair of the phrase is missing: no need to look at positions
+    return part.phrase.count_in(tokens)
 
 
-def _pair_counts(tokens: list[str], wanted: set[str]) -> Counter[str]:
-    """How often each wanted pair of adjacent words occurs."""
-    if not wanted:
-        return Counter()
-    return Counter(pair for a, b in itertools.pairwise(tokens) if (pair := a + b) in wanted)
+_NO_PAIRS: Counter[str] = Counter()
+
+
+def _pair_counts(tokens: list[str]) -> Counter[str]:
+    """How often each pair of adjacent words occurs (counted in C: cheaper than picking)."""
+    return Counter(map(operator.add, tokens, tokens[1:]))

@@ -1,0 +1,103 @@
+"""PostgreSQL: the candidates of a memory word search and their words, in one statement.
+
+A search scores a bounded set of candidate chunks exactly (postgres_memory_postings.py says where
+they come from). Each source of candidates is a sub-select; their union is joined to the chunks'
+words and filtered to the tenant's current memories in the same statement, so a search pays one
+round trip for its candidates, whatever the number of sources.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from app.db.dialects.postgres_memory_postings import SUMMED_POSTINGS, Statistics
+from app.db.dialects.postgres_text import Phrase, fts5_idf, tsquery_literal
+
+Query = tuple[str, dict[str, object]]
+
+
+def candidate_words(
+    db: Session, tenant_id: str, partitions: list[str], stats: Statistics, per_term: int
+) -> list[tuple[int, list[str]]]:
+    """(chunk id, words) of every candidate that belongs to a current memory of the tenant."""
+    sources = [
+        query
+        for query in (
+            _rows_with_phrases(stats.whole_phrases, 2 * per_term),
+            _best_by_rare_terms(stats, 2 * per_term),
+            _best_postings(stats, per_term),
+        )
+        if query is not None
+    ]
+    if not sources:
+        return []
+    params: dict[str, object] = {"parts": partitions, "t": tenant_id}
+    for _, values in sources:
+        params |= values
+    union = " UNION ".join(f"({sql})" for sql, _ in sources)
+    rows = db.execute(
+        text(
+            "SELECT f.id, f.tokens FROM memory_fts f JOIN memory_chunks c ON c.id = f.id "
+            f"JOIN memories m ON m.id = c.memory_id WHERE f.id IN ({union}) "
+            "AND m.tenant_id = :t AND m.superseded_by IS NULL"
+        ),
+        params,
+    )
+    return [(int(chunk_id), list(tokens)) for chunk_id, tokens in rows]
+
+
+def _best_postings(stats: Statistics, per_term: int) -> Query | None:
+    """The best postings of each phrase's source terms in each partition: ``per_term`` of a single
+    term or of a prefix's commonest word, a quarter of that of its others."""
+    limits: dict[str, int] = {}
+    for source in stats.sources:
+        for rank, term in enumerate(source):
+            limit = per_term if rank == 0 else max(8, per_term // 4)
+            limits[term] = max(limits.get(term, 0), limit)
+    if not limits:
+        return None
+    sql = (
+        "SELECT b.chunk_id FROM unnest(CAST(:parts AS text[])) AS p(partition) "
+        "CROSS JOIN unnest(CAST(:best_terms AS text[]), CAST(:best_limits AS int[])) AS q(term, n) "
+        "CROSS JOIN LATERAL (SELECT x.chunk_id FROM memory_postings x "
+        "WHERE x.partition = p.partition AND x.term = q.term ORDER BY x.impact DESC LIMIT q.n) b"
+    )
+    return sql, {"best_terms": list(limits), "best_limits": list(limits.values())}
+
+
+def _best_by_rare_terms(stats: Statistics, limit: int) -> Query | None:
+    """The chunks that score best on the query's rarer phrases together (every posting of the
+    rarest phrases, up to ``SUMMED_POSTINGS`` in all, summed by idf × impact). A chunk holding
+    several query words is found here even where it is among no single word's best postings; the
+    commoner phrases weigh little and come through their own best postings."""
+    weights: dict[str, float] = {}
+    budget = SUMMED_POSTINGS
+    ordered = sorted(zip(stats.frequencies, stats.sources, strict=True), key=lambda x: x[0])
+    for frequency, source in ordered:
+        if not source or frequency > budget:
+            break
+        budget -= frequency
+        for term in source:
+            weights[term] = weights.get(term, 0.0) + fts5_idf(stats.chunks, frequency)
+    if len(weights) < 2:
+        return None  # one term: its own best postings are already its best chunks
+    sql = (
+        "SELECT x.chunk_id FROM unnest(CAST(:rare_terms AS text[]), "
+        "CAST(:rare_weights AS float8[])) AS q(term, w) JOIN memory_postings x "
+        "ON x.partition = ANY(:parts) AND x.term = q.term "
+        "GROUP BY x.chunk_id ORDER BY sum(q.w * x.impact) DESC, x.chunk_id LIMIT :rare_limit"
+    )
+    params = {"rare_terms": list(weights), "rare_weights": list(weights.values())}
+    return sql, params | {"rare_limit": limit}
+
+
+def _rows_with_phrases(phrases: list[Phrase], limit: int) -> Query | None:
+    """Up to ``limit`` chunks holding any of the phrases (word phrases are rare: their rows are few)."""
+    if not phrases:
+        return None
+    sql = (
+        "SELECT id FROM memory_fts WHERE partition = ANY(:parts) "
+        "AND words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"
+    )
+    return sql, {"phrases": tsquery_literal(phrases), "phrase_limit": limit}
