@@ -11,8 +11,8 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.postgres_memory_postings import SUMMED_POSTINGS, Statistics
-from app.db.dialects.postgres_text import Phrase, fts5_idf, tsquery_literal
+from app.db.dialects.postgres_memory_postings import SUMMED_POSTINGS, Statistics, WholePhrase
+from app.db.dialects.postgres_text import fts5_idf, tsquery_literal
 
 Query = tuple[str, dict[str, object]]
 
@@ -92,12 +92,24 @@ def _best_by_rare_terms(stats: Statistics, limit: int) -> Query | None:
     return sql, params | {"rare_limit": limit}
 
 
-def _rows_with_phrases(phrases: list[Phrase], limit: int) -> Query | None:
-    """Up to ``limit`` chunks holding any of the phrases (word phrases are rare: their rows are few)."""
+def _rows_with_phrases(phrases: list[WholePhrase], limit: int) -> Query | None:
+    """Up to ``limit`` chunks holding any of the phrases: looked for among their bounding terms'
+    postings where those are few (the partitions' rows only), else through the tsvector index."""
     if not phrases:
         return None
-    sql = (
-        "SELECT id FROM memory_fts WHERE partition = ANY(:parts) "
-        "AND words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"
-    )
-    return sql, {"phrases": tsquery_literal(phrases), "phrase_limit": limit}
+    if sum(p.bound for p in phrases) <= SUMMED_POSTINGS:
+        sql = (
+            "SELECT f.id FROM memory_fts f WHERE f.id IN (SELECT x.chunk_id FROM memory_postings x "
+            "WHERE x.partition = ANY(:parts) AND x.term = ANY(:phrase_terms)) "
+            "AND f.words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"
+        )
+    else:
+        sql = (
+            "SELECT id FROM memory_fts WHERE partition = ANY(:parts) "
+            "AND words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"
+        )
+    params = {
+        "phrase_terms": list(dict.fromkeys(t for p in phrases for t in p.terms)),
+        "phrases": tsquery_literal([p.phrase for p in phrases]),
+    }
+    return sql, params | {"phrase_limit": limit}

@@ -46,10 +46,20 @@ class Statistics:
     average: float
     frequencies: list[int]
     sources: list[list[str]]
-    # Phrases of several words (not one CJK pair) whose rows the postings cannot order: read
-    # through the tsvector index instead, as a tsquery.
-    whole_phrases: list[Phrase]
+    # Phrases of several words (not one CJK pair) whose rows the postings cannot order: their rows
+    # are found among their bounding terms' postings (or through the tsvector index).
+    whole_phrases: list[WholePhrase]
     prefix_words: dict[str, list[str]]  # every word of each prefix in the partitions
+
+
+@dataclass(frozen=True, slots=True)
+class WholePhrase:
+    """A phrase matched as a whole, and the terms whose postings hold every row holding it (its
+    rarest key, or every word of its prefix), and how many postings those terms have."""
+
+    phrase: Phrase
+    terms: list[str]
+    bound: int
 
 
 def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]) -> None:
@@ -221,26 +231,41 @@ def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -
     counts, expansions = counted.terms, counted.prefixes
     frequencies: list[int] = []
     sources: list[list[str]] = []
-    whole: list[Phrase] = []
+    bounding: list[list[str]] = []
     for phrase, phrase_terms in zip(phrases, keys, strict=True):
         frequency, source = _phrase_source(phrase, phrase_terms, counts, expansions, chunks)
         frequencies.append(frequency)
-        ordered = _posted_as_one_term(phrase, phrase_terms)
-        sources.append(source if ordered else [])
-        if frequency and not ordered:
-            whole.append(phrase)
-    # A CJK word's rows hold each of its pairs: where the query reads every pair's best rows
-    # already (a Chinese question's words come with their pairs), the word needs no index scan.
-    sourced = {t for source in sources for t in source}
-    whole = [
-        p
-        for p in whole
-        if not (all(is_cjk(t) for t in p.tokens) and set(phrase_keys(p)) <= sourced)
-    ]
-    _count_exactly(db, partitions, phrases, keys, frequencies)
+        sources.append(source if _posted_as_one_term(phrase, phrase_terms) else [])
+        bounding.append(_bounding_terms(phrase, phrase_terms, counts, expansions))
+    bounds = list(frequencies)  # how many postings the bounding terms have
+    _count_exactly(db, partitions, phrases, keys, frequencies, bounding)
     average = words / chunks if chunks else 0.0
     prefix_words = {prefix: list(found) for prefix, found in expansions.items()}
+    whole = [
+        WholePhrase(phrases[i], bounding[i], bounds[i])
+        for i in _whole_phrases(phrases, keys, frequencies, sources)
+    ]
     return Statistics(chunks, average, frequencies, sources, whole, prefix_words)
+
+
+def _whole_phrases(
+    phrases: list[Phrase],
+    keys: list[list[str]],
+    frequencies: list[int],
+    sources: list[list[str]],
+) -> list[int]:
+    """The phrases (their indexes) found in the partitions whose rows no term's postings are."""
+    sourced = {t for source in sources for t in source}
+    whole = []
+    for i, (phrase, phrase_terms) in enumerate(zip(phrases, keys, strict=True)):
+        if not frequencies[i] or _posted_as_one_term(phrase, phrase_terms):
+            continue
+        # A CJK word's rows hold each of its pairs: where the query reads every pair's best rows
+        # already (a Chinese question's words come with their pairs), the word needs no more.
+        if all(is_cjk(t) for t in phrase.tokens) and set(phrase_terms) <= sourced:
+            continue
+        whole.append(i)
+    return whole
 
 
 def _posted_as_one_term(phrase: Phrase, keys: list[str]) -> bool:
@@ -254,9 +279,11 @@ def _count_exactly(
     phrases: list[Phrase],
     keys: list[list[str]],
     frequencies: list[int],
+    bounding: list[list[str]],
 ) -> None:
-    """Replace the upper bounds of prefixes and word phrases by their exact chunk counts where the
-    bound is small enough for the tsvector index to count them quickly (as FTS5 counts them)."""
+    """Replace the upper bounds of prefixes and word phrases by their exact chunk counts (as FTS5
+    counts them) where the bound is small: the rows of the bounding terms' postings, at most
+    ``EXACT_COUNT_LIMIT`` a phrase, are read and matched, whatever other partitions hold."""
     inexact = [
         i
         for i, (phrase, phrase_keys_) in enumerate(zip(phrases, keys, strict=True))
@@ -269,17 +296,34 @@ def _count_exactly(
     counts = []
     for n, i in enumerate(inexact):
         params[f"q{n}"] = tsquery_literal([phrases[i]])
-        counts.append(f"count(*) FILTER (WHERE words @@ CAST(:q{n} AS tsquery))")
-    params["any"] = tsquery_literal([phrases[i] for i in inexact])
+        counts.append(f"count(*) FILTER (WHERE f.words @@ CAST(:q{n} AS tsquery))")
+    params["terms"] = list(dict.fromkeys(t for i in inexact for t in bounding[i]))
     row = db.execute(
         text(
-            f"SELECT {', '.join(counts)} FROM memory_fts WHERE partition = ANY(:parts) "
-            "AND words @@ CAST(:any AS tsquery)"
+            f"SELECT {', '.join(counts)} FROM memory_fts f WHERE f.id IN (SELECT x.chunk_id "
+            "FROM memory_postings x WHERE x.partition = ANY(:parts) AND x.term = ANY(:terms))"
         ),
         params,
     ).one()
     for i, count in zip(inexact, row, strict=True):
         frequencies[i] = int(count)
+
+
+def _bounding_terms(
+    phrase: Phrase,
+    keys: list[str],
+    counts: dict[str, int],
+    expansions: dict[str, dict[str, int]],
+) -> list[str]:
+    """The terms whose postings together hold every row holding the phrase, fewest rows first: its
+    rarest key, or every word of its prefix."""
+    rarest = min(keys, key=lambda k: counts.get(k, 0), default=None)
+    if not phrase.prefix:
+        return [rarest] if rarest is not None else []
+    words_of_prefix = expansions.get(phrase.tokens[-1], {})
+    if rarest is not None and counts.get(rarest, 0) <= sum(words_of_prefix.values()):
+        return [rarest]
+    return list(words_of_prefix)
 
 
 def _phrase_source(
