@@ -11,10 +11,12 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.postgres_memory_postings import SUMMED_POSTINGS, Statistics, WholePhrase
+from app.db.dialects.postgres_memory_postings import SUMMED_POSTINGS, Statistics
 from app.db.dialects.postgres_text import fts5_idf, tsquery_literal
 
 Query = tuple[str, dict[str, object]]
+# The best postings of each query term read for the summed candidates: at least this many.
+MIN_SUMMED = 256
 
 
 def candidate_words(
@@ -24,8 +26,8 @@ def candidate_words(
     sources = [
         query
         for query in (
-            _rows_with_phrases(stats.whole_phrases, 2 * per_term),
-            _best_by_rare_terms(stats, 2 * per_term),
+            _rows_with_phrases(stats, 2 * per_term),
+            _best_summed(stats, 2 * per_term),
             _best_postings(stats, per_term),
         )
         if query is not None
@@ -35,11 +37,13 @@ def candidate_words(
     params: dict[str, object] = {"parts": partitions, "t": tenant_id}
     for _, values in sources:
         params |= values
+    # ARRAY(...) is computed once, before the join: an estimate of how many rows the union
+    # gives cannot turn the probes by id into a scan of every chunk.
     union = " UNION ".join(f"({sql})" for sql, _ in sources)
     rows = db.execute(
         text(
             "SELECT f.id, f.tokens FROM memory_fts f JOIN memory_chunks c ON c.id = f.id "
-            f"JOIN memories m ON m.id = c.memory_id WHERE f.id IN ({union}) "
+            f"JOIN memories m ON m.id = c.memory_id WHERE f.id = ANY(ARRAY({union})) "
             "AND m.tenant_id = :t AND m.superseded_by IS NULL"
         ),
         params,
@@ -66,42 +70,54 @@ def _best_postings(stats: Statistics, per_term: int) -> Query | None:
     return sql, {"best_terms": list(limits), "best_limits": list(limits.values())}
 
 
-def _best_by_rare_terms(stats: Statistics, limit: int) -> Query | None:
-    """The chunks that score best on the query's rarer phrases together (every posting of the
-    rarest phrases, up to ``SUMMED_POSTINGS`` in all, summed by idf × impact). A chunk holding
-    several query words is found here even where it is among no single word's best postings; the
-    commoner phrases weigh little and come through their own best postings."""
-    weights: dict[str, float] = {}
-    budget = SUMMED_POSTINGS
-    ordered = sorted(zip(stats.frequencies, stats.sources, strict=True), key=lambda x: x[0])
-    for frequency, source in ordered:
-        if not source or frequency > budget:
-            break
-        budget -= frequency
-        for term in source:
-            weights[term] = weights.get(term, 0.0) + fts5_idf(stats.chunks, frequency)
+def _best_summed(stats: Statistics, limit: int) -> Query | None:
+    """The chunks that score best on the query's terms together: each term's best postings (a
+    share of ``SUMMED_POSTINGS``: all of a rare term's) summed per chunk by idf × impact. A chunk
+    holding several query words is found here even where it is among no single word's best few;
+    where many chunks tie on one word, the ones that also hold the others come first."""
+    weights = _term_weights(stats, list(range(len(stats.sources))))
     if len(weights) < 2:
         return None  # one term: its own best postings are already its best chunks
+    share = max(MIN_SUMMED, SUMMED_POSTINGS // len(weights))
     sql = (
-        "SELECT x.chunk_id FROM unnest(CAST(:rare_terms AS text[]), "
-        "CAST(:rare_weights AS float8[])) AS q(term, w) JOIN memory_postings x "
-        "ON x.partition = ANY(:parts) AND x.term = q.term "
-        "GROUP BY x.chunk_id ORDER BY sum(q.w * x.impact) DESC, x.chunk_id LIMIT :rare_limit"
+        "SELECT b.chunk_id FROM unnest(CAST(:parts AS text[])) AS p(partition) "
+        "CROSS JOIN unnest(CAST(:sum_terms AS text[]), CAST(:sum_weights AS float8[])) "
+        "AS q(term, w) CROSS JOIN LATERAL (SELECT x.chunk_id, x.impact FROM memory_postings x "
+        "WHERE x.partition = p.partition AND x.term = q.term ORDER BY x.impact DESC "
+        "LIMIT :sum_share) b GROUP BY b.chunk_id "
+        "ORDER BY sum(q.w * b.impact) DESC, b.chunk_id LIMIT :sum_limit"
     )
-    params = {"rare_terms": list(weights), "rare_weights": list(weights.values())}
-    return sql, params | {"rare_limit": limit}
+    params = {"sum_terms": list(weights), "sum_weights": list(weights.values())}
+    return sql, params | {"sum_share": share, "sum_limit": limit}
 
 
-def _rows_with_phrases(phrases: list[WholePhrase], limit: int) -> Query | None:
-    """Up to ``limit`` chunks holding any of the phrases: looked for among their bounding terms'
-    postings where those are few (the partitions' rows only), else through the tsvector index."""
+def _term_weights(stats: Statistics, phrases: list[int]) -> dict[str, float]:
+    """Each source term of the given phrases with its phrase's idf (summed where shared)."""
+    weights: dict[str, float] = {}
+    for i in phrases:
+        for term in stats.sources[i]:
+            weights[term] = weights.get(term, 0.0) + fts5_idf(stats.chunks, stats.frequencies[i])
+    return weights
+
+
+def _rows_with_phrases(stats: Statistics, limit: int) -> Query | None:
+    """Up to ``limit`` chunks holding any of the whole phrases. Where their bounding terms'
+    postings are few, the rows are read among them (the searched partitions' only) and the best
+    on the query's other terms come first (a date phrase's rows that also hold the query's words);
+    else the tsvector index finds some."""
+    phrases = stats.whole_phrases
     if not phrases:
         return None
+    weights = _term_weights(stats, list(range(len(stats.sources))))
     if sum(p.bound for p in phrases) <= SUMMED_POSTINGS:
         sql = (
-            "SELECT f.id FROM memory_fts f WHERE f.id IN (SELECT x.chunk_id FROM memory_postings x "
+            "SELECT f.id FROM memory_fts f LEFT JOIN LATERAL (SELECT sum(q.w * x.impact) AS s "
+            "FROM unnest(CAST(:phrase_other_terms AS text[]), CAST(:phrase_weights AS float8[])) "
+            "AS q(term, w) JOIN memory_postings x ON x.chunk_id = f.id AND x.term = q.term) b "
+            "ON true WHERE f.id IN (SELECT x.chunk_id FROM memory_postings x "
             "WHERE x.partition = ANY(:parts) AND x.term = ANY(:phrase_terms)) "
-            "AND f.words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"
+            "AND f.words @@ CAST(:phrases AS tsquery) "
+            "ORDER BY b.s DESC NULLS LAST, f.id LIMIT :phrase_limit"
         )
     else:
         sql = (
@@ -111,5 +127,7 @@ def _rows_with_phrases(phrases: list[WholePhrase], limit: int) -> Query | None:
     params = {
         "phrase_terms": list(dict.fromkeys(t for p in phrases for t in p.terms)),
         "phrases": tsquery_literal([p.phrase for p in phrases]),
+        "phrase_other_terms": list(weights),
+        "phrase_weights": list(weights.values()),
     }
     return sql, params | {"phrase_limit": limit}
