@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from app.core.query import parse_query
@@ -310,3 +310,47 @@ def test_term_documents_are_the_searched_partitions_counts(corpus: Corpus) -> No
     forms = {t for tokens in rows for t in tokens if t.startswith("deploy")}
     assert len(forms) > 1  # deploy, deployed, ...: the prefix sums its words' counts
     assert counts["deploy*"] == min(len(rows), sum(sum(f in t for t in rows) for f in forms))
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> None:
+    """The ideal chunk's rank reuses the counters the search has just read; a write in the same
+    transaction makes them stale, and the next read goes to the database again."""
+    counter_reads: list[str] = []
+
+    def spy(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().startswith("SELECT 0, ''"):
+            counter_reads.append(statement)
+
+    phrases = fts_phrases(parse_query("kafka deploy", today=NOW.date()))
+    expression = fts_match_expression(phrases)
+    # What app/memory/search.py asks for the ideal chunk: each phrase's words, and its prefix.
+    tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
+    prefixes = [p.tokens[-1] for p in phrases if p.prefix]
+    partitions = ["t:user:u1"]
+    event.listen(corpus.uow.engine, "before_cursor_execute", spy)
+    try:
+        with pytest.raises(_RolledBack), corpus.uow.write() as db:
+            dialect = corpus.uow.dialect
+            assert dialect.match_memory_chunks(db, "t", [MAIN], expression, 10)
+            assert len(counter_reads) == 1
+            chunks_before, before = dialect.memory_term_documents(db, partitions, tokens, prefixes)
+            assert len(counter_reads) == 1
+            _insert(db, "memories", [_memory("t:user:u1:extra", "t", MAIN)])
+            _insert(
+                db,
+                "memory_chunks",
+                [{"id": 99999, "tenant_id": "t", "memory_id": "t:user:u1:extra", "text": "kafka"}],
+            )
+            dialect.index_memory_chunks(db, [(99999, partitions[0], "kafka")])
+            chunks_after, after = dialect.memory_term_documents(db, partitions, tokens, prefixes)
+            assert len(counter_reads) == 2
+            assert chunks_after == chunks_before + 1
+            # Both words are searched as prefixes (English stems): "kafka*" counts "kafka".
+            assert after["kafka*"] == before["kafka*"] + 1
+            raise _RolledBack  # leave the module's corpus as it was
+    finally:
+        event.remove(corpus.uow.engine, "before_cursor_execute", spy)

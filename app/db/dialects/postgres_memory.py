@@ -11,10 +11,10 @@ from sqlalchemy.orm import Session
 
 from app.db.dialects.base import TextHit, memory_partition
 from app.db.dialects.postgres_memory_candidates import candidate_words
+from app.db.dialects.postgres_memory_counts import read_counts
 from app.db.dialects.postgres_memory_postings import (
     MIN_CANDIDATES,
     post_chunks,
-    read_counts,
     read_statistics,
     unpost_chunks,
 )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
+from app.db.dialects.postgres_memory_counts import forget_counts, read_counts
 from app.db.dialects.postgres_postings import (
     is_cjk,
     partition_deltas,
@@ -34,8 +35,6 @@ SUMMED_POSTINGS = 4000
 EXACT_COUNT_LIMIT = 500
 # The best postings read per term and partition, at least (the search asks for its pool).
 MIN_CANDIDATES = 64
-# Under the "C" collation, every word with a prefix sorts below prefix + this.
-_LAST_CHAR = chr(0x10FFFF)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +66,7 @@ def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]
     """Add (chunk id, partition, words) to the postings and the counters."""
     if not rows:
         return
-    db.info.pop(_LAST_READ, None)
+    forget_counts(db)
     averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t in rows))
     _change_terms(db, term_deltas((p, t, 1) for _, p, t in rows))
     posted = [x for i, p, t in rows for x in postings(p, i, t, averages.get(p, 0.0))]
@@ -91,7 +90,7 @@ def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]
 
 def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
     """Remove chunks from the postings and the counters (chunks never posted are ignored)."""
-    db.info.pop(_LAST_READ, None)
+    forget_counts(db)
     rows = db.execute(
         text(
             "SELECT partition, tokens FROM memory_fts WHERE id = ANY(:ids) AND partition IS NOT NULL"
@@ -141,80 +140,6 @@ def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) 
                 "deltas": [d for _, _, d in deltas],
             },
         )
-
-
-@dataclass(frozen=True, slots=True)
-class Counts:
-    """The counters a search reads: chunks and words of the partitions together, chunks holding
-    each term (terms held by none left out), and each prefix's words with their chunks."""
-
-    chunks: int
-    words: int
-    terms: dict[str, int]
-    prefixes: dict[str, dict[str, int]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """What a transaction last read of the counters (a search reads them twice: its statistics,
-    then the ideal chunk's rank)."""
-
-    partitions: tuple[str, ...]
-    terms: frozenset[str]
-    prefixes: frozenset[str]
-    counts: Counts
-
-    def answers(self, partitions: list[str], terms: list[str], prefixes: list[str]) -> bool:
-        return (
-            self.partitions == tuple(partitions)
-            and self.terms.issuperset(terms)
-            and self.prefixes.issuperset(prefixes)
-        )
-
-
-_LAST_READ = "postgres_memory_counts"
-
-
-def read_counts(
-    db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
-) -> Counts:
-    """The counters of the partitions, in one round trip (none where this transaction has read
-    them already and written none since)."""
-    last = db.info.get(_LAST_READ)
-    if isinstance(last, _Read) and last.answers(partitions, terms, prefixes):
-        return last.counts
-    counts = _query_counts(db, partitions, terms, prefixes)
-    db.info[_LAST_READ] = _Read(tuple(partitions), frozenset(terms), frozenset(prefixes), counts)
-    return counts
-
-
-def _query_counts(
-    db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
-) -> Counts:
-    rows = db.execute(
-        text(
-            "SELECT 0, '', '', coalesce(sum(chunks), 0), coalesce(sum(words), 0) "
-            "FROM memory_partitions WHERE partition = ANY(:parts) "
-            "UNION ALL SELECT 1, term, '', sum(chunks), 0 FROM memory_terms "
-            "WHERE partition = ANY(:parts) AND term = ANY(CAST(:terms AS text[])) GROUP BY term "
-            "UNION ALL SELECT 2, q.prefix, t.term, sum(t.chunks), 0 "
-            "FROM unnest(CAST(:prefixes AS text[])) AS q(prefix) JOIN memory_terms t "
-            "ON t.partition = ANY(:parts) AND t.term >= q.prefix AND t.term < q.prefix || :last "
-            "AND starts_with(t.term, q.prefix) GROUP BY q.prefix, t.term"
-        ),
-        {"parts": partitions, "terms": terms, "prefixes": prefixes, "last": _LAST_CHAR},
-    )
-    chunks = words = 0
-    held: dict[str, int] = {}
-    found: dict[str, dict[str, int]] = {p: {} for p in prefixes}
-    for kind, key, word, count, total in rows:
-        if kind == 0:
-            chunks, words = int(count), int(total)
-        elif count > 0 and kind == 1:
-            held[str(key)] = int(count)
-        elif count > 0:
-            found[str(key)][str(word)] = int(count)
-    return Counts(chunks, words, held, found)
 
 
 def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
