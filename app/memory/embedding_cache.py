@@ -45,6 +45,8 @@ class CachedEmbedder:
         self.embedder = embedder
         self._observe = observe
         self._queries: OrderedDict[str, list[float]] = OrderedDict()
+        # Queries being embedded now: a second caller of the same text awaits the first's result.
+        self._embedding: dict[str, asyncio.Task[list[float]]] = {}
 
     @property
     def model_id(self) -> str:
@@ -66,6 +68,21 @@ class CachedEmbedder:
         if hit is not None:
             self._queries.move_to_end(key)
             return hit
+        # One embedding per text at a time: every caller awaits the same task, which a caller's
+        # time-out does not cancel (the vector still reaches the cache for the next call).
+        task = self._embedding.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._embed_query(key, text))
+            self._embedding[key] = task
+            task.add_done_callback(lambda done: self._embedded(key, done))
+        return await asyncio.shield(task)
+
+    def _embedded(self, key: str, task: asyncio.Task[list[float]]) -> None:
+        self._embedding.pop(key, None)
+        if not task.cancelled():
+            task.exception()  # retrieved here: every caller may have stopped waiting
+
+    async def _embed_query(self, key: str, text: str) -> list[float]:
         vector = (await self._embed("query", [text]))[0]
         self._queries[key] = vector
         while len(self._queries) > QUERY_CACHE_SIZE:

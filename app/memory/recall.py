@@ -44,8 +44,12 @@ class MemoryRecall:
             request.tenant_id, request.user_id, request.agent_id, can_read_sensitive=False
         )
         diagnostics: dict[str, Any] = {}
-        experience = await self._experiences(caller, request, options, diagnostics)
-        long_term = await self._long_term(caller, request, options, diagnostics)
+        # The two searches run at the same time (each side in read transactions of its own); the
+        # query is embedded once for both (CachedEmbedder shares a query's embedding in flight).
+        experience, long_term = await asyncio.gather(
+            self._experiences(caller, request, options, diagnostics),
+            self._long_term(caller, request, options, diagnostics),
+        )
         envelope = build_context_envelope([experience, long_term])
         # An empty block still carries the diagnostics: the gate's verdict is reported without hits.
         return RecallBlock(redact_text(envelope), diagnostics)

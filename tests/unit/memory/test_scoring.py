@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -21,6 +22,7 @@ from app.memory.scoring import (
     temporal_decay,
     threshold_and_limit,
 )
+from app.memory.text import tokens_for_mmr
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -163,6 +165,42 @@ def test_mmr_demotes_a_near_duplicate() -> None:
 def test_mmr_with_lambda_one_is_pure_relevance() -> None:
     items = [scored("a", 0.9, text="x y"), scored("b", 0.8, text="x y"), scored("c", 0.1, text="z")]
     assert [m.memory_id for m in mmr_rerank(items, lambda_=1.0)] == ["a", "b", "c"]
+
+
+def _mmr_by_definition(items: list[ScoredMemory], lambda_: float) -> list[tuple[str, float]]:
+    """MMR as written: each pick maximises λ·rel − (1−λ)·max jaccard to the picks so far."""
+    tokens = [tokens_for_mmr(item.text) for item in items]
+    left, picks, out = list(range(len(items))), [], []
+    while left:
+
+        def value(i: int) -> float:
+            similar = max((jaccard(tokens[i], tokens[p]) for p in picks), default=0.0)
+            return lambda_ * min(1.0, max(0.0, items[i].score)) - (1 - lambda_) * similar
+
+        best = max(left, key=lambda i: (value(i), items[i].score, -i))
+        out.append((items[best].memory_id, value(best)))
+        picks.append(best)
+        left.remove(best)
+    return out
+
+
+def test_mmr_equals_its_definition_on_random_items() -> None:
+    rng = random.Random(4)
+    words = ["tea", "green", "db", "postgres", "sync", "friday", "deploy", "rollback", "vim"]
+    for _ in range(200):
+        items = [
+            scored(
+                f"m{i}",
+                round(rng.random(), 2),
+                text=" ".join(rng.sample(words, rng.randint(0, 5))),
+            )
+            for i in range(rng.randint(1, 12))
+        ]
+        lambda_ = rng.choice([0.0, 0.3, 0.7, 1.0])
+        got = [(m.memory_id, m.explain.mmr) for m in mmr_rerank(items, lambda_=lambda_)]
+        expected = _mmr_by_definition(items, lambda_)
+        assert [m for m, _ in got] == [m for m, _ in expected]
+        assert [v for _, v in got] == pytest.approx([v for _, v in expected])
 
 
 def test_mmr_limit_and_edge_cases() -> None:

@@ -1,0 +1,74 @@
+"""CachedEmbedder: a query is embedded once however many callers ask for it at the same time, and
+a caller that stops waiting does not stop the embedding (its vector still reaches the cache)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.db.engine import create_db_engine
+from app.db.uow import UnitOfWork
+from app.memory.embedding_cache import CachedEmbedder
+from app.providers.fake_embeddings import FakeEmbedder
+from app.providers.protocols import ProviderError
+from app.settings import Settings
+
+
+class HeldEmbedder(FakeEmbedder):
+    """Embeds queries only once released; may fail instead."""
+
+    def __init__(self) -> None:
+        super().__init__(dimensions=8)
+        self.release = asyncio.Event()
+        self.fail = False
+
+    async def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        await self.release.wait()
+        if self.fail:
+            raise ProviderError("provider down")
+        return [self.vector(text) for text in texts]
+
+
+def _cached(settings: Settings, embedder: HeldEmbedder) -> CachedEmbedder:
+    return CachedEmbedder(UnitOfWork(create_db_engine(settings)), embedder)
+
+
+async def test_concurrent_callers_of_one_query_share_one_embedding(settings: Settings) -> None:
+    embedder = HeldEmbedder()
+    cached = _cached(settings, embedder)
+    waiting = [asyncio.ensure_future(cached.embed_query("deploy failed")) for _ in range(3)]
+    await asyncio.sleep(0.05)
+    embedder.release.set()
+    vectors = await asyncio.gather(*waiting)
+    assert embedder.calls == [["deploy failed"]]
+    assert vectors == [embedder.vector("deploy failed")] * 3
+
+
+async def test_a_caller_that_times_out_leaves_the_vector_to_the_cache(settings: Settings) -> None:
+    embedder = HeldEmbedder()
+    cached = _cached(settings, embedder)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(cached.embed_query("rollback"), 0.05)
+    embedder.release.set()
+    assert await cached.embed_query("rollback") == embedder.vector("rollback")
+    assert embedder.calls == [["rollback"]]  # the second call joined the first's embedding
+    assert await cached.embed_query("rollback") == embedder.vector("rollback")
+    assert embedder.calls == [["rollback"]]  # and later calls read the cache
+
+
+async def test_a_failure_reaches_every_waiting_caller_and_the_next_call_tries_again(
+    settings: Settings,
+) -> None:
+    embedder = HeldEmbedder()
+    embedder.fail = True
+    cached = _cached(settings, embedder)
+    waiting = [asyncio.ensure_future(cached.embed_query("kafka")) for _ in range(2)]
+    await asyncio.sleep(0.05)
+    embedder.release.set()
+    results = await asyncio.gather(*waiting, return_exceptions=True)
+    assert [type(r) for r in results] == [ProviderError, ProviderError]
+    embedder.fail = False
+    assert await cached.embed_query("kafka") == embedder.vector("kafka")
+    assert embedder.calls == [["kafka"], ["kafka"]]
