@@ -1,7 +1,7 @@
 """PostgreSQL: the candidates of a memory word search and their words, in one statement.
 
-A search scores a bounded set of candidate chunks exactly (postgres_memory_postings.py says where
-they come from). Each source of candidates is a sub-select; their union is joined to the chunks'
+A search scores a bounded set of candidate chunks exactly (docs/architecture.md, PostgreSQL, says
+which). Each source of candidates is a sub-select; their union is joined to the chunks'
 words and filtered to the tenant's current memories in the same statement, so a search pays one
 round trip for its candidates, whatever the number of sources.
 """
@@ -11,10 +11,13 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.postgres_memory_postings import SUMMED_POSTINGS, Statistics
+from app.db.dialects.postgres_memory_postings import Statistics
 from app.db.dialects.postgres_text import fts5_idf, tsquery_literal
 
 Query = tuple[str, dict[str, object]]
+# The postings summed per chunk for the candidates that hold several query terms, about this many
+# in all; a whole phrase's rows are looked for among its rarest word's postings up to this many.
+SUMMED_POSTINGS = 4000
 # The best postings of each query term read for the summed candidates: at least this many.
 MIN_SUMMED = 256
 

@@ -27,9 +27,6 @@ from app.db.dialects.postgres_text import Phrase, tsquery_literal
 # The prefix of an English stem is read through its most common words only (candidates; the
 # statistics count all of them).
 MAX_EXPANSIONS = 8
-# The postings summed per chunk for the candidates that hold several query terms: about this
-# many in all (app/db/dialects/postgres_memory_candidates.py).
-SUMMED_POSTINGS = 4000
 # A prefix's or a word phrase's chunks are counted exactly up to this bound (above it, the bound
 # itself is used: the sum of the prefix's words' counts, the phrase's rarest word's count).
 EXACT_COUNT_LIMIT = 500
