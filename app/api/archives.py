@@ -9,6 +9,7 @@ from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ServicesDep, TenantDep
+from app.api.json_body import JsonRoute
 from app.api.rate_limit import RATE_LIMITED, SEARCH_LIMIT
 from app.api.schemas.archives import (
     ARCHIVE_ID_PATTERN,
@@ -19,7 +20,7 @@ from app.api.schemas.archives import (
 from app.archives.service import SearchRequest, embed_search_query, expand_archive_text, search_text
 from app.sessions.archived import expand_archive, search_archives
 
-router = APIRouter(prefix="/archives", tags=["archives"])
+router = APIRouter(prefix="/archives", tags=["archives"], route_class=JsonRoute)
 TEXT_RESPONSE: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/plain": {"schema": {"type": "string"}}}}
 }

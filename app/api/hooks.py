@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ServicesDep, TenantDep, UserIdHeader, hook_identity
+from app.api.json_body import JsonRoute
 from app.api.schemas.hooks import (
     AfterTurnRequest,
     AfterTurnResponse,
@@ -24,7 +25,7 @@ from app.assembly.service import AssembleInput, assemble, assembled_tokens
 from app.sessions.capture import TurnAdvancement, TurnInput, capture_turn
 from app.sessions.compact import CompactInput, compact_session
 
-router = APIRouter(tags=["hooks"])
+router = APIRouter(tags=["hooks"], route_class=JsonRoute)
 
 
 @router.post(

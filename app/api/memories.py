@@ -9,6 +9,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import CallerDep, ServicesDep
+from app.api.json_body import JsonRoute
 from app.api.rate_limit import RATE_LIMITED, SEARCH_LIMIT
 from app.api.schemas.base import ErrorEnvelope
 from app.api.schemas.memories import (
@@ -32,7 +33,7 @@ from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller
 from app.memory.transfer import import_memories, parse_lines
 
-router = APIRouter(prefix="/memories", tags=["memories"])
+router = APIRouter(prefix="/memories", tags=["memories"], route_class=JsonRoute)
 MemoryIdPath = Annotated[str, Path(alias="memoryId", min_length=1, max_length=64)]
 # The memory's version, bare, quoted or weak: 3, "3", W/"3".
 IF_MATCH_PATTERN = r'^(W/)?"?[0-9]+"?$'

@@ -9,10 +9,11 @@ from starlette.concurrency import run_in_threadpool
 from app import __version__
 from app.api.deps import IdentityDep, ServicesDep
 from app.api.exception_handlers import error_response
+from app.api.json_body import JsonRoute
 from app.keys.service import METRICS_ALL_SCOPE
 from app.ops import queue_depth, readiness_problem
 
-router = APIRouter(tags=["operations"])
+router = APIRouter(tags=["operations"], route_class=JsonRoute)
 
 
 @router.get("/healthz", operation_id="healthz")

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Body, Path
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ServicesDep, TenantDep
+from app.api.json_body import JsonRoute
 from app.api.schemas.sessions import (
     ArchiveSummary,
     CommitRequest,
@@ -17,7 +18,7 @@ from app.api.schemas.sessions import (
 )
 from app.sessions.service import commit_session, delete_session, get_session_view, wait_for_archive
 
-router = APIRouter(prefix="/sessions", tags=["sessions"])
+router = APIRouter(prefix="/sessions", tags=["sessions"], route_class=JsonRoute)
 SessionIdPath = Annotated[str, Path(alias="sessionId", min_length=1, max_length=512)]
 
 

@@ -50,12 +50,35 @@ def json_value_problem(value: object, max_depth: int = MAX_JSON_DEPTH) -> str | 
     return None
 
 
+def nested_deeper_than(value: object, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a container lies ``max_depth`` or more levels down (json_value_problem's nesting
+    rule), looking at containers only: a level at a time, scalars skipped in C-level filters."""
+    level: list[Any] = [value] if type(value) is dict or type(value) is list else []
+    for _ in range(max_depth):
+        deeper: list[Any] = []
+        for item in level:
+            children = item.values() if type(item) is dict else item
+            deeper += [c for c in children if type(c) is dict or type(c) is list]
+        if not deeper:
+            return False
+        level = deeper
+    return bool(level)
+
+
+class CheckedJson(dict[str, Any]):
+    """A request body object already found storable where it was decoded (app/api/json_body.py):
+    its raw bytes hold no escape or token that could decode to a lone surrogate or a non-finite
+    number, and its nesting is within bounds."""
+
+
 class RequestBody(ApiModel):
     """A JSON request body: strings of well-formed Unicode, finite numbers, bounded nesting."""
 
     @model_validator(mode="before")
     @classmethod
     def _storable(cls, data: Any) -> Any:
+        if type(data) is CheckedJson:
+            return dict(data)
         problem = json_value_problem(data)
         if problem is not None:
             raise ValueError(problem)
