@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.core.query import parse_query
 from app.db.base import Base
+from app.db.dialects import postgres_memory_candidates as candidates
 from app.db.dialects.postgres_memory_postings import EXACT_COUNT_LIMIT, MIN_CANDIDATES
 from app.db.dialects.postgres_text import words
 from app.db.engine import create_db_engine
@@ -354,3 +355,14 @@ def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> Non
             raise _RolledBack  # leave the module's corpus as it was
     finally:
         event.remove(corpus.uow.engine, "before_cursor_execute", spy)
+
+
+@pytest.mark.parametrize("query", ['"rollback database"', "支付服务部署失败的错误码"])
+def test_whole_phrases_through_the_tsvector_index_match_the_exhaustive_bm25(
+    corpus: Corpus, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A phrase whose rarest word has more postings than the budget is found through the tsvector
+    index instead of those postings (forced here with a budget of one posting)."""
+    monkeypatch.setattr(candidates, "SUMMED_POSTINGS", 1)
+    _assert_matches_reference(corpus, "t", [MAIN], query)
+    _assert_matches_reference(corpus, "t", [MAIN, ("agent", "main")], query, limit=40)

@@ -67,8 +67,8 @@ def nested_deeper_than(value: object, max_depth: int = MAX_JSON_DEPTH) -> bool:
 
 class CheckedJson(dict[str, Any]):
     """A request body object already found storable where it was decoded (app/api/json_body.py):
-    its raw bytes hold no escape or token that could decode to a lone surrogate or a non-finite
-    number, and its nesting is within bounds."""
+    the decoder read no constant and no float that is not finite, its bytes hold no surrogate
+    escape and no surrogate bytes, and its nesting is within bounds."""
 
 
 class RequestBody(ApiModel):

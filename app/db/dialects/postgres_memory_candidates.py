@@ -111,26 +111,28 @@ def _rows_with_phrases(stats: Statistics, limit: int) -> Query | None:
     phrases = stats.whole_phrases
     if not phrases:
         return None
-    weights = _term_weights(stats, list(range(len(stats.sources))))
-    if sum(p.bound for p in phrases) <= SUMMED_POSTINGS:
-        sql = (
-            "SELECT f.id FROM memory_fts f LEFT JOIN LATERAL (SELECT sum(q.w * x.impact) AS s "
-            "FROM unnest(CAST(:phrase_other_terms AS text[]), CAST(:phrase_weights AS float8[])) "
-            "AS q(term, w) JOIN memory_postings x ON x.chunk_id = f.id AND x.term = q.term) b "
-            "ON true WHERE f.id IN (SELECT x.chunk_id FROM memory_postings x "
-            "WHERE x.partition = ANY(:parts) AND x.term = ANY(:phrase_terms)) "
-            "AND f.words @@ CAST(:phrases AS tsquery) "
-            "ORDER BY b.s DESC NULLS LAST, f.id LIMIT :phrase_limit"
-        )
-    else:
+    params: dict[str, object] = {
+        "phrases": tsquery_literal([p.phrase for p in phrases]),
+        "phrase_limit": limit,
+    }
+    if sum(p.bound for p in phrases) > SUMMED_POSTINGS:
         sql = (
             "SELECT id FROM memory_fts WHERE partition = ANY(:parts) "
             "AND words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"
         )
-    params = {
+        return sql, params
+    weights = _term_weights(stats, list(range(len(stats.sources))))
+    sql = (
+        "SELECT f.id FROM memory_fts f LEFT JOIN LATERAL (SELECT sum(q.w * x.impact) AS s "
+        "FROM unnest(CAST(:phrase_other_terms AS text[]), CAST(:phrase_weights AS float8[])) "
+        "AS q(term, w) JOIN memory_postings x ON x.chunk_id = f.id AND x.term = q.term) b "
+        "ON true WHERE f.id IN (SELECT x.chunk_id FROM memory_postings x "
+        "WHERE x.partition = ANY(:parts) AND x.term = ANY(:phrase_terms)) "
+        "AND f.words @@ CAST(:phrases AS tsquery) "
+        "ORDER BY b.s DESC NULLS LAST, f.id LIMIT :phrase_limit"
+    )
+    return sql, params | {
         "phrase_terms": list(dict.fromkeys(t for p in phrases for t in p.terms)),
-        "phrases": tsquery_literal([p.phrase for p in phrases]),
         "phrase_other_terms": list(weights),
         "phrase_weights": list(weights.values()),
     }
-    return sql, params | {"phrase_limit": limit}
