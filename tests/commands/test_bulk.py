@@ -116,6 +116,7 @@ def test_an_interrupted_reembed_resumes_and_embeds_every_memory(
         scalar(db, "SELECT count(*) FROM memories WHERE embedding_model IS NULL") == N
     )  # keyword-only so far
     stub = StubEmbeddings()
+    stub.slow_after = 3000  # past the progress awaited below: the signal lands mid-run
     env = cli_env(
         db,
         CE_EMBEDDING__PROVIDER="openai",
@@ -130,6 +131,7 @@ def test_an_interrupted_reembed_resumes_and_embeds_every_memory(
         assert "interrupted; run the same command again to resume" in first.lines[-1]
         done = scalar(db, "SELECT count(*) FROM memories WHERE embedding_model = 'stub-embed'")
         assert 2000 <= done < N and done % 100 == 0
+        stub.slow_after = None
         second = run_cli("reembed", "--batch", "100", env=env)
     finally:
         stub.stop()

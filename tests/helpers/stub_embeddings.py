@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -25,6 +26,10 @@ class StubEmbeddings:
     def __init__(self) -> None:
         self.calls = 0
         self.texts = 0
+        # Once this many texts are embedded, each request takes ``slow_s`` longer: a command can
+        # then be interrupted mid-run however fast the machine is.
+        self.slow_after: int | None = None
+        self.slow_s = 0.2
 
     def start(self) -> str:
         stub = self
@@ -37,6 +42,8 @@ class StubEmbeddings:
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 stub.calls += 1
                 stub.texts += len(texts)
+                if stub.slow_after is not None and stub.texts > stub.slow_after:
+                    time.sleep(stub.slow_s)
                 data = json.dumps(
                     {
                         "object": "list",
