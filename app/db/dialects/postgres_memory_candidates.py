@@ -26,11 +26,12 @@ def candidate_words(
     db: Session, tenant_id: str, partitions: list[str], stats: Statistics, per_term: int
 ) -> list[tuple[int, list[str]]]:
     """(chunk id, words) of every candidate that belongs to a current memory of the tenant."""
+    weights = _term_weights(stats)
     sources = [
         query
         for query in (
-            _rows_with_phrases(stats, 2 * per_term),
-            _best_summed(stats, 2 * per_term),
+            _rows_with_phrases(stats, weights, 2 * per_term),
+            _best_summed(weights, 2 * per_term),
             _best_postings(stats, per_term),
         )
         if query is not None
@@ -73,12 +74,11 @@ def _best_postings(stats: Statistics, per_term: int) -> Query | None:
     return sql, {"best_terms": list(limits), "best_limits": list(limits.values())}
 
 
-def _best_summed(stats: Statistics, limit: int) -> Query | None:
+def _best_summed(weights: dict[str, float], limit: int) -> Query | None:
     """The chunks that score best on the query's terms together: each term's best postings (a
     share of ``SUMMED_POSTINGS``: all of a rare term's) summed per chunk by idf × impact. A chunk
     holding several query words is found here even where it is among no single word's best few;
     where many chunks tie on one word, the ones that also hold the others come first."""
-    weights = _term_weights(stats, list(range(len(stats.sources))))
     if len(weights) < 2:
         return None  # one term: its own best postings are already its best chunks
     share = max(MIN_SUMMED, SUMMED_POSTINGS // len(weights))
@@ -94,16 +94,16 @@ def _best_summed(stats: Statistics, limit: int) -> Query | None:
     return sql, params | {"sum_share": share, "sum_limit": limit}
 
 
-def _term_weights(stats: Statistics, phrases: list[int]) -> dict[str, float]:
-    """Each source term of the given phrases with its phrase's idf (summed where shared)."""
+def _term_weights(stats: Statistics) -> dict[str, float]:
+    """Each phrase's source terms with the phrase's idf (summed where phrases share a term)."""
     weights: dict[str, float] = {}
-    for i in phrases:
-        for term in stats.sources[i]:
-            weights[term] = weights.get(term, 0.0) + fts5_idf(stats.chunks, stats.frequencies[i])
+    for frequency, source in zip(stats.frequencies, stats.sources, strict=True):
+        for term in source:
+            weights[term] = weights.get(term, 0.0) + fts5_idf(stats.chunks, frequency)
     return weights
 
 
-def _rows_with_phrases(stats: Statistics, limit: int) -> Query | None:
+def _rows_with_phrases(stats: Statistics, weights: dict[str, float], limit: int) -> Query | None:
     """Up to ``limit`` chunks holding any of the whole phrases. Where their bounding terms'
     postings are few, the rows are read among them (the searched partitions' only) and the best
     on the query's other terms come first (a date phrase's rows that also hold the query's words);
@@ -121,7 +121,6 @@ def _rows_with_phrases(stats: Statistics, limit: int) -> Query | None:
             "AND words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"
         )
         return sql, params
-    weights = _term_weights(stats, list(range(len(stats.sources))))
     sql = (
         "SELECT f.id FROM memory_fts f LEFT JOIN LATERAL (SELECT sum(q.w * x.impact) AS s "
         "FROM unnest(CAST(:phrase_other_terms AS text[]), CAST(:phrase_weights AS float8[])) "

@@ -156,11 +156,11 @@ def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -
     sources: list[list[str]] = []
     bounding: list[list[str]] = []
     for phrase, phrase_terms in zip(phrases, keys, strict=True):
-        frequency, source = _phrase_source(phrase, phrase_terms, counts, expansions, chunks)
+        frequency, source, bound = _phrase_source(phrase, phrase_terms, counts, expansions, chunks)
         frequencies.append(frequency)
         sources.append(source if _posted_as_one_term(phrase, phrase_terms) else [])
-        bounding.append(_bounding_terms(phrase, phrase_terms, counts, expansions))
-    bounds = list(frequencies)  # how many postings the bounding terms have
+        bounding.append(bound)
+    bounds = list(frequencies)  # the bounding terms' postings, at most (before exact counts)
     _count_exactly(db, partitions, phrases, keys, frequencies, bounding)
     average = words / chunks if chunks else 0.0
     prefix_words = {prefix: list(found) for prefix, found in expansions.items()}
@@ -232,42 +232,27 @@ def _count_exactly(
         frequencies[i] = int(count)
 
 
-def _bounding_terms(
-    phrase: Phrase,
-    keys: list[str],
-    counts: dict[str, int],
-    expansions: dict[str, dict[str, int]],
-) -> list[str]:
-    """The terms whose postings together hold every row holding the phrase, fewest rows first: its
-    rarest key, or every word of its prefix."""
-    rarest = min(keys, key=lambda k: counts.get(k, 0), default=None)
-    if not phrase.prefix:
-        return [rarest] if rarest is not None else []
-    words_of_prefix = expansions.get(phrase.tokens[-1], {})
-    if rarest is not None and counts.get(rarest, 0) <= sum(words_of_prefix.values()):
-        return [rarest]
-    return list(words_of_prefix)
-
-
 def _phrase_source(
     phrase: Phrase,
     keys: list[str],
     counts: dict[str, int],
     expansions: dict[str, dict[str, int]],
     chunks: int,
-) -> tuple[int, list[str]]:
-    """A phrase's chunk count (its rarest key's, or its prefix's words' together: an upper bound)
-    and the terms whose postings hold its candidates: the rarest key, or the prefix's commonest
-    words."""
+) -> tuple[int, list[str], list[str]]:
+    """A phrase's chunk count (its rarest key's, or its prefix's words' together: an upper bound),
+    the terms whose postings hold its candidates (the rarest key, or the prefix's commonest words)
+    and the terms whose postings together hold every row holding it (the rarest key, or every word
+    of the prefix)."""
     rarest = min(keys, key=lambda k: counts.get(k, 0), default=None)
     count = counts.get(rarest, 0) if rarest is not None else chunks
     if not phrase.prefix:
-        return count, [rarest] if rarest is not None and count else []
+        by_key = [rarest] if rarest is not None else []
+        return count, by_key if count else [], by_key
     words_of_prefix = expansions.get(phrase.tokens[-1], {})
     prefix_count = min(sum(words_of_prefix.values()), chunks)
-    if min(count, prefix_count) == 0:
-        return 0, []
     if rarest is not None and count <= prefix_count:
-        return count, [rarest]
+        return count, [rarest] if count else [], [rarest]
+    if prefix_count == 0:
+        return 0, [], list(words_of_prefix)
     common = sorted(words_of_prefix, key=lambda w: (-words_of_prefix[w], w))
-    return prefix_count, common[:MAX_EXPANSIONS]
+    return prefix_count, common[:MAX_EXPANSIONS], list(words_of_prefix)
