@@ -5,7 +5,7 @@ In process, no HTTP: ``search_memories(service, caller, SearchInput(query))`` wi
 
 - *no embedding* (the docs/quality.md row): the service's embedder is ``FixedVectors``, a stand-in that
   returns a precomputed unit vector for each query text, so everything after the query embedding
-  is timed (the read transaction, FTS5 BM25, the sqlite-vec KNN over the partition, loading the
+  is timed (the read transaction, the word side's BM25 over its postings, the KNN over the partition, loading the
   candidate rows, the merge, decay, MMR and the response dicts) and nothing before it.
 - *+ query embedding*: the service's real ``CachedEmbedder(LocalE5Embedder)``; every query text is
   new, so each call pays the model, the cache lookup and the cache write.
@@ -912,7 +912,7 @@ def _rows(
     fixed.notes.append(
         f"where the time goes at {largest // 1000}k (p50 ms, each part alone): the dialect's KNN over the partition "
         f"(k=40, the in-process matrix) {part('knn')}, sqlite-vec's own KNN {part('vec0 knn')}, recall@10 of the "
-        f"matrix against sqlite-vec {_mean(top.knn_recall)}; the dialect's match_memory_chunks (FTS5 BM25 top 40 joined to the owner's rows) "
+        f"matrix against sqlite-vec {_mean(top.knn_recall)}; the dialect's match_memory_chunks (BM25 top 40 from the partition's postings, the current memories' rows) "
         + ", ".join(f"{label} {part(f'fts {label}')}" for label, _ in QUERIES)
         + "; the bare FTS5 MATCH top 40 without the join "
         + ", ".join(f"{label} {part(f'bare fts {label}')}" for label, _ in QUERIES)

@@ -59,15 +59,11 @@ from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
 from app.core.query import parse_query
+from app.db.dialects.fts5_words import fts5_idf, parse_expression
 from app.db.dialects.postgres_memory import EF_SEARCH, MEMORY_VEC, tune_vector_scan
 from app.db.dialects.postgres_memory_postings import read_statistics
-from app.db.dialects.postgres_postings import score_chunk
-from app.db.dialects.postgres_text import (
-    fts5_idf,
-    parse_expression,
-    tsquery_literal,
-    vector_literal,
-)
+from app.db.dialects.postgres_text import tsquery_literal, vector_literal
+from app.db.dialects.postings import score_chunk
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork

@@ -14,14 +14,15 @@ from app.db.base import Base
 from app.db.engine import create_db_engine
 from app.settings import get_settings
 
-# Virtual tables and their shadow tables, PostgreSQL's word postings and counters, and the vector
-# change log are created by hand in
-# migrations/helpers.py; autogenerate must not see them as drift.
+# Virtual tables and their shadow tables, the memory word index's words, postings and counters, and
+# the vector change log are created by hand (migrations/helpers.py and the revisions); autogenerate
+# must not see them as drift.
 FTS_PREFIXES = (
     "message_fts",
     "archive_fts",
     "memory_fts",
     "memory_postings",
+    "memory_words",
     "memory_terms",
     "memory_partitions",
     "memory_vec",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -44,7 +43,6 @@ from app.providers.protocols import ProviderError
 
 MIN_POOL = 20
 ChunkRow = tuple[MemoryChunk, Memory]
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,30 +110,33 @@ async def _collect(
     vector: list[float] | None,
     mode: str,
 ) -> tuple[list[ScoredMemory], dict[str, Memory]]:
-    """The word side and the vector side, each in a read transaction of its own and at the same
-    time (on PostgreSQL each has a server process of its own) that also loads its chunks' rows,
-    then their chunks merged."""
+    """The word side and the vector side, each in a read transaction of its own that also loads
+    its chunks' rows, then their chunks merged. On PostgreSQL the sides run at the same time, each
+    with a server process of its own; in process (SQLite) one after the other: together, the
+    word side's Python and the vector side's matrix product only slow each other down."""
     pool = max(req.limit * 4, MIN_POOL)
     phrases = fts_phrases(parse_query(text, today=utcnow().date()))
-    words = (
-        asyncio.to_thread(_text_side, service, tenant_id, owners, phrases, pool)
-        if mode != "vector" and phrases
-        else None
-    )
-    nearest = (
-        asyncio.to_thread(_vector_side, service, tenant_id, owners, vector, pool)
-        if vector is not None
-        else None
-    )
-    (text_ranks, ideal, text_rows), (distances, vector_rows) = await asyncio.gather(
-        words or _nothing(({}, 0.0, [])), nearest or _nothing(({}, []))
-    )
+
+    def words() -> tuple[dict[int, float], float, list[ChunkRow]]:
+        if mode == "vector" or not phrases:
+            return {}, 0.0, []
+        return _text_side(service, tenant_id, owners, phrases, pool)
+
+    def nearest() -> tuple[dict[int, float], list[ChunkRow]]:
+        if vector is None:
+            return {}, []
+        return _vector_side(service, tenant_id, owners, vector, pool)
+
+    if service.uow.dialect.in_process_reads:
+        (text_ranks, ideal, text_rows), (distances, vector_rows) = await asyncio.to_thread(
+            lambda: (words(), nearest())
+        )
+    else:
+        (text_ranks, ideal, text_rows), (distances, vector_rows) = await asyncio.gather(
+            asyncio.to_thread(words), asyncio.to_thread(nearest)
+        )
     rows = {chunk.id: (chunk, memory) for chunk, memory in [*text_rows, *vector_rows]}
     return _merge(service, req, mode, text_ranks, ideal, distances, list(rows.values()))
-
-
-async def _nothing(value: _T) -> _T:
-    return value
 
 
 def _text_side(

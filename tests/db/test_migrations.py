@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ TEXT_INDEXES = {"message_fts", "archive_fts"}
 SHARED_TABLES = {"embedding_cache"}
 # Bookkeeping of the vector indexes: which indexed rows changed (row ids and partition keys, no text).
 INDEX_BOOKKEEPING = {"vector_changes"}
+# The memory word index's words, postings and counters: keyed by partition ("tenant:kind:id").
+WORD_INDEX = {"memory_words", "memory_postings", "memory_terms", "memory_partitions"}
 
 
 @pytest.fixture
@@ -139,10 +142,17 @@ def test_every_tenant_data_table_has_tenant_id(engine: Engine) -> None:
     indexes = index_tables(engine)
     assert indexes >= TEXT_INDEXES
     tenant_tables = (
-        table_names(engine) - indexes - SHARED_TABLES - INDEX_BOOKKEEPING - {"alembic_version"}
+        table_names(engine)
+        - indexes
+        - SHARED_TABLES
+        - INDEX_BOOKKEEPING
+        - WORD_INDEX
+        - {"alembic_version"}
     )
     assert tenant_tables >= TABLES
     inspector = inspect(engine)
+    for name in WORD_INDEX:
+        assert "partition" in {c["name"] for c in inspector.get_columns(name)}, name
     for name in sorted(tenant_tables):
         columns = {c["name"]: c for c in inspector.get_columns(name)}
         assert "tenant_id" in columns, name
@@ -269,3 +279,49 @@ def test_message_vectors_keep_their_vectors_and_gain_the_message_time(engine: En
     run_command(engine, "downgrade", "0004_message_vectors")
     with engine.connect() as conn:
         assert conn.execute(text("SELECT message_id FROM message_vec")).scalars().all() == [7]
+
+
+def test_memory_chunks_indexed_before_the_postings_are_posted(engine: Engine) -> None:
+    """0010: chunks already in the word index get their words, postings and counters, from the
+    text the index sees (title, chunk, CJK characters spaced)."""
+    run_command(engine, "upgrade", "0009_memory_postings")
+    with engine.begin() as conn:
+        for n, (owner, title, body) in enumerate(
+            [("u1", "Deploy", "deploy 部署"), ("u2", "", "deploy now")], start=1
+        ):
+            conn.execute(
+                Base.metadata.tables["memories"].insert(),
+                {"id": f"m{n}", "tenant_id": "t", "owner_kind": "user", "owner_id": owner}
+                | {"uri": f"m{n}", "category": "fact", "title": title, "content": ""}
+                | {"created_at": datetime(2026, 1, 1, tzinfo=UTC)}
+                | {"updated_at": datetime(2026, 1, 1, tzinfo=UTC)},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO memory_chunks (id, tenant_id, memory_id, chunk_index, text) "
+                    "VALUES (:n, 't', :m, 0, :b)"
+                ),
+                {"n": n, "m": f"m{n}", "b": body},
+            )
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        postings = conn.execute(
+            text("SELECT chunk_id, partition, term, frequency FROM memory_postings ORDER BY 1, 3")
+        ).all()
+        words = conn.execute(text("SELECT chunk_id, tokens FROM memory_words ORDER BY 1")).all()
+        partitions = conn.execute(
+            text("SELECT partition, chunks, words FROM memory_partitions ORDER BY 1")
+        ).all()
+    assert [tuple(w) for w in words] == [(1, "deploy deploy 部 署"), (2, "deploy now")]
+    assert [tuple(p) for p in postings] == [
+        (1, "t:user:u1", "deploy", 2),
+        (1, "t:user:u1", "署", 1),  # code point order (BINARY)
+        (1, "t:user:u1", "部", 1),
+        (1, "t:user:u1", "部署", 1),
+        (2, "t:user:u2", "deploy", 1),
+        (2, "t:user:u2", "now", 1),
+    ]
+    assert [tuple(p) for p in partitions] == [("t:user:u1", 1, 4), ("t:user:u2", 1, 2)]
+    run_command(engine, "downgrade", "0009_memory_postings")
+    assert not {"memory_postings", "memory_words"} & table_names(engine)
+    assert "memory_fts_vocab" in table_names(engine)

@@ -53,6 +53,9 @@ class Dialect(ABC):
     # One writer per database (SQLite): the unit of work queues this process's writers on a lock,
     # which is fairer and cheaper than letting them spin in the database's busy handler.
     single_writer: bool = False
+    # Reads run in this process (SQLite): two reads at once share its cores and the interpreter's
+    # lock, and a search's word and vector sides are faster one after the other than together.
+    in_process_reads: bool = False
 
     @abstractmethod
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
@@ -113,8 +116,7 @@ class Dialect(ABC):
         self, db: Session, partitions: list[str], tokens: list[str], prefixes: list[str]
     ) -> tuple[int, dict[str, int]]:
         """(chunks, chunks holding each token): the statistics the word index's BM25 scores with
-        when searching these partitions (SQLite's FTS5 counts the whole index; PostgreSQL the
-        partitions). A prefix's count, keyed ``prefix*``, sums its tokens' (a chunk holding two
+        when searching these partitions (their kept counters). A prefix's count, keyed ``prefix*``, sums its tokens' (a chunk holding two
         forms counts twice, so it is at most an overestimate)."""
 
     @abstractmethod

@@ -10,23 +10,14 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import TextHit, memory_partition
+from app.db.dialects.fts5_words import fts5_idf, parse_expression, words
+from app.db.dialects.memory_counts import read_counts, term_documents
 from app.db.dialects.postgres_memory_candidates import candidate_words
-from app.db.dialects.postgres_memory_counts import read_counts
-from app.db.dialects.postgres_memory_postings import (
-    MIN_CANDIDATES,
-    post_chunks,
-    read_statistics,
-    unpost_chunks,
-)
-from app.db.dialects.postgres_postings import score_chunks
-from app.db.dialects.postgres_text import (
-    fts5_idf,
-    parse_expression,
-    tsvector_literal,
-    vector_literal,
-    without_nul,
-    words,
-)
+from app.db.dialects.postgres_memory_counts import query_counts
+from app.db.dialects.postgres_memory_postings import post_chunks, read_statistics, unpost_chunks
+from app.db.dialects.postgres_text import tsvector_literal, vector_literal, without_nul
+from app.db.dialects.posting_plan import MIN_CANDIDATES
+from app.db.dialects.postings import score_chunks
 
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
@@ -120,13 +111,13 @@ class PostgresMemoryIndex:
     ) -> tuple[int, dict[str, int]]:
         # The searched partitions' kept counters (the statistics match_memory_chunks scores with).
         counted = read_counts(
-            db, partitions, list(dict.fromkeys(tokens)), list(dict.fromkeys(prefixes))
+            db,
+            partitions,
+            list(dict.fromkeys(tokens)),
+            list(dict.fromkeys(prefixes)),
+            query_counts,
         )
-        chunks = counted.chunks
-        found = {token: counted.terms.get(token, 0) for token in tokens}
-        for prefix in prefixes:
-            found[prefix + "*"] = min(sum(counted.prefixes[prefix].values()), chunks)
-        return chunks, found
+        return term_documents(counted, tokens, prefixes)
 
     def nearest_memory_chunks(
         self, db: Session, owner: str, vector: list[float], k: int

@@ -11,22 +11,18 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.postgres_memory_postings import Statistics
-from app.db.dialects.postgres_text import fts5_idf, tsquery_literal
+from app.db.dialects import posting_plan
+from app.db.dialects.postgres_text import tsquery_literal
+from app.db.dialects.posting_plan import Statistics, best_limits, summed_share, term_weights
 
 Query = tuple[str, dict[str, object]]
-# The postings summed per chunk for the candidates that hold several query terms, about this many
-# in all; a whole phrase's rows are looked for among its rarest word's postings up to this many.
-SUMMED_POSTINGS = 4000
-# The best postings of each query term read for the summed candidates: at least this many.
-MIN_SUMMED = 256
 
 
 def candidate_words(
     db: Session, tenant_id: str, partitions: list[str], stats: Statistics, per_term: int
 ) -> list[tuple[int, list[str]]]:
     """(chunk id, words) of every candidate that belongs to a current memory of the tenant."""
-    weights = _term_weights(stats)
+    weights = term_weights(stats)
     sources = [
         query
         for query in (
@@ -56,13 +52,8 @@ def candidate_words(
 
 
 def _best_postings(stats: Statistics, per_term: int) -> Query | None:
-    """The best postings of each phrase's source terms in each partition: ``per_term`` of a single
-    term or of a prefix's commonest word, a quarter of that of its others."""
-    limits: dict[str, int] = {}
-    for source in stats.sources:
-        for rank, term in enumerate(source):
-            limit = per_term if rank == 0 else max(8, per_term // 4)
-            limits[term] = max(limits.get(term, 0), limit)
+    """The best postings of each phrase's source terms in each partition (``best_limits``)."""
+    limits = best_limits(stats, per_term)
     if not limits:
         return None
     sql = (
@@ -81,7 +72,7 @@ def _best_summed(weights: dict[str, float], limit: int) -> Query | None:
     where many chunks tie on one word, the ones that also hold the others come first."""
     if len(weights) < 2:
         return None  # one term: its own best postings are already its best chunks
-    share = max(MIN_SUMMED, SUMMED_POSTINGS // len(weights))
+    share = summed_share(len(weights))
     sql = (
         "SELECT b.chunk_id FROM unnest(CAST(:parts AS text[])) AS p(partition) "
         "CROSS JOIN unnest(CAST(:sum_terms AS text[]), CAST(:sum_weights AS float8[])) "
@@ -92,15 +83,6 @@ def _best_summed(weights: dict[str, float], limit: int) -> Query | None:
     )
     params = {"sum_terms": list(weights), "sum_weights": list(weights.values())}
     return sql, params | {"sum_share": share, "sum_limit": limit}
-
-
-def _term_weights(stats: Statistics) -> dict[str, float]:
-    """Each phrase's source terms with the phrase's idf (summed where phrases share a term)."""
-    weights: dict[str, float] = {}
-    for frequency, source in zip(stats.frequencies, stats.sources, strict=True):
-        for term in source:
-            weights[term] = weights.get(term, 0.0) + fts5_idf(stats.chunks, frequency)
-    return weights
 
 
 def _rows_with_phrases(stats: Statistics, weights: dict[str, float], limit: int) -> Query | None:
@@ -115,7 +97,7 @@ def _rows_with_phrases(stats: Statistics, weights: dict[str, float], limit: int)
         "phrases": tsquery_literal([p.phrase for p in phrases]),
         "phrase_limit": limit,
     }
-    if sum(p.bound for p in phrases) > SUMMED_POSTINGS:
+    if sum(p.bound for p in phrases) > posting_plan.SUMMED_POSTINGS:
         sql = (
             "SELECT id FROM memory_fts WHERE partition = ANY(:parts) "
             "AND words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"

@@ -1,5 +1,5 @@
 """PostgreSQL: the SQL of the memory word index's postings and counters
-(app/db/dialects/postgres_postings.py says what they are).
+(app/db/dialects/postings.py says what they are).
 
 Writes keep the counters in the transaction that adds or removes chunks, in (partition, term)
 order, so that concurrent writers wait for each other rather than deadlock. Reads take the
@@ -9,54 +9,15 @@ rarest term from the impact-ordered b-tree: a bounded number of rows whatever th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.postgres_memory_counts import forget_counts, read_counts
-from app.db.dialects.postgres_postings import (
-    is_cjk,
-    partition_deltas,
-    phrase_keys,
-    postings,
-    term_deltas,
-)
-from app.db.dialects.postgres_text import Phrase, tsquery_literal
-
-# The prefix of an English stem is read through its most common words only (candidates; the
-# statistics count all of them).
-MAX_EXPANSIONS = 8
-# A prefix's or a word phrase's chunks are counted exactly up to this bound (above it, the bound
-# itself is used: the sum of the prefix's words' counts, the phrase's rarest word's count).
-EXACT_COUNT_LIMIT = 500
-# The best postings read per term and partition, at least (the search asks for its pool).
-MIN_CANDIDATES = 64
-
-
-@dataclass(frozen=True, slots=True)
-class Statistics:
-    """What a search scores with: chunks and average words of the partitions, each phrase's
-    chunk count, and the terms whose best postings hold each phrase's candidates."""
-
-    chunks: int
-    average: float
-    frequencies: list[int]
-    sources: list[list[str]]
-    # Phrases of several words (not one CJK pair) whose rows the postings cannot order: their rows
-    # are found among their bounding terms' postings (or through the tsvector index).
-    whole_phrases: list[WholePhrase]
-    prefix_words: dict[str, list[str]]  # every word of each prefix in the partitions
-
-
-@dataclass(frozen=True, slots=True)
-class WholePhrase:
-    """A phrase matched as a whole, and the terms whose postings hold every row holding it (its
-    rarest key, or every word of its prefix), and how many postings those terms have."""
-
-    phrase: Phrase
-    terms: list[str]
-    bound: int
+from app.db.dialects.fts5_words import Phrase
+from app.db.dialects.memory_counts import forget_counts, read_counts
+from app.db.dialects.postgres_memory_counts import query_counts
+from app.db.dialects.postgres_text import tsquery_literal
+from app.db.dialects.posting_plan import Statistics, counted_terms, plan_statistics
+from app.db.dialects.postings import partition_deltas, postings, term_deltas
 
 
 def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]) -> None:
@@ -141,86 +102,25 @@ def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) 
 
 def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
     """The statistics of a search, and where each phrase's candidates are read from."""
-    keys = [phrase_keys(p) for p in phrases]
-    # The phrases' own words are counted too: the ideal chunk's rank reads them next.
-    words_of = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
-    counted = read_counts(
-        db,
-        partitions,
-        list(dict.fromkeys([*(k for ks in keys for k in ks), *words_of])),
-        list(dict.fromkeys(p.tokens[-1] for p in phrases if p.prefix)),
+    terms, prefixes = counted_terms(phrases)
+    counted = read_counts(db, partitions, terms, prefixes, query_counts)
+    return plan_statistics(
+        phrases, counted, lambda inexact: _count_exactly(db, partitions, inexact)
     )
-    chunks, words = counted.chunks, counted.words
-    counts, expansions = counted.terms, counted.prefixes
-    frequencies: list[int] = []
-    sources: list[list[str]] = []
-    bounding: list[list[str]] = []
-    for phrase, phrase_terms in zip(phrases, keys, strict=True):
-        frequency, source, bound = _phrase_source(phrase, phrase_terms, counts, expansions, chunks)
-        frequencies.append(frequency)
-        sources.append(source if _posted_as_one_term(phrase, phrase_terms) else [])
-        bounding.append(bound)
-    bounds = list(frequencies)  # the bounding terms' postings, at most (before exact counts)
-    _count_exactly(db, partitions, phrases, keys, frequencies, bounding)
-    average = words / chunks if chunks else 0.0
-    prefix_words = {prefix: list(found) for prefix, found in expansions.items()}
-    whole = [
-        WholePhrase(phrases[i], bounding[i], bounds[i])
-        for i in _whole_phrases(phrases, keys, frequencies, sources)
-    ]
-    return Statistics(chunks, average, frequencies, sources, whole, prefix_words)
-
-
-def _whole_phrases(
-    phrases: list[Phrase],
-    keys: list[list[str]],
-    frequencies: list[int],
-    sources: list[list[str]],
-) -> list[int]:
-    """The phrases (their indexes) found in the partitions whose rows no term's postings are."""
-    sourced = {t for source in sources for t in source}
-    whole = []
-    for i, (phrase, phrase_terms) in enumerate(zip(phrases, keys, strict=True)):
-        if not frequencies[i] or _posted_as_one_term(phrase, phrase_terms):
-            continue
-        # A CJK word's rows hold each of its pairs: where the query reads every pair's best rows
-        # already (a Chinese question's words come with their pairs), the word needs no more.
-        if all(is_cjk(t) for t in phrase.tokens) and set(phrase_terms) <= sourced:
-            continue
-        whole.append(i)
-    return whole
-
-
-def _posted_as_one_term(phrase: Phrase, keys: list[str]) -> bool:
-    """Whether a term's postings are exactly the phrase's rows: one word, or one CJK pair."""
-    return len(phrase.tokens) == 1 or (not phrase.prefix and keys == ["".join(phrase.tokens)])
 
 
 def _count_exactly(
-    db: Session,
-    partitions: list[str],
-    phrases: list[Phrase],
-    keys: list[list[str]],
-    frequencies: list[int],
-    bounding: list[list[str]],
-) -> None:
-    """Replace the upper bounds of prefixes and word phrases by their exact chunk counts (as FTS5
-    counts them) where the bound is small: the rows of the bounding terms' postings, at most
-    ``EXACT_COUNT_LIMIT`` a phrase, are read and matched, whatever other partitions hold."""
-    inexact = [
-        i
-        for i, (phrase, phrase_keys_) in enumerate(zip(phrases, keys, strict=True))
-        if 0 < frequencies[i] <= EXACT_COUNT_LIMIT
-        and (phrase.prefix or not _posted_as_one_term(phrase, phrase_keys_))
-    ]
-    if not inexact:
-        return
+    db: Session, partitions: list[str], inexact: list[tuple[Phrase, list[str]]]
+) -> list[int]:
+    """The exact chunk counts (as FTS5 counts them) of prefixes and word phrases whose bound is
+    small: the rows of the bounding terms' postings, at most ``EXACT_COUNT_LIMIT`` a phrase, are
+    read and matched, whatever other partitions hold."""
     params: dict[str, object] = {"parts": partitions}
     counts = []
-    for n, i in enumerate(inexact):
-        params[f"q{n}"] = tsquery_literal([phrases[i]])
+    for n, (phrase, _) in enumerate(inexact):
+        params[f"q{n}"] = tsquery_literal([phrase])
         counts.append(f"count(*) FILTER (WHERE f.words @@ CAST(:q{n} AS tsquery))")
-    params["terms"] = list(dict.fromkeys(t for i in inexact for t in bounding[i]))
+    params["terms"] = list(dict.fromkeys(t for _, bounding in inexact for t in bounding))
     row = db.execute(
         text(
             f"SELECT {', '.join(counts)} FROM memory_fts f WHERE f.id IN (SELECT x.chunk_id "
@@ -228,31 +128,4 @@ def _count_exactly(
         ),
         params,
     ).one()
-    for i, count in zip(inexact, row, strict=True):
-        frequencies[i] = int(count)
-
-
-def _phrase_source(
-    phrase: Phrase,
-    keys: list[str],
-    counts: dict[str, int],
-    expansions: dict[str, dict[str, int]],
-    chunks: int,
-) -> tuple[int, list[str], list[str]]:
-    """A phrase's chunk count (its rarest key's, or its prefix's words' together: an upper bound),
-    the terms whose postings hold its candidates (the rarest key, or the prefix's commonest words)
-    and the terms whose postings together hold every row holding it (the rarest key, or every word
-    of the prefix)."""
-    rarest = min(keys, key=lambda k: counts.get(k, 0), default=None)
-    count = counts.get(rarest, 0) if rarest is not None else chunks
-    if not phrase.prefix:
-        by_key = [rarest] if rarest is not None else []
-        return count, by_key if count else [], by_key
-    words_of_prefix = expansions.get(phrase.tokens[-1], {})
-    prefix_count = min(sum(words_of_prefix.values()), chunks)
-    if rarest is not None and count <= prefix_count:
-        return count, [rarest] if count else [], [rarest]
-    if prefix_count == 0:
-        return 0, [], list(words_of_prefix)
-    common = sorted(words_of_prefix, key=lambda w: (-words_of_prefix[w], w))
-    return prefix_count, common[:MAX_EXPANSIONS], list(words_of_prefix)
+    return [int(count) for count in row]

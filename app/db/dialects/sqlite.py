@@ -65,6 +65,7 @@ def fts_query(terms: list[str], *, any_term: bool) -> str:
 class SqliteDialect(SqliteMemoryIndex, Dialect):
     name = "sqlite"
     single_writer = True
+    in_process_reads = True
 
     def __init__(self, vector_cache: VectorCache | None = None) -> None:
         self.vectors = vector_cache or VectorCache()

@@ -1,10 +1,12 @@
 """SQLite: the memory side of the dialect (the word index over memory chunks, their vectors,
 and the tool-use lookups of tool memories).
 
-The word index is a contentless unicode61 FTS5 table over character-spaced chunk text (BM25 that
-matches Chinese words of any length); its ``fts5vocab`` table gives the per-token document counts
-BM25 uses. Vectors live in a sqlite-vec ``vec0`` table partitioned by owner and are searched through
-the in-process matrices of ``sqlite_vectors``.
+The word index scores FTS5's bm25() over the searched partitions' own statistics, read through
+impact-ordered postings and kept counters (``sqlite_memory_postings``): a bounded number of rows
+whatever the partition holds, and a partition's ranking that other partitions and tenants cannot
+move. The contentless unicode61 FTS5 table over character-spaced chunk text finds the rows of
+phrases too common for their words' postings. Vectors live in a sqlite-vec ``vec0`` table
+partitioned by owner and are searched through the in-process matrices of ``sqlite_vectors``.
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit, owner_condition
+from app.db.dialects.base import TextHit, memory_partition
+from app.db.dialects.fts5_words import fts5_idf, parse_expression, words
+from app.db.dialects.memory_counts import read_counts, term_documents
+from app.db.dialects.posting_plan import MIN_CANDIDATES
+from app.db.dialects.postings import score_chunks
+from app.db.dialects.sqlite_memory_postings import (
+    candidate_words,
+    post_chunks,
+    query_counts,
+    read_statistics,
+    unpost_chunks,
+)
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes
 
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
-MEMORY_VOCAB = "memory_fts_vocab"
 MEMORY_SPACE = VectorSpace("memory", MEMORY_VEC, "chunk_id", "owner", None)
 
 
@@ -30,10 +42,16 @@ class SqliteMemoryIndex:
     vectors: VectorCache
 
     def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str, str]]) -> None:
-        # FTS5 keeps whole-index statistics: the partition is not needed here.
-        params = [{"id": chunk_id, "text": body} for chunk_id, _, body in rows if body]
+        params = []
+        posted = []
+        for chunk_id, partition, body in rows:
+            tokens = words(body) if body else []
+            if tokens:
+                params.append({"id": chunk_id, "text": body})
+                posted.append((chunk_id, partition, tokens))
         if params:
             db.execute(text(f"INSERT INTO {MEMORY_FTS}(rowid, text) VALUES (:id, :text)"), params)
+            post_chunks(db, posted)
 
     def store_chunk_vectors(
         self, db: Session, rows: Iterable[tuple[int, str, list[float]]]
@@ -67,6 +85,7 @@ class SqliteMemoryIndex:
             )
         ]
         log_changes(db, MEMORY_SPACE, owners)
+        unpost_chunks(db, chunk_ids)
         db.execute(text(f"DELETE FROM {MEMORY_FTS} WHERE rowid = :id"), params)
         db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"), params)
 
@@ -78,45 +97,26 @@ class SqliteMemoryIndex:
         expression: str,
         limit: int,
     ) -> list[TextHit]:
-        if not owners:
+        phrases = parse_expression(expression)
+        if not owners or not phrases:
             return []
-        params: dict[str, object] = {"q": expression, "limit": limit, "t": tenant_id}
-        owner_sql = owner_condition(owners, params)
-        # CROSS JOIN keeps the full-text lookup as the outer loop (SQLite never reorders it): one
-        # MATCH, then a primary-key probe per hit. Written as an IN (...) filter, the planner pushes
-        # the owner's ids into the FTS table and runs the MATCH once per chunk.
-        sql = (
-            f"SELECT f.rowid, bm25({MEMORY_FTS}) AS rank FROM {MEMORY_FTS} f "
-            "CROSS JOIN memory_chunks c ON c.id = f.rowid CROSS JOIN memories m ON m.id = c.memory_id "
-            f"WHERE {MEMORY_FTS} MATCH :q AND m.tenant_id = :t AND ({owner_sql}) "
-            "AND m.superseded_by IS NULL ORDER BY rank LIMIT :limit"
+        partitions = [memory_partition(tenant_id, owner) for owner in owners]
+        stats = read_statistics(db, partitions, phrases)
+        rows = candidate_words(db, tenant_id, partitions, stats, max(limit, MIN_CANDIDATES))
+        idfs = [fts5_idf(stats.chunks, frequency) for frequency in stats.frequencies]
+        scored = score_chunks(rows, phrases, idfs, stats.average, stats.prefix_words)
+        hits = sorted(
+            (TextHit(i, s) for i, s in scored if s < 0), key=lambda h: (h.score, h.row_id)
         )
-        return [TextHit(int(r), float(rank)) for r, rank in db.execute(text(sql), params)]
+        return hits[:limit]
 
     def memory_term_documents(
-        self,
-        db: Session,
-        partitions: list[str],  # noqa: ARG002 - FTS5 keeps whole-index statistics
-        tokens: list[str],
-        prefixes: list[str],
+        self, db: Session, partitions: list[str], tokens: list[str], prefixes: list[str]
     ) -> tuple[int, dict[str, int]]:
-        # fts5vocab reads the index's own per-token counts (the numbers FTS5's bm25() uses): a
-        # lookup per token, no matter how many chunks hold it.
-        documents = int(db.execute(text("SELECT count(*) FROM memory_chunks")).scalar_one())
-        found: dict[str, int] = {}
-        for token in dict.fromkeys(tokens):
-            row = db.execute(
-                text(f"SELECT doc FROM {MEMORY_VOCAB} WHERE term = :t"), {"t": token}
-            ).first()
-            found[token] = int(row[0]) if row else 0
-        for prefix in dict.fromkeys(prefixes):
-            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-            total = db.execute(
-                text(f"SELECT sum(doc) FROM {MEMORY_VOCAB} WHERE term >= :p AND term < :u"),
-                {"p": prefix, "u": upper},
-            ).scalar_one()
-            found[prefix + "*"] = min(int(total or 0), documents)
-        return documents, found
+        # The searched partitions' kept counters (the statistics match_memory_chunks scores with).
+        terms, wanted = list(dict.fromkeys(tokens)), list(dict.fromkeys(prefixes))
+        counted = read_counts(db, partitions, terms, wanted, query_counts)
+        return term_documents(counted, tokens, prefixes)
 
     def nearest_memory_chunks(
         self, db: Session, owner: str, vector: list[float], k: int

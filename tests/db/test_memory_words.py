@@ -1,5 +1,6 @@
-"""PostgreSQL's memory word index (app/db/dialects/postgres_postings.py): FTS5's bm25() with the
-searched partitions' own statistics, read through impact-ordered postings and kept counters.
+"""The memory word index on SQLite and on PostgreSQL (app/db/dialects/postings.py): FTS5's bm25()
+with the searched partitions' own statistics, read through impact-ordered postings and kept
+counters.
 
 Every answer is checked against an exhaustive scorer written here from FTS5's formula, which reads
 the raw words of every chunk: the postings must find the same best chunks with the same scores,
@@ -12,8 +13,10 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +25,9 @@ from sqlalchemy.orm import Session
 
 from app.core.query import parse_query
 from app.db.base import Base
-from app.db.dialects import postgres_memory_candidates as candidates
-from app.db.dialects.postgres_memory_postings import EXACT_COUNT_LIMIT, MIN_CANDIDATES
-from app.db.dialects.postgres_text import words
+from app.db.dialects import posting_plan
+from app.db.dialects.fts5_words import words
+from app.db.dialects.posting_plan import EXACT_COUNT_LIMIT, MIN_CANDIDATES
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.memory.text import cjk_spaced, fts_match_expression, fts_phrases
@@ -159,7 +162,7 @@ def _occurrences(tokens: list[str], phrase: tuple[str, ...], prefix: bool) -> in
 
 def _chunks_holding(rows: list[list[str]], phrase: tuple[str, ...], prefix: bool) -> int:
     # Exact, as FTS5 counts: every phrase of these queries is held by fewer chunks than
-    # EXACT_COUNT_LIMIT chunks, under which PostgreSQL counts prefixes and word phrases exactly too.
+    # EXACT_COUNT_LIMIT chunks, under which the postings count prefixes and word phrases exactly too.
     return sum(_occurrences(tokens, phrase, prefix) > 0 for tokens in rows)
 
 
@@ -170,7 +173,7 @@ def reference(
     rows = {i: tokens for i, (p, tokens) in corpus.chunks.items() if p in partitions}
     phrases = [(p.tokens, p.prefix) for p in fts_phrases(parse_query(query, today=NOW.date()))]
     total = len(rows)
-    assert total <= EXACT_COUNT_LIMIT  # so every count is exact on PostgreSQL too
+    assert total <= EXACT_COUNT_LIMIT  # so every count the postings make is exact too
     average = sum(len(t) for t in rows.values()) / total if total else 1.0
     idfs = []
     for phrase, prefix in phrases:
@@ -192,9 +195,20 @@ def reference(
 # ------------------------------------------------------------------------------------- tests
 
 
-@pytest.fixture(scope="module")
-def corpus(server: postgres.PostgresServer, postgres_template: str) -> Iterator[Corpus]:
-    url = server.create_database(template=postgres_template)
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def corpus(
+    request: pytest.FixtureRequest,
+    migrated_template: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Corpus]:
+    server: postgres.PostgresServer | None = None
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("words") / "words.db"
+        shutil.copyfile(migrated_template, path)
+        url = f"sqlite:///{path}"
+    else:
+        server = request.getfixturevalue("server")
+        url = server.create_database(template=request.getfixturevalue("postgres_template"))
     engine = create_db_engine(Settings(database_url=url))
     rng = random.Random(11)
     built = Corpus(UnitOfWork(engine))
@@ -203,7 +217,8 @@ def corpus(server: postgres.PostgresServer, postgres_template: str) -> Iterator[
     built.add("t", ("agent", "main"), [_chunk_text(rng) for _ in range(30)])
     yield built
     engine.dispose()
-    server.drop_database(url)
+    if server is not None:
+        server.drop_database(url)
 
 
 def _assert_matches_reference(
@@ -323,7 +338,7 @@ def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> Non
     counter_reads: list[str] = []
 
     def spy(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if statement.lstrip().startswith("SELECT 0, ''"):
+        if statement.lstrip().startswith("SELECT") and "FROM memory_partitions" in statement:
             counter_reads.append(statement)
 
     phrases = fts_phrases(parse_query("kafka deploy", today=NOW.date()))
@@ -358,11 +373,29 @@ def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> Non
 
 
 @pytest.mark.parametrize("query", ['"rollback database"', "支付服务部署失败的错误码"])
-def test_whole_phrases_through_the_tsvector_index_match_the_exhaustive_bm25(
+def test_whole_phrases_through_the_phrase_index_match_the_exhaustive_bm25(
     corpus: Corpus, query: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A phrase whose rarest word has more postings than the budget is found through the tsvector
     index instead of those postings (forced here with a budget of one posting)."""
-    monkeypatch.setattr(candidates, "SUMMED_POSTINGS", 1)
+    monkeypatch.setattr(posting_plan, "SUMMED_POSTINGS", 1)
     _assert_matches_reference(corpus, "t", [MAIN], query)
     _assert_matches_reference(corpus, "t", [MAIN, ("agent", "main")], query, limit=40)
+
+
+@pytest.mark.parametrize(
+    "budget", [1, 200], ids=["through the phrase index", "among the bounding postings"]
+)
+def test_a_phrase_of_common_words_is_found_whole_when_the_summed_postings_are_few(
+    corpus: Corpus, budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one summed posting a term, the rows holding "rollback database" are neither among
+    each word's few best postings nor summed: only the whole-phrase rows find them. Under 200
+    postings the bounding word's rows are read and matched; over it, the phrase index is asked."""
+    monkeypatch.setattr(posting_plan, "SUMMED_POSTINGS", budget)
+    monkeypatch.setattr(posting_plan, "MIN_SUMMED", 1)
+    query = '"rollback database"'
+    found = corpus.search("t", [MAIN], query, 10)
+    expected = [chunk_id for chunk_id, _ in reference(corpus, "t", [MAIN], query, 10)]
+    assert len(expected) == 10
+    assert [h.row_id for h in found] == expected

@@ -1,4 +1,4 @@
-"""The pure half of PostgreSQL's memory word postings (app/db/dialects/postgres_postings.py)."""
+"""The pure half of the memory word postings (app/db/dialects/postings.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from app.db.dialects.postgres_postings import (
+from app.db.dialects.fts5_words import Phrase
+from app.db.dialects.postings import (
     chunk_terms,
     impact,
     partition_deltas,
@@ -18,7 +19,6 @@ from app.db.dialects.postgres_postings import (
     score_chunks,
     term_deltas,
 )
-from app.db.dialects.postgres_text import Phrase
 
 WORDS = ["deploy", "deployed", "deploying", "script", "ops", "sh", "部", "署", "失", "败", "x"]
 

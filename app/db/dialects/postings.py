@@ -1,7 +1,7 @@
-"""The postings of PostgreSQL's memory word index: pure functions, no I/O.
+"""The postings of the memory word index: pure functions, no I/O.
 
 Scoring BM25 over every chunk that holds a query word costs as much as the number of such chunks
-(seconds at 100,000 chunks of one user). PostgreSQL therefore keeps, beside each chunk's words,
+(seconds at 100,000 chunks of one user). Both dialects therefore keep, beside each chunk's words,
 one posting per (partition, term, chunk) with the term's frequency and its *impact* (the BM25 term
 weight without the idf), b-tree-ordered by impact: a search reads the best few postings of each
 query term, then scores those candidates exactly. Kept per-partition counters give the statistics
@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from app.db.dialects.postgres_text import BM25_B, BM25_K1, Phrase
+from app.db.dialects.fts5_words import BM25_B, BM25_K1, Phrase
 
 # Unified ideographs, kana and Hangul: one tokenizer word per character once spaced for FTS.
 _CJK_RANGES = (

@@ -1,0 +1,84 @@
+"""FTS5's words, phrases and BM25 in Python: the memory word index's postings (``postings``) must
+score what FTS5's ``unicode61 remove_diacritics 2`` tokenizer and its bm25() would, on SQLite and
+on PostgreSQL alike.
+
+The caller has already set CJK characters apart with spaces (app.memory.text), so each of them is
+a word of its own, as FTS5 sees them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# FTS5's bm25() constants.
+BM25_K1 = 1.2
+BM25_B = 0.75
+_PHRASE_RE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+
+
+def _token_char(char: str) -> bool:
+    """unicode61's default token characters: letters, numbers and private-use characters."""
+    category = unicodedata.category(char)
+    return category[0] in "LN" or category == "Co"
+
+
+def _fold(char: str) -> str:
+    """Lower case without diacritics (``remove_diacritics 2``): é and ê read as e."""
+    decomposed = unicodedata.normalize("NFD", char.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c)) or char.lower()
+
+
+def words(text: str) -> list[str]:
+    """The text's words in order, as FTS5's unicode61 tokenizer produces them."""
+    found: list[str] = []
+    current: list[str] = []
+    for char in text:
+        if _token_char(char):
+            current.append(_fold(char))
+        elif current:
+            found.append("".join(current))
+            current = []
+    if current:
+        found.append("".join(current))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """One phrase of an FTS5 expression: its words, the last one a prefix when ``prefix``."""
+
+    tokens: tuple[str, ...]
+    prefix: bool
+
+    def count_in(self, tokens: list[str]) -> int:
+        """How often the phrase occurs in a row's words (FTS5's phrase frequency)."""
+        size = len(self.tokens)
+        head, last = self.tokens[:-1], self.tokens[-1]
+        hits = 0
+        for start in range(len(tokens) - size + 1):
+            window = tokens[start : start + size]
+            if tuple(window[:-1]) != head:
+                continue
+            word = window[-1]
+            if word == last or (self.prefix and word.startswith(last)):
+                hits += 1
+        return hits
+
+
+def parse_expression(expression: str) -> list[Phrase]:
+    """The phrases of an FTS5 expression of quoted phrases joined by OR (app.memory.text)."""
+    phrases: dict[Phrase, None] = {}
+    for body, star in _PHRASE_RE.findall(expression):
+        tokens = tuple(words(body.replace('""', '"')))
+        if tokens:
+            phrases[Phrase(tokens, bool(star))] = None
+    return list(phrases)
+
+
+def fts5_idf(documents: int, frequency: int) -> float:
+    """FTS5's idf: negative values become a tiny positive one."""
+    idf = math.log((documents - frequency + 0.5) / (frequency + 0.5))
+    return idf if idf > 0 else 1e-6

@@ -1,0 +1,310 @@
+"""SQLite: the SQL of the memory word index's postings and counters (app/db/dialects/postings.py
+says what they are; app/db/dialects/posting_plan.py what a search reads from them).
+
+``memory_words`` keeps each chunk's words (space-separated: a word never holds a space), which the
+candidates are scored from. SQLite runs in process, so a search reads each term's best postings
+with its own small statement, an index range read each, rather than one statement for all.
+Writers are serialised by SQLite itself: the counters need no lock order.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import Connection, TextClause, bindparam, text
+from sqlalchemy.orm import Session
+
+from app.db.dialects import posting_plan
+from app.db.dialects.fts5_words import Phrase
+from app.db.dialects.memory_counts import forget_counts, read_counts
+from app.db.dialects.posting_plan import (
+    Counts,
+    Statistics,
+    best_limits,
+    counted_terms,
+    plan_statistics,
+    summed_share,
+    term_weights,
+)
+from app.db.dialects.postings import (
+    chunk_terms,
+    impact,
+    partition_deltas,
+    postings,
+    term_deltas,
+)
+
+MEMORY_WORDS = "memory_words"
+_LAST_CHAR = chr(0x10FFFF)  # every word with a prefix sorts below prefix + this (BINARY)
+
+
+def _in(sql: str, *names: str) -> TextClause:
+    """A statement whose ``IN :name`` parameters take lists."""
+    return text(sql).bindparams(*(bindparam(name, expanding=True) for name in names))
+
+
+def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]) -> None:
+    """Add (chunk id, partition, words) to the words, the postings and the counters."""
+    if not rows:
+        return
+    forget_counts(db)
+    db.execute(
+        text(
+            f"INSERT OR REPLACE INTO {MEMORY_WORDS}(chunk_id, partition, tokens) "
+            "VALUES (:id, :p, :tokens)"
+        ),
+        [{"id": i, "p": p, "tokens": " ".join(t)} for i, p, t in rows],
+    )
+    averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t in rows))
+    _change_terms(db, term_deltas((p, t, 1) for _, p, t in rows))
+    db.execute(
+        text(
+            "INSERT OR REPLACE INTO memory_postings(partition, term, chunk_id, frequency, impact) "
+            "VALUES (:p, :t, :id, :f, :i)"
+        ),
+        [
+            {"p": x.partition, "t": x.term, "id": x.chunk_id, "f": x.frequency, "i": x.impact}
+            for i, p, t in rows
+            for x in postings(p, i, t, averages.get(p, 0.0))
+        ],
+    )
+
+
+def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
+    """Remove chunks from the words, the postings and the counters (chunks never posted are
+    ignored)."""
+    if not chunk_ids:
+        return
+    forget_counts(db)
+    rows = [
+        (int(i), str(p), tokens.split(" ") if tokens else [])
+        for i, p, tokens in db.execute(
+            _in(
+                f"SELECT chunk_id, partition, tokens FROM {MEMORY_WORDS} WHERE chunk_id IN :ids",
+                "ids",
+            ),
+            {"ids": list(chunk_ids)},
+        )
+    ]
+    if not rows:
+        return
+    removed = [(p, t, -1) for _, p, t in rows]
+    _change_partitions(db, partition_deltas(removed))
+    _change_terms(db, term_deltas(removed))
+    db.execute(
+        text("DELETE FROM memory_postings WHERE partition = :p AND term = :t AND chunk_id = :id"),
+        [{"p": p, "t": term, "id": i} for i, p, t in rows for term in chunk_terms(t)],
+    )
+    db.execute(
+        _in(f"DELETE FROM {MEMORY_WORDS} WHERE chunk_id IN :ids", "ids"),
+        {"ids": [i for i, _, _ in rows]},
+    )
+
+
+def _change_partitions(
+    db: Session | Connection, deltas: list[tuple[str, int, int]]
+) -> dict[str, float]:
+    """Apply the deltas; returns each changed partition's average words per chunk after them."""
+    averages: dict[str, float] = {}
+    for partition, chunks, words in deltas:
+        total_chunks, total_words = db.execute(
+            text(
+                "INSERT INTO memory_partitions(partition, chunks, words) VALUES (:p, :c, :w) "
+                "ON CONFLICT (partition) DO UPDATE SET chunks = chunks + excluded.chunks, "
+                "words = words + excluded.words RETURNING chunks, words"
+            ),
+            {"p": partition, "c": chunks, "w": words},
+        ).one()
+        averages[partition] = total_words / total_chunks if total_chunks > 0 else 0.0
+    return averages
+
+
+def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) -> None:
+    if deltas:
+        db.execute(
+            text(
+                "INSERT INTO memory_terms(partition, term, chunks) VALUES (:p, :t, :d) "
+                "ON CONFLICT (partition, term) DO UPDATE SET chunks = chunks + excluded.chunks"
+            ),
+            [{"p": p, "t": t, "d": d} for p, t, d in deltas],
+        )
+
+
+def query_counts(
+    db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
+) -> Counts:
+    """The counters of the partitions together."""
+    params: dict[str, object] = {"parts": partitions}
+    chunks, words = db.execute(
+        _in(
+            "SELECT coalesce(sum(chunks), 0), coalesce(sum(words), 0) FROM memory_partitions "
+            "WHERE partition IN :parts",
+            "parts",
+        ),
+        params,
+    ).one()
+    held: dict[str, int] = {}
+    if terms:
+        sql = (
+            "SELECT term, sum(chunks) FROM memory_terms WHERE partition IN :parts "
+            "AND term IN :terms GROUP BY term HAVING sum(chunks) > 0"
+        )
+        for term, count in db.execute(_in(sql, "parts", "terms"), params | {"terms": terms}):
+            held[str(term)] = int(count)
+    found: dict[str, dict[str, int]] = {}
+    sql = (
+        "SELECT term, sum(chunks) FROM memory_terms WHERE partition IN :parts AND term >= :p "
+        "AND term < :upper AND substr(term, 1, length(:p)) = :p GROUP BY term HAVING sum(chunks) > 0"
+    )
+    for prefix in prefixes:
+        rows = db.execute(_in(sql, "parts"), params | {"p": prefix, "upper": prefix + _LAST_CHAR})
+        found[prefix] = {str(term): int(count) for term, count in rows}
+    return Counts(int(chunks), int(words), held, found)
+
+
+def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
+    """The statistics of a search, and where each phrase's candidates are read from."""
+    terms, prefixes = counted_terms(phrases)
+    counted = read_counts(db, partitions, terms, prefixes, query_counts)
+    return plan_statistics(
+        phrases, counted, lambda inexact: _count_exactly(db, partitions, inexact)
+    )
+
+
+def _count_exactly(
+    db: Session, partitions: list[str], inexact: list[tuple[Phrase, list[str]]]
+) -> list[int]:
+    """The exact chunk counts (as FTS5 counts them) of prefixes and word phrases whose bound is
+    small, matched in the words of their bounding terms' rows in the partitions."""
+    counts = []
+    for phrase, bounding in inexact:
+        pattern = phrase_pattern(phrase)
+        counts.append(
+            sum(
+                pattern.search(tokens) is not None
+                for _, tokens in _bounded_rows(db, partitions, bounding)
+            )
+        )
+    return counts
+
+
+def phrase_pattern(phrase: Phrase) -> re.Pattern[str]:
+    """A regular expression that finds the phrase in a chunk's space-separated words."""
+    body = re.escape(" ".join(phrase.tokens))
+    return re.compile(f"(?<![^ ]){body}" + ("" if phrase.prefix else "(?![^ ])"))
+
+
+def _bounded_rows(db: Session, partitions: list[str], terms: list[str]) -> list[tuple[int, str]]:
+    """(chunk id, words) of the rows holding any of the terms, in the partitions."""
+    sql = (
+        f"SELECT w.chunk_id, w.tokens FROM {MEMORY_WORDS} w WHERE w.chunk_id IN "
+        "(SELECT x.chunk_id FROM memory_postings x WHERE x.partition IN :parts AND x.term IN :terms)"
+    )
+    rows = db.execute(_in(sql, "parts", "terms"), {"parts": partitions, "terms": terms})
+    return [(int(i), str(tokens)) for i, tokens in rows]
+
+
+def candidate_words(
+    db: Session, tenant_id: str, partitions: list[str], stats: Statistics, per_term: int
+) -> list[tuple[int, list[str]]]:
+    """(chunk id, words) of every candidate that belongs to a current memory of the tenant."""
+    weights = term_weights(stats)
+    ids = set(_best_postings(db, partitions, best_limits(stats, per_term)))
+    ids.update(_best_summed(db, partitions, weights, 2 * per_term))
+    ids.update(_rows_with_phrases(db, partitions, stats, weights, 2 * per_term))
+    if not ids:
+        return []
+    sql = (
+        f"SELECT w.chunk_id, w.tokens FROM {MEMORY_WORDS} w CROSS JOIN memory_chunks c "
+        "ON c.id = w.chunk_id CROSS JOIN memories m ON m.id = c.memory_id "
+        "WHERE w.chunk_id IN :ids AND m.tenant_id = :t AND m.superseded_by IS NULL"
+    )
+    rows = db.execute(_in(sql, "ids"), {"ids": sorted(ids), "t": tenant_id})
+    return [(int(i), str(tokens).split(" ")) for i, tokens in rows]
+
+
+def _term_arms(
+    partitions: list[str], limits: dict[str, int], weights: dict[str, float] | None = None
+) -> tuple[str, dict[str, object]]:
+    """One sub-select a (partition, term): its best ``limits[term]`` postings (chunk id, impact
+    times the term's weight), joined by UNION ALL."""
+    arms: list[str] = []
+    params: dict[str, object] = {}
+    for n, (partition, term) in enumerate((p, t) for p in partitions for t in limits):
+        params |= {f"p{n}": partition, f"t{n}": term, f"n{n}": limits[term]}
+        params[f"w{n}"] = weights[term] if weights is not None else 1.0
+        arms.append(
+            f"SELECT chunk_id, impact * :w{n} AS score FROM (SELECT chunk_id, impact "
+            f"FROM memory_postings WHERE partition = :p{n} AND term = :t{n} "
+            f"ORDER BY impact DESC LIMIT :n{n})"
+        )
+    return " UNION ALL ".join(arms), params
+
+
+def _best_postings(db: Session, partitions: list[str], limits: dict[str, int]) -> list[int]:
+    """The chunks of each term's best postings in each partition."""
+    if not limits or not partitions:
+        return []
+    arms, params = _term_arms(partitions, limits)
+    return [int(i) for (i,) in db.execute(text(f"SELECT DISTINCT chunk_id FROM ({arms})"), params)]
+
+
+def _best_summed(
+    db: Session, partitions: list[str], weights: dict[str, float], limit: int
+) -> list[int]:
+    """The chunks that score best on the query's terms together: each term's best postings (a
+    share of ``SUMMED_POSTINGS``: all of a rare term's) summed per chunk by idf × impact, in
+    SQLite's own loop. A chunk holding several query words is found here even where it is among
+    no single word's best few; where many chunks tie on one word, the ones that also hold the
+    others come first."""
+    if len(weights) < 2 or not partitions:
+        return []  # one term: its own best postings are already its best chunks
+    share = summed_share(len(weights))
+    arms, params = _term_arms(partitions, dict.fromkeys(weights, share), weights)
+    sql = (
+        f"SELECT chunk_id FROM ({arms}) GROUP BY chunk_id "
+        "ORDER BY sum(score) DESC, chunk_id LIMIT :summed_limit"
+    )
+    return [int(i) for (i,) in db.execute(text(sql), params | {"summed_limit": limit})]
+
+
+def _rows_with_phrases(
+    db: Session,
+    partitions: list[str],
+    stats: Statistics,
+    weights: dict[str, float],
+    limit: int,
+) -> list[int]:
+    """Up to ``limit`` chunks holding any of the whole phrases. Where their bounding terms'
+    postings are few, the rows are read among them and the best on the query's other terms come
+    first (a date phrase's rows that also hold the query's words); else FTS5 finds some."""
+    phrases = stats.whole_phrases
+    if not phrases:
+        return []
+    if sum(p.bound for p in phrases) > posting_plan.SUMMED_POSTINGS:
+        expression = " OR ".join(_fts5_phrase(p.phrase) for p in phrases)
+        sql = (
+            f"SELECT f.rowid FROM memory_fts f CROSS JOIN {MEMORY_WORDS} w ON w.chunk_id = f.rowid "
+            "WHERE memory_fts MATCH :q AND w.partition IN :parts LIMIT :n"
+        )
+        rows = db.execute(_in(sql, "parts"), {"q": expression, "parts": partitions, "n": limit})
+        return [int(i) for (i,) in rows]
+    patterns = [phrase_pattern(p.phrase) for p in phrases]
+    terms = list(dict.fromkeys(t for p in phrases for t in p.terms))
+    held = [
+        (i, tokens)
+        for i, tokens in _bounded_rows(db, partitions, terms)
+        if any(pattern.search(tokens) for pattern in patterns)
+    ]
+    scored = [(-_weighted_impact(tokens, weights, stats.average), i) for i, tokens in held]
+    return [i for _, i in sorted(scored)[:limit]]
+
+
+def _weighted_impact(tokens: str, weights: dict[str, float], average: float) -> float:
+    words = tokens.split(" ")
+    terms = chunk_terms(words)
+    return sum(w * impact(terms[t], len(words), average) for t, w in weights.items() if t in terms)
+
+
+def _fts5_phrase(phrase: Phrase) -> str:
+    return '"' + " ".join(phrase.tokens) + '"' + ("*" if phrase.prefix else "")
