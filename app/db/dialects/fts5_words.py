@@ -56,16 +56,28 @@ class Phrase:
     def count_in(self, tokens: list[str]) -> int:
         """How often the phrase occurs in a row's words (FTS5's phrase frequency)."""
         size = len(self.tokens)
-        head, last = self.tokens[:-1], self.tokens[-1]
+        if size == 1:
+            return _count_word(self.tokens[0], self.prefix, tokens)
+        head, last = list(self.tokens[:-1]), self.tokens[-1]
         hits = 0
-        for start in range(len(tokens) - size + 1):
+        start = 0
+        # The first word is never a prefix: list.index finds its places without a Python loop.
+        while True:
+            try:
+                start = tokens.index(head[0], start)
+            except ValueError:
+                return hits
             window = tokens[start : start + size]
-            if tuple(window[:-1]) != head:
-                continue
-            word = window[-1]
-            if word == last or (self.prefix and word.startswith(last)):
-                hits += 1
-        return hits
+            if len(window) == size and window[:-1] == head:
+                word = window[-1]
+                hits += word == last or (self.prefix and word.startswith(last))
+            start += 1
+
+
+def _count_word(word: str, prefix: bool, tokens: list[str]) -> int:
+    if not prefix:
+        return tokens.count(word)
+    return sum(token.startswith(word) for token in tokens)
 
 
 def parse_expression(expression: str) -> list[Phrase]:

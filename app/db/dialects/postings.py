@@ -142,15 +142,23 @@ def score_chunks(
     known = prefix_words or {}
     parts = [_part(p, idf, known.get(p.tokens[-1])) for p, idf in zip(phrases, idfs, strict=True)]
     with_pairs = any(p.kind == _PAIR or any(len(k) == 2 for k in p.keys) for p in parts)
+    average = average_length if average_length > 0 else 1.0
     scored = []
     for chunk_id, tokens in rows:
         counts = Counter(tokens)
         pairs = _pair_counts(tokens) if with_pairs else _NO_PAIRS
+        # ``impact`` written out: this loop runs for every candidate and query phrase.
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(tokens) / average)
         total = 0.0
         for part in parts:
-            frequency = _frequency(part, tokens, counts, pairs)
+            if part.kind == _WORD:
+                frequency = counts.get(part.text, 0)
+            elif part.kind == _PAIR:
+                frequency = pairs.get(part.text, 0)
+            else:
+                frequency = _frequency(part, tokens, counts, pairs)
             if frequency:
-                total += part.idf * impact(frequency, len(tokens), average_length)
+                total += part.idf * (frequency * (BM25_K1 + 1) / (frequency + norm))
         scored.append((chunk_id, -total))
     return scored
 

@@ -24,6 +24,7 @@ from app.db.dialects.posting_plan import MIN_CANDIDATES
 from app.db.dialects.postings import score_chunks
 from app.db.dialects.sqlite_memory_postings import (
     candidate_words,
+    current_chunks,
     post_chunks,
     query_counts,
     read_statistics,
@@ -102,12 +103,17 @@ class SqliteMemoryIndex:
             return []
         partitions = [memory_partition(tenant_id, owner) for owner in owners]
         stats = read_statistics(db, partitions, phrases)
-        rows = candidate_words(db, tenant_id, partitions, stats, max(limit, MIN_CANDIDATES))
+        rows = candidate_words(db, partitions, stats, max(limit, MIN_CANDIDATES))
         idfs = [fts5_idf(stats.chunks, frequency) for frequency in stats.frequencies]
         scored = score_chunks(rows, phrases, idfs, stats.average, stats.prefix_words)
-        hits = sorted(
-            (TextHit(i, s) for i, s in scored if s < 0), key=lambda h: (h.score, h.row_id)
-        )
+        ranked = sorted((s, i) for i, s in scored if s < 0)
+        hits: list[TextHit] = []
+        for start in range(0, len(ranked), limit):
+            batch = ranked[start : start + limit]
+            current = current_chunks(db, tenant_id, [i for _, i in batch])
+            hits += [TextHit(i, s) for s, i in batch if i in current]
+            if len(hits) >= limit:
+                break
         return hits[:limit]
 
     def memory_term_documents(

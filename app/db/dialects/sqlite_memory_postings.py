@@ -9,8 +9,6 @@ Writers are serialised by SQLite itself: the counters need no lock order.
 
 from __future__ import annotations
 
-import re
-
 from sqlalchemy import Connection, TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
@@ -133,33 +131,35 @@ def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) 
 def query_counts(
     db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
 ) -> Counts:
-    """The counters of the partitions together."""
-    params: dict[str, object] = {"parts": partitions}
-    chunks, words = db.execute(
-        _in(
-            "SELECT coalesce(sum(chunks), 0), coalesce(sum(words), 0) FROM memory_partitions "
-            "WHERE partition IN :parts",
-            "parts",
-        ),
-        params,
-    ).one()
-    held: dict[str, int] = {}
-    if terms:
-        sql = (
-            "SELECT term, sum(chunks) FROM memory_terms WHERE partition IN :parts "
-            "AND term IN :terms GROUP BY term HAVING sum(chunks) > 0"
+    """The counters of the partitions together, in one statement: (0) chunks and words, (1) the
+    chunks holding each term, (2) each prefix's words with theirs."""
+    params: dict[str, object] = {"parts": partitions, "terms": terms}
+    arms = [
+        "SELECT 0, '', '', coalesce(sum(chunks), 0), coalesce(sum(words), 0) "
+        "FROM memory_partitions WHERE partition IN :parts",
+        "SELECT 1, term, '', sum(chunks), 0 FROM memory_terms WHERE partition IN :parts "
+        "AND term IN :terms GROUP BY term",
+    ]
+    for n, prefix in enumerate(prefixes):
+        params |= {f"p{n}": prefix, f"u{n}": prefix + _LAST_CHAR}
+        arms.append(
+            f"SELECT 2, :p{n}, term, sum(chunks), 0 FROM memory_terms WHERE partition IN :parts "
+            f"AND term >= :p{n} AND term < :u{n} AND substr(term, 1, length(:p{n})) = :p{n} "
+            "GROUP BY term"
         )
-        for term, count in db.execute(_in(sql, "parts", "terms"), params | {"terms": terms}):
-            held[str(term)] = int(count)
-    found: dict[str, dict[str, int]] = {}
-    sql = (
-        "SELECT term, sum(chunks) FROM memory_terms WHERE partition IN :parts AND term >= :p "
-        "AND term < :upper AND substr(term, 1, length(:p)) = :p GROUP BY term HAVING sum(chunks) > 0"
-    )
-    for prefix in prefixes:
-        rows = db.execute(_in(sql, "parts"), params | {"p": prefix, "upper": prefix + _LAST_CHAR})
-        found[prefix] = {str(term): int(count) for term, count in rows}
-    return Counts(int(chunks), int(words), held, found)
+    chunks = words = 0
+    held: dict[str, int] = {}
+    found: dict[str, dict[str, int]] = {prefix: {} for prefix in prefixes}
+    for kind, key, word, count, total in db.execute(
+        _in(" UNION ALL ".join(arms), "parts", "terms"), params
+    ):
+        if kind == 0:
+            chunks, words = int(count), int(total)
+        elif count > 0 and kind == 1:
+            held[str(key)] = int(count)
+        elif count > 0:
+            found[str(key)][str(word)] = int(count)
+    return Counts(chunks, words, held, found)
 
 
 def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
@@ -175,52 +175,49 @@ def _count_exactly(
     db: Session, partitions: list[str], inexact: list[tuple[Phrase, list[str]]]
 ) -> list[int]:
     """The exact chunk counts (as FTS5 counts them) of prefixes and word phrases whose bound is
-    small, matched in the words of their bounding terms' rows in the partitions."""
+    small: their bounding terms' rows in the partitions whose words hold the phrase, found by a
+    substring search of the space-separated words in SQLite's own loop; one statement."""
+    params: dict[str, object] = {"parts": partitions}
     counts = []
-    for phrase, bounding in inexact:
-        pattern = phrase_pattern(phrase)
+    for n, (phrase, bounding) in enumerate(inexact):
+        # A prefix's last word may go on: no space after it.
+        needle = " " + " ".join(phrase.tokens) + ("" if phrase.prefix else " ")
+        params |= {f"terms{n}": bounding, f"needle{n}": needle}
         counts.append(
-            sum(
-                pattern.search(tokens) is not None
-                for _, tokens in _bounded_rows(db, partitions, bounding)
-            )
+            f"(SELECT count(*) FROM {MEMORY_WORDS} w WHERE w.chunk_id IN (SELECT x.chunk_id "
+            f"FROM memory_postings x WHERE x.partition IN :parts AND x.term IN :terms{n}) "
+            f"AND instr(' ' || w.tokens || ' ', :needle{n}) > 0)"
         )
-    return counts
-
-
-def phrase_pattern(phrase: Phrase) -> re.Pattern[str]:
-    """A regular expression that finds the phrase in a chunk's space-separated words."""
-    body = re.escape(" ".join(phrase.tokens))
-    return re.compile(f"(?<![^ ]){body}" + ("" if phrase.prefix else "(?![^ ])"))
-
-
-def _bounded_rows(db: Session, partitions: list[str], terms: list[str]) -> list[tuple[int, str]]:
-    """(chunk id, words) of the rows holding any of the terms, in the partitions."""
-    sql = (
-        f"SELECT w.chunk_id, w.tokens FROM {MEMORY_WORDS} w WHERE w.chunk_id IN "
-        "(SELECT x.chunk_id FROM memory_postings x WHERE x.partition IN :parts AND x.term IN :terms)"
-    )
-    rows = db.execute(_in(sql, "parts", "terms"), {"parts": partitions, "terms": terms})
-    return [(int(i), str(tokens)) for i, tokens in rows]
+    names = ["parts", *(f"terms{n}" for n in range(len(inexact)))]
+    row = db.execute(_in(f"SELECT {', '.join(counts)}", *names), params).one()
+    return [int(count) for count in row]
 
 
 def candidate_words(
-    db: Session, tenant_id: str, partitions: list[str], stats: Statistics, per_term: int
+    db: Session, partitions: list[str], stats: Statistics, per_term: int
 ) -> list[tuple[int, list[str]]]:
-    """(chunk id, words) of every candidate that belongs to a current memory of the tenant."""
+    """(chunk id, words) of every candidate, current or not (``current_chunks`` says which are:
+    asked of the best few only, it costs a few lookups instead of one per candidate)."""
     weights = term_weights(stats)
     ids = set(_best_postings(db, partitions, best_limits(stats, per_term)))
     ids.update(_best_summed(db, partitions, weights, 2 * per_term))
     ids.update(_rows_with_phrases(db, partitions, stats, weights, 2 * per_term))
     if not ids:
         return []
-    sql = (
-        f"SELECT w.chunk_id, w.tokens FROM {MEMORY_WORDS} w CROSS JOIN memory_chunks c "
-        "ON c.id = w.chunk_id CROSS JOIN memories m ON m.id = c.memory_id "
-        "WHERE w.chunk_id IN :ids AND m.tenant_id = :t AND m.superseded_by IS NULL"
-    )
-    rows = db.execute(_in(sql, "ids"), {"ids": sorted(ids), "t": tenant_id})
+    sql = f"SELECT chunk_id, tokens FROM {MEMORY_WORDS} WHERE chunk_id IN :ids"
+    rows = db.execute(_in(sql, "ids"), {"ids": sorted(ids)})
     return [(int(i), str(tokens).split(" ")) for i, tokens in rows]
+
+
+def current_chunks(db: Session, tenant_id: str, chunk_ids: list[int]) -> set[int]:
+    """The chunks among these of the tenant's current (not superseded) memories."""
+    if not chunk_ids:
+        return set()
+    sql = (
+        "SELECT c.id FROM memory_chunks c CROSS JOIN memories m ON m.id = c.memory_id "
+        "WHERE c.id IN :ids AND m.tenant_id = :t AND m.superseded_by IS NULL"
+    )
+    return {int(i) for (i,) in db.execute(_in(sql, "ids"), {"ids": chunk_ids, "t": tenant_id})}
 
 
 def _term_arms(
@@ -275,28 +272,23 @@ def _rows_with_phrases(
     weights: dict[str, float],
     limit: int,
 ) -> list[int]:
-    """Up to ``limit`` chunks holding any of the whole phrases. Where their bounding terms'
-    postings are few, the rows are read among them and the best on the query's other terms come
-    first (a date phrase's rows that also hold the query's words); else FTS5 finds some."""
+    """Up to ``limit`` chunks of the partitions holding any of the whole phrases, found by FTS5's
+    phrase query (positions, in C). Where their bounding terms' postings are few, all of them are
+    read and the best on the query's other terms come first (a date phrase's rows that also hold
+    the query's words); else the first ``limit`` FTS5 gives."""
     phrases = stats.whole_phrases
     if not phrases:
         return []
+    params = {"q": " OR ".join(_fts5_phrase(p.phrase) for p in phrases), "parts": partitions}
+    sql = (
+        f"SELECT f.rowid, w.tokens FROM memory_fts f CROSS JOIN {MEMORY_WORDS} w "
+        "ON w.chunk_id = f.rowid WHERE memory_fts MATCH :q AND w.partition IN :parts"
+    )
     if sum(p.bound for p in phrases) > posting_plan.SUMMED_POSTINGS:
-        expression = " OR ".join(_fts5_phrase(p.phrase) for p in phrases)
-        sql = (
-            f"SELECT f.rowid FROM memory_fts f CROSS JOIN {MEMORY_WORDS} w ON w.chunk_id = f.rowid "
-            "WHERE memory_fts MATCH :q AND w.partition IN :parts LIMIT :n"
-        )
-        rows = db.execute(_in(sql, "parts"), {"q": expression, "parts": partitions, "n": limit})
-        return [int(i) for (i,) in rows]
-    patterns = [phrase_pattern(p.phrase) for p in phrases]
-    terms = list(dict.fromkeys(t for p in phrases for t in p.terms))
-    held = [
-        (i, tokens)
-        for i, tokens in _bounded_rows(db, partitions, terms)
-        if any(pattern.search(tokens) for pattern in patterns)
-    ]
-    scored = [(-_weighted_impact(tokens, weights, stats.average), i) for i, tokens in held]
+        rows = db.execute(_in(f"{sql} LIMIT :n", "parts"), params | {"n": limit})
+        return [int(i) for i, _ in rows]
+    held = db.execute(_in(sql, "parts"), params)
+    scored = [(-_weighted_impact(tokens, weights, stats.average), int(i)) for i, tokens in held]
     return [i for _, i in sorted(scored)[:limit]]
 
 
