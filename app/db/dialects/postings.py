@@ -141,22 +141,40 @@ def score_chunks(
     give every word each prefix stands for among the rows (then looked up, not searched for)."""
     known = prefix_words or {}
     parts = [_part(p, idf, known.get(p.tokens[-1])) for p, idf in zip(phrases, idfs, strict=True)]
-    with_pairs = any(p.kind == _PAIR or any(len(k) == 2 for k in p.keys) for p in parts)
+    # Which parts each word and CJK pair counts for (a word, a known prefix's words, a pair): a
+    # row's distinct words are looked up once, whatever the number of parts and prefix words.
+    by_word: dict[str, list[int]] = {}
+    by_pair: dict[str, list[int]] = {}
+    searched: list[int] = []  # unknown prefixes and phrases read from positions
+    for index, part in enumerate(parts):
+        if part.kind == _WORD:
+            by_word.setdefault(part.text, []).append(index)
+        elif part.kind == _PREFIX and part.words is not None:
+            for word in part.words:
+                by_word.setdefault(word, []).append(index)
+        elif part.kind == _PAIR:
+            by_pair.setdefault(part.text, []).append(index)
+        else:
+            searched.append(index)
+    with_pairs = bool(by_pair) or any(_is_pair(k) for p in parts for k in p.keys)
     average = average_length if average_length > 0 else 1.0
     scored = []
     for chunk_id, tokens in rows:
         counts = Counter(tokens)
         pairs = _pair_counts(tokens) if with_pairs else _NO_PAIRS
-        # ``impact`` written out: this loop runs for every candidate and query phrase.
+        frequencies = [0] * len(parts)
+        for word, count in counts.items():
+            for index in by_word.get(word, ()):
+                frequencies[index] += count
+        for pair, indexes in by_pair.items():
+            for index in indexes:
+                frequencies[index] = pairs.get(pair, 0)
+        for index in searched:
+            frequencies[index] = _frequency(parts[index], tokens, counts, pairs)
+        # ``impact`` written out: this runs for every candidate and query phrase.
         norm = BM25_K1 * (1 - BM25_B + BM25_B * len(tokens) / average)
         total = 0.0
-        for part in parts:
-            if part.kind == _WORD:
-                frequency = counts.get(part.text, 0)
-            elif part.kind == _PAIR:
-                frequency = pairs.get(part.text, 0)
-            else:
-                frequency = _frequency(part, tokens, counts, pairs)
+        for part, frequency in zip(parts, frequencies, strict=True):
             if frequency:
                 total += part.idf * (frequency * (BM25_K1 + 1) / (frequency + norm))
         scored.append((chunk_id, -total))
@@ -196,6 +214,10 @@ def _frequency(part: _Part, tokens: list[str], counts: Counter[str], pairs: Coun
 
 
 _NO_PAIRS: Counter[str] = Counter()
+
+
+def _is_pair(key: str) -> bool:
+    return len(key) == 2 and is_cjk(key[0]) and is_cjk(key[1])
 
 
 def _pair_counts(tokens: list[str]) -> Counter[str]:
