@@ -187,7 +187,20 @@ def write_results(ev: Evaluation, sizes: dict[str, Any], latency_lines: list[str
         "",
         *BEFORE_TEXT.split("\n"),
     ]
-    RESULTS.write_text("\n".join(text) + "\n")
+    _write_keeping_other_sections("\n".join(text) + "\n")
+
+
+# Other benchmarks keep their sections of RESULTS.md between markers after this one's text.
+_OTHER_SECTIONS = "<!-- bench-"
+
+
+def _write_keeping_other_sections(text: str) -> None:
+    kept = ""
+    if RESULTS.exists():
+        old = RESULTS.read_text(encoding="utf-8")
+        at = old.find(_OTHER_SECTIONS)
+        kept = "\n" + old[at:] if at >= 0 else ""
+    RESULTS.write_text(text + kept, encoding="utf-8")
 
 
 DATASET_TEXT = """## Dataset
