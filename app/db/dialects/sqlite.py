@@ -124,13 +124,16 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
                 f"WHERE {MESSAGE_FTS} MATCH :q AND m.session_pk = :s {archive_filter} ORDER BY rank"
             )
         else:
+            # Two selects, each led by its own full-text lookup: joined by OR in one WHERE, the
+            # planner walks every row of the session instead (80 ms at 100k messages).
+            scope = f"m.session_pk = :s {archive_filter}"
             sql = (
-                f"SELECT m.id, NULL FROM messages m WHERE (m.id IN "
-                f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q) "
-                f"OR {_partially_indexed_holding(terms, params)}) "
-                f"AND m.session_pk = :s {archive_filter} ORDER BY m.seq"
+                f"SELECT m.id, NULL, m.seq FROM messages m WHERE m.id IN "
+                f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q) AND {scope} "
+                "UNION SELECT m.id, NULL, m.seq FROM messages m "
+                f"WHERE {_partially_indexed_holding(terms, params)} AND {scope} ORDER BY 3"
             )
-        for row_id, raw_score in db.execute(text(sql), params):
+        for row_id, raw_score, *_ in db.execute(text(sql), params):
             yield TextHit(row_id, None if raw_score is None else -float(raw_score))
 
     def match_overviews(
