@@ -22,9 +22,8 @@ from app.db.dialects.fts5_words import fts5_idf, parse_expression, words
 from app.db.dialects.memory_counts import read_counts, term_documents
 from app.db.dialects.posting_plan import MIN_CANDIDATES
 from app.db.dialects.postings import score_chunks
+from app.db.dialects.sqlite_memory_candidates import candidate_words, current_chunks
 from app.db.dialects.sqlite_memory_postings import (
-    candidate_words,
-    current_chunks,
     post_chunks,
     query_counts,
     read_statistics,

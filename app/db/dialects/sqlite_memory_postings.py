@@ -2,9 +2,8 @@
 says what they are; app/db/dialects/posting_plan.py what a search reads from them).
 
 ``memory_words`` keeps each chunk's words (space-separated: a word never holds a space), which the
-candidates are scored from. SQLite runs in process, so a search reads each term's best postings
-with its own small statement, an index range read each, rather than one statement for all.
-Writers are serialised by SQLite itself: the counters need no lock order.
+candidates are scored from (``sqlite_memory_candidates`` reads them). Writers are serialised by
+SQLite itself: the counters need no lock order.
 """
 
 from __future__ import annotations
@@ -12,21 +11,16 @@ from __future__ import annotations
 from sqlalchemy import Connection, TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects import posting_plan
 from app.db.dialects.fts5_words import Phrase
 from app.db.dialects.memory_counts import forget_counts, read_counts
 from app.db.dialects.posting_plan import (
     Counts,
     Statistics,
-    best_limits,
     counted_terms,
     plan_statistics,
-    summed_share,
-    term_weights,
 )
 from app.db.dialects.postings import (
     chunk_terms,
-    impact,
     partition_deltas,
     postings,
     term_deltas,
@@ -36,7 +30,7 @@ MEMORY_WORDS = "memory_words"
 _LAST_CHAR = chr(0x10FFFF)  # every word with a prefix sorts below prefix + this (BINARY)
 
 
-def _in(sql: str, *names: str) -> TextClause:
+def expanding(sql: str, *names: str) -> TextClause:
     """A statement whose ``IN :name`` parameters take lists."""
     return text(sql).bindparams(*(bindparam(name, expanding=True) for name in names))
 
@@ -77,7 +71,7 @@ def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
     rows = [
         (int(i), str(p), tokens.split(" ") if tokens else [])
         for i, p, tokens in db.execute(
-            _in(
+            expanding(
                 f"SELECT chunk_id, partition, tokens FROM {MEMORY_WORDS} WHERE chunk_id IN :ids",
                 "ids",
             ),
@@ -94,7 +88,7 @@ def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
         [{"p": p, "t": term, "id": i} for i, p, t in rows for term in chunk_terms(t)],
     )
     db.execute(
-        _in(f"DELETE FROM {MEMORY_WORDS} WHERE chunk_id IN :ids", "ids"),
+        expanding(f"DELETE FROM {MEMORY_WORDS} WHERE chunk_id IN :ids", "ids"),
         {"ids": [i for i, _, _ in rows]},
     )
 
@@ -151,7 +145,7 @@ def query_counts(
     held: dict[str, int] = {}
     found: dict[str, dict[str, int]] = {prefix: {} for prefix in prefixes}
     for kind, key, word, count, total in db.execute(
-        _in(" UNION ALL ".join(arms), "parts", "terms"), params
+        expanding(" UNION ALL ".join(arms), "parts", "terms"), params
     ):
         if kind == 0:
             chunks, words = int(count), int(total)
@@ -189,114 +183,5 @@ def _count_exactly(
             f"AND instr(' ' || w.tokens || ' ', :needle{n}) > 0)"
         )
     names = ["parts", *(f"terms{n}" for n in range(len(inexact)))]
-    row = db.execute(_in(f"SELECT {', '.join(counts)}", *names), params).one()
+    row = db.execute(expanding(f"SELECT {', '.join(counts)}", *names), params).one()
     return [int(count) for count in row]
-
-
-def candidate_words(
-    db: Session, partitions: list[str], stats: Statistics, per_term: int
-) -> list[tuple[int, list[str]]]:
-    """(chunk id, words) of every candidate, current or not (``current_chunks`` says which are:
-    asked of the best few only, it costs a few lookups instead of one per candidate)."""
-    weights = term_weights(stats)
-    ids = set(_best_postings(db, partitions, best_limits(stats, per_term)))
-    ids.update(_best_summed(db, partitions, weights, 2 * per_term))
-    ids.update(_rows_with_phrases(db, partitions, stats, weights, 2 * per_term))
-    if not ids:
-        return []
-    sql = f"SELECT chunk_id, tokens FROM {MEMORY_WORDS} WHERE chunk_id IN :ids"
-    rows = db.execute(_in(sql, "ids"), {"ids": sorted(ids)})
-    return [(int(i), str(tokens).split(" ")) for i, tokens in rows]
-
-
-def current_chunks(db: Session, tenant_id: str, chunk_ids: list[int]) -> set[int]:
-    """The chunks among these of the tenant's current (not superseded) memories."""
-    if not chunk_ids:
-        return set()
-    sql = (
-        "SELECT c.id FROM memory_chunks c CROSS JOIN memories m ON m.id = c.memory_id "
-        "WHERE c.id IN :ids AND m.tenant_id = :t AND m.superseded_by IS NULL"
-    )
-    return {int(i) for (i,) in db.execute(_in(sql, "ids"), {"ids": chunk_ids, "t": tenant_id})}
-
-
-def _term_arms(
-    partitions: list[str], limits: dict[str, int], weights: dict[str, float] | None = None
-) -> tuple[str, dict[str, object]]:
-    """One sub-select a (partition, term): its best ``limits[term]`` postings (chunk id, impact
-    times the term's weight), joined by UNION ALL."""
-    arms: list[str] = []
-    params: dict[str, object] = {}
-    for n, (partition, term) in enumerate((p, t) for p in partitions for t in limits):
-        params |= {f"p{n}": partition, f"t{n}": term, f"n{n}": limits[term]}
-        params[f"w{n}"] = weights[term] if weights is not None else 1.0
-        arms.append(
-            f"SELECT chunk_id, impact * :w{n} AS score FROM (SELECT chunk_id, impact "
-            f"FROM memory_postings WHERE partition = :p{n} AND term = :t{n} "
-            f"ORDER BY impact DESC LIMIT :n{n})"
-        )
-    return " UNION ALL ".join(arms), params
-
-
-def _best_postings(db: Session, partitions: list[str], limits: dict[str, int]) -> list[int]:
-    """The chunks of each term's best postings in each partition."""
-    if not limits or not partitions:
-        return []
-    arms, params = _term_arms(partitions, limits)
-    return [int(i) for (i,) in db.execute(text(f"SELECT DISTINCT chunk_id FROM ({arms})"), params)]
-
-
-def _best_summed(
-    db: Session, partitions: list[str], weights: dict[str, float], limit: int
-) -> list[int]:
-    """The chunks that score best on the query's terms together: each term's best postings (a
-    share of ``SUMMED_POSTINGS``: all of a rare term's) summed per chunk by idf × impact, in
-    SQLite's own loop. A chunk holding several query words is found here even where it is among
-    no single word's best few; where many chunks tie on one word, the ones that also hold the
-    others come first."""
-    if len(weights) < 2 or not partitions:
-        return []  # one term: its own best postings are already its best chunks
-    share = summed_share(len(weights))
-    arms, params = _term_arms(partitions, dict.fromkeys(weights, share), weights)
-    sql = (
-        f"SELECT chunk_id FROM ({arms}) GROUP BY chunk_id "
-        "ORDER BY sum(score) DESC, chunk_id LIMIT :summed_limit"
-    )
-    return [int(i) for (i,) in db.execute(text(sql), params | {"summed_limit": limit})]
-
-
-def _rows_with_phrases(
-    db: Session,
-    partitions: list[str],
-    stats: Statistics,
-    weights: dict[str, float],
-    limit: int,
-) -> list[int]:
-    """Up to ``limit`` chunks of the partitions holding any of the whole phrases, found by FTS5's
-    phrase query (positions, in C). Where their bounding terms' postings are few, all of them are
-    read and the best on the query's other terms come first (a date phrase's rows that also hold
-    the query's words); else the first ``limit`` FTS5 gives."""
-    phrases = stats.whole_phrases
-    if not phrases:
-        return []
-    params = {"q": " OR ".join(_fts5_phrase(p.phrase) for p in phrases), "parts": partitions}
-    sql = (
-        f"SELECT f.rowid, w.tokens FROM memory_fts f CROSS JOIN {MEMORY_WORDS} w "
-        "ON w.chunk_id = f.rowid WHERE memory_fts MATCH :q AND w.partition IN :parts"
-    )
-    if sum(p.bound for p in phrases) > posting_plan.SUMMED_POSTINGS:
-        rows = db.execute(_in(f"{sql} LIMIT :n", "parts"), params | {"n": limit})
-        return [int(i) for i, _ in rows]
-    held = db.execute(_in(sql, "parts"), params)
-    scored = [(-_weighted_impact(tokens, weights, stats.average), int(i)) for i, tokens in held]
-    return [i for _, i in sorted(scored)[:limit]]
-
-
-def _weighted_impact(tokens: str, weights: dict[str, float], average: float) -> float:
-    words = tokens.split(" ")
-    terms = chunk_terms(words)
-    return sum(w * impact(terms[t], len(words), average) for t, w in weights.items() if t in terms)
-
-
-def _fts5_phrase(phrase: Phrase) -> str:
-    return '"' + " ".join(phrase.tokens) + '"' + ("*" if phrase.prefix else "")
