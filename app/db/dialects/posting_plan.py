@@ -132,12 +132,17 @@ def term_weights(stats: Statistics) -> dict[str, float]:
 
 def best_limits(stats: Statistics, per_term: int) -> dict[str, int]:
     """How many best postings of each source term to read: ``per_term`` of a single term or of a
-    prefix's commonest word, a quarter of that of its others."""
+    prefix's commonest word, a quarter of that of its others. Where the summed candidates read
+    at least as many of a term's best postings, none: those chunks were summed already, and the
+    ones left out of the summed best scored lower on the summed postings than every one kept."""
     limits: dict[str, int] = {}
+    terms = len(term_weights(stats))
+    summed = summed_share(terms) if terms >= 2 else 0
     for source in stats.sources:
         for rank, term in enumerate(source):
             limit = per_term if rank == 0 else max(8, per_term // 4)
-            limits[term] = max(limits.get(term, 0), limit)
+            if limit > summed:
+                limits[term] = max(limits.get(term, 0), limit)
     return limits
 
 
