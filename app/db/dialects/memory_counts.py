@@ -10,10 +10,13 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from app.db.dialects.posting_plan import Counts
+from app.db.dialects.fts5_words import Phrase
+from app.db.dialects.posting_plan import Counts, Statistics, counted_terms, plan_statistics
 
 # Reads the counters of (partitions, terms, prefixes) from the database.
 CountQuery = Callable[[Session, list[str], list[str], list[str]], Counts]
+# Counts exactly, in the partitions, the chunks holding each (phrase, its bounding terms).
+PhraseCounter = Callable[[Session, list[str], list[tuple[Phrase, list[str]]]], list[int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,20 @@ def read_counts(
     counts = query(db, partitions, terms, prefixes)
     db.info[_LAST_READ] = _Read(tuple(partitions), frozenset(terms), frozenset(prefixes), counts)
     return counts
+
+
+def read_statistics(
+    db: Session,
+    partitions: list[str],
+    phrases: list[Phrase],
+    query: CountQuery,
+    count_exactly: PhraseCounter,
+) -> Statistics:
+    """The statistics of a search, and where each phrase's candidates are read from, with the
+    dialect's SQL for the counters and the exact counts."""
+    terms, prefixes = counted_terms(phrases)
+    counted = read_counts(db, partitions, terms, prefixes, query)
+    return plan_statistics(phrases, counted, lambda inexact: count_exactly(db, partitions, inexact))
 
 
 def forget_counts(db: Session | Connection) -> None:

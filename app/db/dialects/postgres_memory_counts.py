@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.posting_plan import Counts
+from app.db.dialects.posting_plan import Counts, counts_from_rows
 
 # Under the "C" collation, every word with a prefix sorts below prefix + this.
 _LAST_CHAR = chr(0x10FFFF)
@@ -28,14 +28,4 @@ def query_counts(
         ),
         {"parts": partitions, "terms": terms, "prefixes": prefixes, "last": _LAST_CHAR},
     )
-    chunks = words = 0
-    held: dict[str, int] = {}
-    found: dict[str, dict[str, int]] = {p: {} for p in prefixes}
-    for kind, key, word, count, total in rows:
-        if kind == 0:
-            chunks, words = int(count), int(total)
-        elif count > 0 and kind == 1:
-            held[str(key)] = int(count)
-        elif count > 0:
-            found[str(key)][str(word)] = int(count)
-    return Counts(chunks, words, held, found)
+    return counts_from_rows(rows, prefixes)

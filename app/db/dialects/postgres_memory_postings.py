@@ -13,10 +13,11 @@ from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.fts5_words import Phrase
-from app.db.dialects.memory_counts import forget_counts, read_counts
+from app.db.dialects.memory_counts import forget_counts
+from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
 from app.db.dialects.postgres_memory_counts import query_counts
 from app.db.dialects.postgres_text import tsquery_literal
-from app.db.dialects.posting_plan import Statistics, counted_terms, plan_statistics
+from app.db.dialects.posting_plan import Statistics
 from app.db.dialects.postings import partition_deltas, postings, term_deltas
 
 
@@ -102,11 +103,7 @@ def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) 
 
 def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
     """The statistics of a search, and where each phrase's candidates are read from."""
-    terms, prefixes = counted_terms(phrases)
-    counted = read_counts(db, partitions, terms, prefixes, query_counts)
-    return plan_statistics(
-        phrases, counted, lambda inexact: _count_exactly(db, partitions, inexact)
-    )
+    return read_counted_statistics(db, partitions, phrases, query_counts, _count_exactly)
 
 
 def _count_exactly(

@@ -11,8 +11,9 @@ exactly (``postings.score_chunks``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.db.dialects.fts5_words import Phrase, fts5_idf
 from app.db.dialects.postings import is_cjk, phrase_keys
@@ -66,6 +67,22 @@ class Statistics:
     # are found among their bounding terms' postings (or through the dialect's phrase index).
     whole_phrases: list[WholePhrase]
     prefix_words: dict[str, list[str]]  # every word of each prefix in the partitions
+
+
+def counts_from_rows(rows: Iterable[Sequence[Any]], prefixes: list[str]) -> Counts:
+    """``Counts`` from the rows of a counters query: (0, '', '', chunks, words) for the partitions,
+    (1, term, '', chunks, 0) for each term and (2, prefix, word, chunks, 0) for each prefix's words."""
+    chunks = words = 0
+    held: dict[str, int] = {}
+    found: dict[str, dict[str, int]] = {prefix: {} for prefix in prefixes}
+    for kind, key, word, count, total in rows:
+        if kind == 0:
+            chunks, words = int(count), int(total)
+        elif count > 0 and kind == 1:
+            held[str(key)] = int(count)
+        elif count > 0:
+            found[str(key)][str(word)] = int(count)
+    return Counts(chunks, words, held, found)
 
 
 # Counts exactly the chunks holding each (phrase, its bounding terms) in the searched partitions.

@@ -12,13 +12,9 @@ from sqlalchemy import Connection, TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.fts5_words import Phrase
-from app.db.dialects.memory_counts import forget_counts, read_counts
-from app.db.dialects.posting_plan import (
-    Counts,
-    Statistics,
-    counted_terms,
-    plan_statistics,
-)
+from app.db.dialects.memory_counts import forget_counts
+from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
+from app.db.dialects.posting_plan import Counts, Statistics, counts_from_rows
 from app.db.dialects.postings import (
     chunk_terms,
     partition_deltas,
@@ -141,28 +137,13 @@ def query_counts(
             f"AND term >= :p{n} AND term < :u{n} AND substr(term, 1, length(:p{n})) = :p{n} "
             "GROUP BY term"
         )
-    chunks = words = 0
-    held: dict[str, int] = {}
-    found: dict[str, dict[str, int]] = {prefix: {} for prefix in prefixes}
-    for kind, key, word, count, total in db.execute(
-        expanding(" UNION ALL ".join(arms), "parts", "terms"), params
-    ):
-        if kind == 0:
-            chunks, words = int(count), int(total)
-        elif count > 0 and kind == 1:
-            held[str(key)] = int(count)
-        elif count > 0:
-            found[str(key)][str(word)] = int(count)
-    return Counts(chunks, words, held, found)
+    rows = db.execute(expanding(" UNION ALL ".join(arms), "parts", "terms"), params)
+    return counts_from_rows(rows, prefixes)
 
 
 def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:
     """The statistics of a search, and where each phrase's candidates are read from."""
-    terms, prefixes = counted_terms(phrases)
-    counted = read_counts(db, partitions, terms, prefixes, query_counts)
-    return plan_statistics(
-        phrases, counted, lambda inexact: _count_exactly(db, partitions, inexact)
-    )
+    return read_counted_statistics(db, partitions, phrases, query_counts, _count_exactly)
 
 
 def _count_exactly(
