@@ -21,7 +21,7 @@ from app.core.clock import utcnow
 from app.core.fingerprint import message_fingerprint
 from app.core.messages import message_text, message_tokens, role_of
 from app.core.sanitize import sanitize_message_for_capture
-from app.db.dialects.sqlite import MESSAGE_FTS, fts_query
+from app.db.dialects.sqlite_message_text import MESSAGE_FTS, fts_query
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo

@@ -72,15 +72,19 @@ def search_keyword(
 def _all_terms_rows(
     db: Session, uow: UnitOfWork, scope: Scope, terms: list[str], case_sensitive: bool
 ) -> Iterator[Any]:
-    """Rows that may hold every term, in order: from the index when a term is long enough, else a scan."""
+    """Rows that may hold every term, in order: from the index when a term is long enough (or has
+    two characters, where the dialect's index can say), else a scan."""
     session, only = scope.session, scope.only
     indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
     ids: Iterator[int]
+    short = None if indexed else uow.dialect.short_term_message_ids(db, session.id, terms, only)
     if indexed:
         ids = (
             hit.row_id
             for hit in uow.dialect.match_messages(db, session.id, indexed, only, ranked=False)
         )
+    elif short is not None:
+        ids = iter(short)
     elif all(t.isascii() for t in terms):
         ids = iter(uow.dialect.scan_message_ids(db, session.id, terms, only, case_sensitive))
     else:

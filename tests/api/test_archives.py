@@ -671,3 +671,41 @@ async def test_live_messages_are_not_searched(client: httpx.AsyncClient) -> None
         assert sorted(h["seq"] for h in archived) == [1, 2], mode
     assert message_hits(await search(client, "s-live", "绿茶")) == []
     assert message_hits(await search(client, "s-live", "zz")) == []
+
+
+async def test_two_character_terms_are_found_wherever_they_stand(
+    client: httpx.AsyncClient,
+) -> None:
+    """A term of two characters at the start, in the middle or at the very end of a message, or
+    the whole message, in any case; messages that only come close are not hits."""
+    texts = [
+        "Q7 is done",  # 1: start
+        "ticket q7 moved",  # 2: middle
+        "look at Q7",  # 3: end
+        "Q7",  # 4: the whole message
+        "Q8 and 7Q only",  # 5: not a hit
+        "部署完成",  # 6: a CJK pair
+        "明天再部署",  # 7: the pair at the very end
+    ]
+    await archive(client, "s-short", [user(t) for t in texts])
+    for query, expected in (("Q7", [1, 2, 3, 4]), ("q7", [1, 2, 3, 4]), ("部署", [6, 7])):
+        hits = message_hits(await search(client, "s-short", query, mode="keyword"))
+        assert [h["seq"] for h in hits] == expected, query
+
+
+async def test_two_character_search_matches_a_substring_search_of_every_message(
+    client: httpx.AsyncClient,
+) -> None:
+    """Random messages over a small alphabet against a brute-force substring search: every
+    message that holds the term (case folded) is a whole match, no other is, in order."""
+    import random
+
+    rng = random.Random(17)
+    alphabet = "abAB12 -部署"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(60)]
+    await archive(client, "s-short-random", [user(t) for t in texts])
+    for term in ("ab", "B1", "2a", "部署", "bb", "1b"):
+        result = await search(client, "s-short-random", term, mode="keyword", limit=100)
+        hits = [h for h in message_hits(result) if h["match"] == "all"]
+        expected = [i + 1 for i, t in enumerate(texts) if term.lower() in t.lower()]
+        assert expected and [h["seq"] for h in hits] == expected, term

@@ -27,7 +27,7 @@ INDEX_TABLES = {
     "memory_vec",
     "message_vec",
 }
-SQLITE_ONLY = {"memory_words", "vector_changes"}
+SQLITE_ONLY = {"memory_words", "message_fts_vocab", "vector_changes"}
 
 
 @pytest.fixture

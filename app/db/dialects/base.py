@@ -154,6 +154,14 @@ class Dialect(ABC):
         """Archived message ids of a session whose search text contains every term (a scan, for
         terms too short for the index), in sequence order."""
 
+    @abstractmethod
+    def short_term_message_ids(
+        self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None
+    ) -> list[int] | None:
+        """Archived message ids of a session that may hold every term, for terms of two characters
+        (``None``: the index cannot say, the caller scans), in sequence order; callers check each
+        hit."""
+
     def message_candidates(
         self,
         db: Session,

@@ -161,6 +161,17 @@ class PostgresDialect(PostgresMemoryIndex, Dialect):
     def min_indexed_term_chars(self) -> int:
         return 3  # a trigram index cannot look up a shorter term
 
+    def short_term_message_ids(
+        self,
+        db: Session,  # noqa: ARG002 - the trigram index cannot answer: see below
+        session_pk: int,  # noqa: ARG002
+        terms: list[str],  # noqa: ARG002
+        archive_pk: int | None,  # noqa: ARG002
+    ) -> list[int] | None:
+        # pg_trgm pads words with blanks, but a pattern of two characters still gives it no
+        # trigram to look up: the caller scans the session.
+        return None
+
     def scan_message_ids(
         self,
         db: Session,

@@ -16,50 +16,21 @@ from sqlalchemy.orm import Session
 
 from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
 from app.db.dialects.sqlite_memory import SqliteMemoryIndex
+from app.db.dialects.sqlite_message_text import (
+    MESSAGE_FTS,
+    fts_phrase,
+    fts_query,
+    indexed_form,
+    matching_in_order,
+)
+from app.db.dialects.sqlite_short_terms import short_terms_expression
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
 
-MESSAGE_FTS = "message_fts"
 ARCHIVE_FTS = "archive_fts"
 MESSAGE_VEC = "message_vec"
 MESSAGE_SPACE = VectorSpace(
     "message", MESSAGE_VEC, "message_id", "session_pk", "said_at_ms", integer_partitions=True
 )
-# The trigram index costs what the text's distinct trigrams cost: 1 MB of base64 takes most of a
-# second inside the write lock, 32 KB about 20 ms. A longer message is indexed by its first 32 KB
-# plus a mark; keyword search also looks through the whole text of every marked message of the
-# session (instr() in SQL), so nothing is missed; ranked search ranks it by its indexed part.
-MAX_INDEXED_CHARS = 32_768
-PARTIAL_INDEX_MARK = "\u27e6ce:partially-indexed\u27e7"
-
-
-def fts_phrase(term: str) -> str:
-    """One FTS5 string literal: the term, literally (quotes doubled)."""
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _partially_indexed_holding(terms: list[str], params: dict[str, object]) -> str:
-    """SQL: the message is partially indexed and its whole text holds every ASCII term (instr()
-    in C; callers check every hit again, case folding included, so non-ASCII terms are left to
-    them)."""
-    params["mark"] = fts_phrase(PARTIAL_INDEX_MARK)
-    conditions = [f"m.id IN (SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :mark)"]
-    for i, term in enumerate(t for t in terms if t.isascii()):
-        params[f"pt{i}"] = term.lower()
-        conditions.append(f"instr(lower(m.search_text), :pt{i}) > 0")
-    return "(" + " AND ".join(conditions) + ")"
-
-
-def _bounded(text: str) -> str:
-    """What the message index holds of a text (see MAX_INDEXED_CHARS)."""
-    return (
-        text
-        if len(text) <= MAX_INDEXED_CHARS
-        else text[:MAX_INDEXED_CHARS] + "\n" + PARTIAL_INDEX_MARK
-    )
-
-
-def fts_query(terms: list[str], *, any_term: bool) -> str:
-    return (" OR " if any_term else " AND ").join(fts_phrase(t) for t in terms)
 
 
 class SqliteDialect(SqliteMemoryIndex, Dialect):
@@ -71,7 +42,7 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
         self.vectors = vector_cache or VectorCache()
 
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
-        params = [{"id": row_id, "text": _bounded(body)} for row_id, body in rows if body]
+        params = [{"id": row_id, "text": indexed_form(body)} for row_id, body in rows if body]
         if params:
             db.execute(text(f"INSERT INTO {MESSAGE_FTS}(rowid, text) VALUES (:id, :text)"), params)
 
@@ -124,17 +95,22 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
                 f"WHERE {MESSAGE_FTS} MATCH :q AND m.session_pk = :s {archive_filter} ORDER BY rank"
             )
         else:
-            # Two selects, each led by its own full-text lookup: joined by OR in one WHERE, the
-            # planner walks every row of the session instead (80 ms at 100k messages).
-            scope = f"m.session_pk = :s {archive_filter}"
-            sql = (
-                f"SELECT m.id, NULL, m.seq FROM messages m WHERE m.id IN "
-                f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q) AND {scope} "
-                "UNION SELECT m.id, NULL, m.seq FROM messages m "
-                f"WHERE {_partially_indexed_holding(terms, params)} AND {scope} ORDER BY 3"
-            )
+            sql = matching_in_order(terms, params, archive_filter)
         for row_id, raw_score, *_ in db.execute(text(sql), params):
             yield TextHit(row_id, None if raw_score is None else -float(raw_score))
+
+    def short_term_message_ids(
+        self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None
+    ) -> list[int] | None:
+        expression = short_terms_expression(db, terms)
+        if expression is None:
+            return None
+        archive_filter = (
+            "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
+        )
+        params: dict[str, object] = {"q": expression, "s": session_pk, "a": archive_pk}
+        sql = matching_in_order(terms, params, archive_filter)
+        return [int(row_id) for row_id, *_ in db.execute(text(sql), params)]
 
     def match_overviews(
         self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, ranked: bool
