@@ -77,13 +77,12 @@ def _all_terms_rows(
     session, only = scope.session, scope.only
     indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
     ids: Iterator[int]
-    short = None if indexed else uow.dialect.short_term_message_ids(db, session.id, terms, only)
     if indexed:
         ids = (
             hit.row_id
             for hit in uow.dialect.match_messages(db, session.id, indexed, only, ranked=False)
         )
-    elif short is not None:
+    elif (short := uow.dialect.short_term_message_ids(db, session.id, terms, only)) is not None:
         ids = iter(short)
     elif all(t.isascii() for t in terms):
         ids = iter(uow.dialect.scan_message_ids(db, session.id, terms, only, case_sensitive))

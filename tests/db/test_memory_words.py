@@ -297,18 +297,36 @@ def test_counters_equal_counts_from_scratch_after_writes_and_deletes(corpus: Cor
         _assert_matches_reference(corpus, "t", [MAIN], query)
 
 
-def test_superseded_memories_are_not_found(corpus: Corpus) -> None:
-    [chunk_id] = corpus.add("t", MAIN, ["zebra zebra crossing"])
-    assert [h.row_id for h in corpus.search("t", [MAIN], "zebra", 5)] == [chunk_id]
+def _supersede(corpus: Corpus, chunk_ids: list[int]) -> None:
     with corpus.uow.write() as db:
         db.execute(
             text(
                 "UPDATE memories SET superseded_by = id WHERE id = "
                 "(SELECT memory_id FROM memory_chunks WHERE id = :c)"
             ),
-            {"c": chunk_id},
+            [{"c": chunk_id} for chunk_id in chunk_ids],
         )
+
+
+def test_superseded_memories_are_not_found(corpus: Corpus) -> None:
+    [chunk_id] = corpus.add("t", MAIN, ["zebra zebra crossing"])
+    assert [h.row_id for h in corpus.search("t", [MAIN], "zebra", 5)] == [chunk_id]
+    _supersede(corpus, [chunk_id])
     assert corpus.search("t", [MAIN], "zebra", 5) == []
+
+
+def test_current_memories_below_more_superseded_ones_than_the_limit_are_found(
+    corpus: Corpus,
+) -> None:
+    """The best chunks are superseded, more of them than asked for: the current ones that score
+    below them still fill the answer (current-ness is checked best first, a batch at a time)."""
+    superseded = [corpus.add("t", MAIN, ["okapi okapi okapi"])[0] for _ in range(5)]
+    current = [
+        corpus.add("t", MAIN, [f"okapi seen near the {w} river"])[0] for w in ("red", "blue")
+    ]
+    assert {h.row_id for h in corpus.search("t", [MAIN], "okapi", 2)} <= set(superseded)
+    _supersede(corpus, superseded)
+    assert sorted(h.row_id for h in corpus.search("t", [MAIN], "okapi", 2)) == current
 
 
 def test_term_documents_are_the_searched_partitions_counts(corpus: Corpus) -> None:

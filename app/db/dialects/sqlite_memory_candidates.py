@@ -14,6 +14,7 @@ from app.db.dialects.fts5_words import Phrase
 from app.db.dialects.posting_plan import Statistics, best_limits, summed_share, term_weights
 from app.db.dialects.postings import chunk_terms, impact
 from app.db.dialects.sqlite_memory_postings import MEMORY_WORDS, expanding
+from app.db.dialects.sqlite_message_text import fts_phrase
 
 
 def candidate_words(
@@ -124,4 +125,4 @@ def _weighted_impact(tokens: str, weights: dict[str, float], average: float) -> 
 
 
 def _fts5_phrase(phrase: Phrase) -> str:
-    return '"' + " ".join(phrase.tokens) + '"' + ("*" if phrase.prefix else "")
+    return fts_phrase(" ".join(phrase.tokens)) + ("*" if phrase.prefix else "")

@@ -13,6 +13,8 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from app.db.dialects.sqlite_message_text import fts_phrase
+
 MESSAGE_VOCAB = "message_fts_vocab"
 SHORT_TERM_CHARS = 2
 _LAST_CHAR = chr(0x10FFFF)  # every trigram that starts with a term sorts below term + this
@@ -32,8 +34,10 @@ def short_terms_expression(db: Session, terms: list[str]) -> str | None:
             text(f"SELECT term FROM {MESSAGE_VOCAB} WHERE term >= :low AND term < :high"),
             {"low": folded, "high": folded + _LAST_CHAR},
         ).scalars()
-        quoted = ['"' + t.replace('"', '""') + '"' for t in trigrams if t.startswith(folded)]
-        if not quoted:
-            return '"' + folded.replace('"', '""') + _LAST_CHAR + '"'  # matches nothing
+        # No trigram starts with the term: a trigram no text holds, so that only the partially
+        # indexed messages the caller also looks through can still be hits.
+        quoted = [fts_phrase(t) for t in trigrams if t.startswith(folded)] or [
+            fts_phrase(folded + _LAST_CHAR)
+        ]
         groups.append("(" + " OR ".join(quoted) + ")")
     return " AND ".join(groups)
