@@ -122,6 +122,13 @@ class RecallSettings(BaseModel):
         le=36500,
         description="Half-life of the score of events and cases in memory search (0: no decay).",
     )
+    cache_ttl_s: float = Field(
+        120.0,
+        ge=0,
+        le=86400,
+        description="Seconds an answer of recall is served again for the same query while the "
+        "owners' memories are unchanged (the host asks before every model call of a turn); 0: off.",
+    )
 
 
 class EmbeddingSettings(BaseModel):

@@ -14,9 +14,9 @@ from app.db.base import Base
 from app.db.engine import create_db_engine
 from app.settings import get_settings
 
-# Virtual tables and their shadow tables, the memory word index's words, postings and counters, and
-# the vector change log are created by hand (migrations/helpers.py and the revisions); autogenerate
-# must not see them as drift.
+# Virtual tables and their shadow tables, the memory word index's words, postings and counters, the
+# vector change log and the memory generations (kept by triggers) are created by hand
+# (migrations/helpers.py and the revisions); autogenerate must not see them as drift.
 FTS_PREFIXES = (
     "message_fts",
     "archive_fts",
@@ -25,6 +25,7 @@ FTS_PREFIXES = (
     "memory_words",
     "memory_terms",
     "memory_partitions",
+    "memory_generations",
     "memory_vec",
     "message_vec",
     "vector_changes",

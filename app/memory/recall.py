@@ -5,12 +5,15 @@ Every block injected into a prompt passes through the redaction boundary on its 
 from __future__ import annotations
 
 import asyncio
+import copy
+import time
 from collections.abc import Iterable
 from typing import Any
 
 from app.core.recall import RecallBlock, RecallRequest
 from app.core.redaction import redact_text
 from app.memory.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
+from app.memory.recall_cache import RecallCache, recall_key
 from app.memory.render import (
     build_context_envelope,
     build_memory_lines_with_budget,
@@ -37,8 +40,28 @@ class MemoryRecall:
         self._service = service
         self._settings = settings
         self._embed_timeout_s = embed_timeout_s
+        self._cache = RecallCache(settings.cache_ttl_s) if settings.cache_ttl_s > 0 else None
 
     async def recall(self, request: RecallRequest) -> RecallBlock | None:
+        """The answer kept for this request while its owners' memories are unchanged
+        (app/memory/recall_cache.py), else a new one."""
+        if self._cache is None:
+            block, _ = await self._recall(request)
+            return block
+        owners = [("user", request.user_id), ("agent", request.agent_id)]
+        # Read before the searches: a change committed while they run leaves the entry stale.
+        generations = await asyncio.to_thread(self._service.generations, request.tenant_id, owners)
+        key = recall_key(request)
+        found, kept = self._cache.get(key, generations, time.monotonic())
+        if found:
+            return _served_from_cache(kept)
+        block, degraded = await self._recall(request)
+        if not degraded:  # an answer without vectors is not kept: the next call tries again
+            self._cache.put(key, generations, time.monotonic(), block)
+        return block
+
+    async def _recall(self, request: RecallRequest) -> tuple[RecallBlock, bool]:
+        """The recall block, and whether a search fell back to keywords (the embedder failed)."""
         options = _Options(self._settings, request.options)
         caller = Caller(
             request.tenant_id, request.user_id, request.agent_id, can_read_sensitive=False
@@ -46,13 +69,15 @@ class MemoryRecall:
         diagnostics: dict[str, Any] = {}
         # The two searches run at the same time (each side in read transactions of its own); the
         # query is embedded once for both (CachedEmbedder shares a query's embedding in flight).
+        modes: set[str] = set()
         experience, long_term = await asyncio.gather(
-            self._experiences(caller, request, options, diagnostics),
-            self._long_term(caller, request, options, diagnostics),
+            self._experiences(caller, request, options, diagnostics, modes),
+            self._long_term(caller, request, options, diagnostics, modes),
         )
         envelope = build_context_envelope([experience, long_term])
+        degraded = self._service.embedder is not None and "bm25" in modes
         # An empty block still carries the diagnostics: the gate's verdict is reported without hits.
-        return RecallBlock(redact_text(envelope), diagnostics)
+        return RecallBlock(redact_text(envelope), diagnostics), degraded
 
     async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
         name = skill_read_of([m for m in messages if isinstance(m, dict)])
@@ -72,7 +97,12 @@ class MemoryRecall:
         return redact_text(block)
 
     async def _experiences(
-        self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]
+        self,
+        caller: Caller,
+        request: RecallRequest,
+        o: _Options,
+        diag: dict[str, Any],
+        modes: set[str],
     ) -> str:
         if not o.experience_enabled:
             diag["experience"] = {"gate": "disabled", "score": 0, "hits": 0}
@@ -85,7 +115,7 @@ class MemoryRecall:
         diag["experience"] = {"gate": gate.reason, "score": gate.score, "hits": 0}
         if not gate.recall:
             return ""
-        found, _ = await self._search(
+        found, mode = await self._search(
             caller,
             request.query,
             ["experiences"],
@@ -93,6 +123,7 @@ class MemoryRecall:
             max(o.experience_limit * 4, 12),
             o.experience_threshold,
         )
+        modes.add(mode)
         unique: dict[str, MemoryItem] = {}
         for item in found:
             unique.setdefault(item["uri"], item)
@@ -101,7 +132,12 @@ class MemoryRecall:
         return render_experience_section(chosen, o.experience_max_chars)
 
     async def _long_term(
-        self, caller: Caller, request: RecallRequest, o: _Options, diag: dict[str, Any]
+        self,
+        caller: Caller,
+        request: RecallRequest,
+        o: _Options,
+        diag: dict[str, Any],
+        modes: set[str],
     ) -> str:
         candidate_limit = max(o.limit * 4, 20)
         found, mode = await self._search(
@@ -112,6 +148,7 @@ class MemoryRecall:
             candidate_limit,
             0.0,
         )
+        modes.add(mode)
         processed = post_process_memories(found, candidate_limit, o.threshold)
         picked = pick_memories_for_injection(processed, o.limit, request.query, o.threshold)
         lines = build_memory_lines_with_budget(picked, o.max_chars)
@@ -160,6 +197,14 @@ class _Options:
             exp.get("maxInjectedChars", s.experience_max_injected_chars)
         )
         self.experience_min_chars = int(exp.get("minQueryChars", s.experience_min_query_chars))
+
+
+def _served_from_cache(block: RecallBlock | None) -> RecallBlock | None:
+    """A kept answer as this request's: its diagnostics copied (the caller may extend them) and
+    marked ``cached``."""
+    if block is None:
+        return None
+    return RecallBlock(block.text, {**copy.deepcopy(block.diagnostics), "cached": True})
 
 
 def injectable_items(hits: Iterable[SearchHit]) -> list[MemoryItem]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, delete, or_, select
+from sqlalchemy import ColumnElement, bindparam, delete, or_, select, text
 from sqlalchemy.orm import Session
 
 from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
@@ -93,6 +93,25 @@ def _owner_filter(owners: Sequence[tuple[str, str]]) -> ColumnElement[bool]:
     return or_(
         *((Memory.owner_kind == kind) & (Memory.owner_id == owner_id) for kind, owner_id in owners)
     )
+
+
+# Kept by triggers on memories and memory_chunks (migration 0012): an owner's number moves on in
+# the transaction of any change to its memories; an owner with no row is at 0.
+_GENERATIONS = text(
+    "SELECT owner_kind, owner_id, generation FROM memory_generations "
+    "WHERE tenant_id = :tenant AND owner_id IN :ids"
+).bindparams(bindparam("ids", expanding=True))
+
+
+def generations_of(
+    db: Session, tenant_id: str, owners: Sequence[tuple[str, str]]
+) -> tuple[int, ...]:
+    """Each owner's memory generation, in the order given."""
+    if not owners:
+        return ()
+    rows = db.execute(_GENERATIONS, {"tenant": tenant_id, "ids": sorted({o for _, o in owners})})
+    found = {(kind, owner): int(number) for kind, owner, number in rows}
+    return tuple(found.get(owner, 0) for owner in owners)
 
 
 def chunk_ids_of(db: Session, memory_ids: Sequence[str]) -> list[int]:

@@ -118,6 +118,11 @@ class MemoryService:
             if memory is not None and memory.content == content:  # unchanged since it was read
                 write_chunks(db, self.uow.dialect, memory, prepared)
 
+    def generations(self, tenant_id: str, owners: list[tuple[str, str]]) -> tuple[int, ...]:
+        """Each owner's memory generation (moved on by any change to its memories)."""
+        with self.uow.read() as db:
+            return repo.generations_of(db, tenant_id, owners)
+
     def get(self, caller: Caller, memory_id: str) -> MemoryRecord:
         with self.uow.read() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
