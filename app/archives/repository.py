@@ -86,11 +86,24 @@ def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
     return list(db.execute(stmt))
 
 
-def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, StoredMessage]:
+# What a search reads of a message: where it is, what it says, when it was said.
+_SEARCH_FIELDS = (
+    StoredMessage.id,
+    StoredMessage.archive_pk,
+    StoredMessage.seq,
+    StoredMessage.role,
+    StoredMessage.search_text,
+    StoredMessage.created_at,
+    StoredMessage.body,
+)
+
+
+def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, Any]:
+    """The search fields of these messages (plain rows, as ``iter_archived_texts`` gives them)."""
     if not ids:
         return {}
-    stmt = select(StoredMessage).where(StoredMessage.id.in_(list(ids)))
-    return {row.id: row for row in db.execute(stmt).scalars()}
+    stmt = select(*_SEARCH_FIELDS).where(StoredMessage.id.in_(list(ids)))
+    return {row.id: row for row in db.execute(stmt)}
 
 
 def iter_archived_texts(
@@ -98,15 +111,7 @@ def iter_archived_texts(
 ) -> Iterator[Any]:
     """Archived messages' search fields (plain rows, not ORM objects: scans touch every row) in
     sequence order."""
-    stmt = select(
-        StoredMessage.id,
-        StoredMessage.archive_pk,
-        StoredMessage.seq,
-        StoredMessage.role,
-        StoredMessage.search_text,
-        StoredMessage.created_at,
-        StoredMessage.body,
-    ).where(StoredMessage.session_pk == session.id)
+    stmt = select(*_SEARCH_FIELDS).where(StoredMessage.session_pk == session.id)
     if archive_pk is None:
         stmt = stmt.where(StoredMessage.archive_pk.is_not(None))
     else:

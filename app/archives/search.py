@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 
+MAX_BATCH = 1000
+
+
 def search_keyword(
     db: Session, uow: UnitOfWork, scope: Scope, raw: str, limit: int, case_sensitive: bool
 ) -> list[SearchHit]:
@@ -49,7 +52,7 @@ def search_keyword(
     if case_sensitive or not literals:
         literals = matching.keyword_terms(raw)  # the literal whitespace-separated terms
     hits: list[SearchHit] = []
-    for row in _all_terms_rows(db, uow, scope, literals, case_sensitive):
+    for row in _all_terms_rows(db, uow, scope, literals, case_sensitive, limit + 1):
         span = matching.find_keywords(row.search_text, literals, case_sensitive)
         moment = time_of_body(row.body, row.created_at)
         if span is not None and row.archive_pk is not None and scope.window.admits(moment):
@@ -70,10 +73,11 @@ def search_keyword(
 
 
 def _all_terms_rows(
-    db: Session, uow: UnitOfWork, scope: Scope, terms: list[str], case_sensitive: bool
+    db: Session, uow: UnitOfWork, scope: Scope, terms: list[str], case_sensitive: bool, want: int
 ) -> Iterator[Any]:
     """Rows that may hold every term, in order: from the index when a term is long enough (or has
-    two characters, where the dialect's index can say), else a scan."""
+    two characters, where the dialect's index can say), else a scan. Read by id in batches that
+    start at ``want`` (most searches stop there) and grow four times each."""
     session, only = scope.session, scope.only
     indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
     ids: Iterator[int]
@@ -90,11 +94,12 @@ def _all_terms_rows(
         yield from repo.iter_archived_texts(db, session, only)
         return
     batch: list[int] = []
+    size = max(want, 8)
     for row_id in ids:
         batch.append(row_id)
-        if len(batch) >= 200:
+        if len(batch) >= size:
             yield from _rows_in_order(db, batch)
-            batch = []
+            batch, size = [], min(size * 4, MAX_BATCH)
     yield from _rows_in_order(db, batch)
 
 

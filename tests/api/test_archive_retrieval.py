@@ -84,6 +84,23 @@ async def test_hits_carry_the_hosts_time_and_filter_by_it(client: httpx.AsyncCli
         assert [h["seq"] for h in message_hits(narrowed)] == [2], mode
 
 
+async def test_keyword_hits_past_many_candidates_outside_the_window(
+    client: httpx.AsyncClient,
+) -> None:
+    """Keyword search reads its candidates in growing batches: hits that only the later batches
+    hold are found, in conversation order, and the list is cut at the limit."""
+    early = [said(f"router check {i}", MAY_8 + i * 60_000) for i in range(150)]
+    late = [said(f"router check late {i}", MAY_8 + 48 * HOUR + i * 60_000) for i in range(6)]
+    await archive(client, "s-batches", early + late)
+    found = await search(
+        client, "s-batches", "router", mode="keyword", since="2023-05-10T00:00:00Z", limit=4
+    )
+    assert [h["seq"] for h in message_hits(found)] == [151, 152, 153, 154]
+    assert found["truncated"] is True
+    everything = await search(client, "s-batches", "router", mode="keyword", limit=200)
+    assert [h["seq"] for h in message_hits(everything)] == list(range(1, 157))
+
+
 async def test_context_returns_neighbouring_turns(client: httpx.AsyncClient) -> None:
     await archive(
         client,
