@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from alembic import command
@@ -28,9 +29,16 @@ def upgrade_to_head(engine: Engine) -> None:
         conn.commit()
 
 
+@functools.cache
+def code_head() -> str | None:
+    """The newest revision the code knows: fixed while the process runs, and reading it parses
+    every migration file (/readyz asks on every probe)."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
 def current_and_head(engine: Engine) -> tuple[str | None, str | None]:
     """The database's revision and the newest one known to the code."""
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    head = code_head()
     with engine.connect() as conn:
         current = MigrationContext.configure(conn).get_current_revision()
     return current, head

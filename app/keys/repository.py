@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, select, update
+from sqlalchemy import bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
 from app.db.models import ApiKey
@@ -56,19 +56,22 @@ def revoke(db: Session, key_id: int, now: datetime) -> bool:
     return bool(result.rowcount)
 
 
+# Built once: the statement of every authenticated request (its construction cost more than
+# running it). Index probes only: the unique hash index, and any unrevoked row.
+_ACTIVE = ApiKey.revoked_at.is_(None)
+_MATCH = (ApiKey.key_hash == bindparam("key_hash")) & _ACTIVE
+_LOOKUP = select(
+    select(ApiKey.id).where(_MATCH).scalar_subquery(),
+    select(ApiKey.tenant_id).where(_MATCH).scalar_subquery(),
+    select(ApiKey.scopes).where(_MATCH).scalar_subquery(),
+    exists().where(_ACTIVE),
+)
+
+
 def lookup(db: Session, key_hash: str) -> tuple[int | None, str | None, str | None, bool]:
     """(id, tenant, scopes) of the unrevoked key with this hash (Nones when there is none), and
     whether any unrevoked key exists at all: one statement of index probes."""
-    active = ApiKey.revoked_at.is_(None)
-    match = (ApiKey.key_hash == key_hash) & active
-    row = db.execute(
-        select(
-            select(ApiKey.id).where(match).scalar_subquery(),
-            select(ApiKey.tenant_id).where(match).scalar_subquery(),
-            select(ApiKey.scopes).where(match).scalar_subquery(),
-            exists().where(active),
-        )
-    ).one()
+    row = db.execute(_LOOKUP, {"key_hash": key_hash}).one()
     return row[0], row[1], row[2], bool(row[3])
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from fastapi import Request, Response
 
-from app.api.deps import Services, get_services
+from app.api.deps import Services
 from app.keys.service import (
     READ_SENSITIVE_SCOPE,
     key_identity,
@@ -100,7 +100,8 @@ class ConsoleKeys:
 def console_keys(request: Request) -> ConsoleKeys:
     keys = getattr(request.app.state, "console_keys", None)
     if keys is None:
-        keys = request.app.state.console_keys = ConsoleKeys(get_services(request))
+        services: Services = request.app.state.services
+        keys = request.app.state.console_keys = ConsoleKeys(services)
     assert isinstance(keys, ConsoleKeys)
     return keys
 
