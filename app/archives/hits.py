@@ -79,13 +79,17 @@ def message_hit(
     )
 
 
-def overview_hit(archive: Archive, span: tuple[int, int] | None, score: float | None) -> SearchHit:
+def overview_hit(
+    archive: Archive, span: tuple[int, int] | None, score: float | None, overview: str | None = None
+) -> SearchHit:
+    """A hit on the archive's overview (``overview``: its text, when read apart from the row)."""
+    text = archive.overview if overview is None else overview
     return SearchHit(
         archive_id=archive.archive_id,
         seq=None,
         role=None,
         kind="overview",
-        snippet=matching.snippet(archive.overview, span or (0, 0)),
+        snippet=matching.snippet(text, span or (0, 0)),
         score=score,
         timestamp=archive.completed_at,
     )

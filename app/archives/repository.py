@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, delete, func, insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from app.db.models import (
     AgentSession,
@@ -25,9 +25,43 @@ def add_archive(db: Session, archive: Archive) -> Archive:
     return archive
 
 
-def list_archives(db: Session, session: AgentSession) -> list[Archive]:
+# An archive's texts, left out where a caller reads only its place and state (each overview is a
+# Working Memory, kilobytes: a search of a session with a hundred archives read them all).
+_ARCHIVE_TEXTS = (
+    Archive.overview,
+    Archive.abstract,
+    Archive.custom_instructions,
+    Archive.usage_json,
+    Archive.memories_json,
+    Archive.error,
+)
+
+
+def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> list[Archive]:
+    """The session's archives in order; without ``texts`` their long text columns are deferred
+    (read on first access)."""
     stmt = select(Archive).where(Archive.session_pk == session.id).order_by(Archive.archive_index)
+    if not texts:
+        stmt = stmt.options(*(defer(column) for column in _ARCHIVE_TEXTS))
     return list(db.execute(stmt).scalars())
+
+
+def overview_of(db: Session, archive_pk: int) -> str:
+    return db.execute(select(Archive.overview).where(Archive.id == archive_pk)).scalar_one()
+
+
+def overview_texts(
+    db: Session, session: AgentSession, archive_pks: Sequence[int] | None, only: int | None
+) -> dict[int, str]:
+    """The non-empty overviews of the session's archives (of ``archive_pks`` when given), by id."""
+    stmt = select(Archive.id, Archive.overview).where(
+        Archive.session_pk == session.id, Archive.overview != ""
+    )
+    if archive_pks is not None:
+        stmt = stmt.where(Archive.id.in_(list(archive_pks)))
+    if only is not None:
+        stmt = stmt.where(Archive.id == only)
+    return {int(pk): text for pk, text in db.execute(stmt.order_by(Archive.archive_index))}
 
 
 def get_archive(db: Session, session: AgentSession, archive_index: int) -> Archive | None:

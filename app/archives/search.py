@@ -34,6 +34,7 @@ __all__ = [
     "FUSIONS",
     "QueryVectors",
     "Scope",
+    "match_keyword_overviews",
     "match_overviews",
     "search_keyword",
     "search_ranked",
@@ -143,19 +144,35 @@ def _overviews(scope: Scope) -> list[Archive]:
     ]
 
 
-def match_overviews(scope: Scope, raw: str, mode: str, case_sensitive: bool) -> list[SearchHit]:
-    """Overviews for keyword and ranked search: every term (keyword) or BM25 among the overviews."""
+def match_keyword_overviews(
+    db: Session, uow: UnitOfWork, scope: Scope, raw: str, case_sensitive: bool
+) -> list[SearchHit]:
+    """Overviews holding every term of a keyword search. Their texts are read only for the
+    archives the overview index finds (every term long enough for it), else for all."""
+    query = parse_query(raw)
+    literals = query.whole_literals
+    if case_sensitive or not literals:
+        literals = matching.keyword_terms(raw)
+    candidates = None
+    if all(len(t) >= uow.dialect.min_indexed_term_chars() for t in literals):
+        hits = uow.dialect.match_overviews(db, scope.session.id, literals, scope.only, ranked=False)
+        candidates = [hit.row_id for hit in hits]
+    texts = repo.overview_texts(db, scope.session, candidates, scope.only)
+    found = [
+        (pk, text, matching.find_keywords(text, literals, case_sensitive))
+        for pk, text in texts.items()
+    ]
+    return [
+        overview_hit(scope.archives[pk], span, None, text)
+        for pk, text, span in found
+        if span is not None and pk in scope.archives
+    ]
+
+
+def match_overviews(scope: Scope, raw: str) -> list[SearchHit]:
+    """Overviews for ranked search: BM25 among the session's overviews."""
     query = parse_query(raw)
     literals = list(dict.fromkeys([*query.literals, *query.phrases])) or matching.keyword_terms(raw)
-    if mode == "keyword":
-        literals = query.whole_literals
-        if case_sensitive or not literals:
-            literals = matching.keyword_terms(raw)
-        found = [
-            (a, matching.find_keywords(a.overview, literals, case_sensitive))
-            for a in _overviews(scope)
-        ]
-        return [overview_hit(a, span, None) for a, span in found if span is not None]
     archives = _overviews(scope)
     docs = [ranking.Doc(a.id, a.overview) for a in archives]
     average = sum(len(a.overview) for a in archives) / max(len(archives), 1)

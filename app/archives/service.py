@@ -107,7 +107,9 @@ def search_session(
 ) -> SessionHits:
     """Search the session's archived messages and, in their own list, its archive overviews, in
     the caller's transaction (``req`` as ``checked_search`` returned it)."""
-    archives = {a.id: a for a in repo.list_archives(db, session)}
+    # Keyword search reads only the overviews its index finds; the other modes read them all.
+    texts = req.mode != "keyword"
+    archives = {a.id: a for a in repo.list_archives(db, session, texts=texts)}
     only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
     scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
     if req.mode == "regex":
@@ -116,10 +118,10 @@ def search_session(
         )
     elif req.mode == "ranked":
         hits = search.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
-        overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
+        overviews = search.match_overviews(scope, req.query)
     else:
         hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
-        overviews = search.match_overviews(scope, req.query, req.mode, req.case_sensitive)
+        overviews = search.match_keyword_overviews(db, uow, scope, req.query, req.case_sensitive)
     results = add_context(db, session, hits[: req.limit], req.context)
     return SessionHits(results, overviews, len(hits) > req.limit)
 

@@ -22,9 +22,15 @@ def add_archive(db: Session, archive: Archive) -> Archive:
     return repo.add_archive(db, archive)
 
 
-def list_archives(db: Session, session: AgentSession) -> list[Archive]:
-    """The session's archives, oldest first."""
-    return repo.list_archives(db, session)
+def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> list[Archive]:
+    """The session's archives, oldest first; without ``texts`` their long text columns (the
+    overview, a Working Memory each) are read only when touched."""
+    return repo.list_archives(db, session, texts=texts)
+
+
+def overview_of(db: Session, archive: Archive) -> str:
+    """The archive's overview (read apart from an archive listed without its texts)."""
+    return repo.overview_of(db, archive.id)
 
 
 def get_archive_by_pk(db: Session, archive_pk: int) -> Archive | None:

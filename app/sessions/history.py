@@ -21,12 +21,14 @@ class SessionKeys:
 
 @dataclass(frozen=True, slots=True)
 class StoredContext:
-    """The session's archives (oldest first), the newest completed one, and the (body, tokens)
-    rows of the messages after it: unsummarised archives' then live ones, bodies redacted."""
+    """The session's archives (oldest first, their long texts not read), the newest completed
+    one and its overview, and the (body, tokens) rows of the messages after it: unsummarised
+    archives' then live ones, bodies redacted."""
 
     archives: list[Archive]
     latest_completed: Archive | None
     rows: list[Any]
+    overview: str = ""
 
 
 def session_keys(uow: UnitOfWork, tenant_id: str, session_id: str) -> SessionKeys | None:
@@ -53,9 +55,11 @@ def stored_context(uow: UnitOfWork, tenant_id: str, session_id: str) -> StoredCo
         session = repo.find_session(db, tenant_id, session_id)
         if session is None:
             return None
-        archives = archives_store.list_archives(db, session)
+        # Only the newest overview is shown: the others (a Working Memory each) are not read.
+        archives = archives_store.list_archives(db, session, texts=False)
         completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
         latest = completed[-1] if completed else None
+        overview = archives_store.overview_of(db, latest) if latest is not None else ""
         floor = latest.archive_index if latest else 0
         unsummarised = [
             a.id
@@ -63,4 +67,4 @@ def stored_context(uow: UnitOfWork, tenant_id: str, session_id: str) -> StoredCo
             if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED
         ]
         rows = archives_store.bodies_of_archives(db, unsummarised) + repo.live_bodies(db, session)
-    return StoredContext(archives, latest, rows)
+    return StoredContext(archives, latest, rows, overview)

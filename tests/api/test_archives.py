@@ -432,6 +432,33 @@ async def test_search_finds_overviews(client: httpx.AsyncClient) -> None:
         assert message_hits(result) == []
 
 
+async def test_keyword_overview_hits_are_every_overview_holding_every_term(
+    client: httpx.AsyncClient,
+) -> None:
+    """Keyword search reads overviews through the overview index (terms of three characters or
+    more) or all of them (shorter terms): either way the hits are what a brute-force search of
+    the overviews finds, and ``archiveId`` narrows them."""
+    topics = ["zebrafish tank heater", "kangaroo court ruling", "zebrafish court filing"]
+    ids = [
+        await archive(client, "s-ovk", [user(f"we discussed the {t}"), assistant(f"noted: {t}")])
+        for t in topics
+    ]
+    overviews = {
+        a: (await client.get(f"/archives/{a}", params={"sessionId": "s-ovk"})).json()["overview"]
+        for a in ids
+    }
+    for query in ("zebrafish", "court", "zebrafish court", "Working Memory", "we", "nothing-here"):
+        terms = query.casefold().split()
+        expected = [a for a in ids if all(t in overviews[a].casefold() for t in terms)]
+        found = await search(client, "s-ovk", query, mode="keyword")
+        assert [h["archiveId"] for h in found["overviews"]] == expected, query
+        narrowed = await search(client, "s-ovk", query, mode="keyword", archiveId=ids[2])
+        assert [h["archiveId"] for h in narrowed["overviews"]] == [
+            a for a in expected if a == ids[2]
+        ], query
+    assert any("zebrafish" in overviews[a].casefold() for a in ids)  # the queries can match
+
+
 async def test_query_validation(client: httpx.AsyncClient) -> None:
     await archive(client, "s-val", [user("anything")])
     for body in (
