@@ -67,26 +67,21 @@ def downgrade() -> None:
 
 
 def _create_sqlite_triggers() -> None:
-    for event, rows in _SQLITE_MEMORY_TRIGGERS.items():
-        bumps = " ".join(
-            _BUMP.format(select=f"VALUES ({row}.tenant_id, {row}.owner_kind, {row}.owner_id, 1)")
-            + ";"
-            for row in rows
-        )
-        op.execute(
-            f"CREATE TRIGGER {TABLE}_memories_{event} AFTER {event.upper()} ON memories "
-            f"BEGIN {bumps} END"
-        )
-    for event, rows in _SQLITE_CHUNK_TRIGGERS.items():
-        bumps = " ".join(
-            _BUMP.format(select=f"SELECT {_OWNER}, 1 FROM memories WHERE id = {row}.memory_id")
-            + ";"
-            for row in rows
-        )
-        op.execute(
-            f"CREATE TRIGGER {TABLE}_memory_chunks_{event} AFTER {event.upper()} ON memory_chunks "
-            f"BEGIN {bumps} END"
-        )
+    # The owner of a row of each table, given the row (NEW or OLD) a trigger sees.
+    owners = {
+        "memories": "VALUES ({row}.tenant_id, {row}.owner_kind, {row}.owner_id, 1)",
+        "memory_chunks": f"SELECT {_OWNER}, 1 FROM memories WHERE id = {{row}}.memory_id",
+    }
+    triggers = {"memories": _SQLITE_MEMORY_TRIGGERS, "memory_chunks": _SQLITE_CHUNK_TRIGGERS}
+    for table, events in triggers.items():
+        for event, rows in events.items():
+            bumps = " ".join(
+                _BUMP.format(select=owners[table].format(row=row)) + ";" for row in rows
+            )
+            op.execute(
+                f"CREATE TRIGGER {TABLE}_{table}_{event} AFTER {event.upper()} ON {table} "
+                f"BEGIN {bumps} END"
+            )
 
 
 def _create_pg_triggers() -> None:

@@ -5,7 +5,6 @@ transaction, whatever statement made it; other owners' numbers stay."""
 from __future__ import annotations
 
 import itertools
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +16,7 @@ from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.memory import repository as repo
 from app.settings import Settings
-from tests.helpers import postgres
+from tests.helpers.databases import migrated_database
 
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
 ALICE = ("user", "alice")
@@ -25,22 +24,11 @@ MAIN = ("agent", "main")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def engine(
-    request: pytest.FixtureRequest, migrated_template: Path, tmp_path: Path
-) -> Iterator[Engine]:
-    server: postgres.PostgresServer | None = None
-    if request.param == "sqlite":
-        path = tmp_path / "generations.db"
-        shutil.copyfile(migrated_template, path)
-        url = f"sqlite:///{path}"
-    else:
-        server = request.getfixturevalue("server")
-        url = server.create_database(template=request.getfixturevalue("postgres_template"))
-    built = create_db_engine(Settings(database_url=url))
-    yield built
-    built.dispose()
-    if server is not None:
-        server.drop_database(url)
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    with migrated_database(request, request.param, tmp_path) as url:
+        built = create_db_engine(Settings(database_url=url))
+        yield built
+        built.dispose()
 
 
 def generations(engine: Engine, tenant: str = "t") -> tuple[int, ...]:

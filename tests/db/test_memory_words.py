@@ -13,10 +13,8 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,7 +30,7 @@ from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.memory.text import cjk_spaced, fts_match_expression, fts_phrases
 from app.settings import Settings
-from tests.helpers import postgres
+from tests.helpers.databases import migrated_database
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 K1, B = 1.2, 0.75
@@ -197,28 +195,17 @@ def reference(
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def corpus(
-    request: pytest.FixtureRequest,
-    migrated_template: Path,
-    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Corpus]:
-    server: postgres.PostgresServer | None = None
-    if request.param == "sqlite":
-        path = tmp_path_factory.mktemp("words") / "words.db"
-        shutil.copyfile(migrated_template, path)
-        url = f"sqlite:///{path}"
-    else:
-        server = request.getfixturevalue("server")
-        url = server.create_database(template=request.getfixturevalue("postgres_template"))
-    engine = create_db_engine(Settings(database_url=url))
-    rng = random.Random(11)
-    built = Corpus(UnitOfWork(engine))
-    for _ in range(40):  # 400 chunks in the searched partition, 10 per memory
-        built.add("t", MAIN, [_chunk_text(rng) for _ in range(10)])
-    built.add("t", ("agent", "main"), [_chunk_text(rng) for _ in range(30)])
-    yield built
-    engine.dispose()
-    if server is not None:
-        server.drop_database(url)
+    with migrated_database(request, request.param, tmp_path_factory.mktemp("words")) as url:
+        engine = create_db_engine(Settings(database_url=url))
+        rng = random.Random(11)
+        built = Corpus(UnitOfWork(engine))
+        for _ in range(40):  # 400 chunks in the searched partition, 10 per memory
+            built.add("t", MAIN, [_chunk_text(rng) for _ in range(10)])
+        built.add("t", ("agent", "main"), [_chunk_text(rng) for _ in range(30)])
+        yield built
+        engine.dispose()
 
 
 def _assert_matches_reference(
