@@ -68,9 +68,10 @@ async def get_identity(
     authorization: Annotated[str | None, Header()] = None,
 ) -> Identity:
     """The caller's key: a CE_API_KEYS entry (answered here, on the event loop), else an unrevoked
-    stored key, looked up on every request (on the event loop with SQLite, in the thread pool with
-    a database server), so a revoke holds at once on every replica. Keys are required while CE_API_KEYS is set or any stored key is unrevoked; else the
-    caller is the local ``default`` (docs/api.md, Identity)."""
+    stored key, looked up on every request (on the event loop with SQLite, in the thread pool
+    with a database server), so a revoke holds at once on every replica. Keys are required while
+    CE_API_KEYS is set or any stored key is unrevoked; else the caller is the local ``default``
+    (docs/api.md, Identity)."""
     settings = services.settings
     scheme, _, token = (authorization or "").partition(" ")
     token = token.strip() if scheme.lower() == "bearer" else ""

@@ -154,7 +154,7 @@ def match_keyword_overviews(
     if case_sensitive or not literals:
         literals = matching.keyword_terms(raw)
     candidates = None
-    if all(len(t) >= uow.dialect.min_indexed_term_chars() for t in literals):
+    if literals and all(len(t) >= uow.dialect.min_indexed_term_chars() for t in literals):
         hits = uow.dialect.match_overviews(db, scope.session.id, literals, scope.only, ranked=False)
         candidates = [hit.row_id for hit in hits]
     texts = repo.overview_texts(db, scope.session, candidates, scope.only)
