@@ -14,6 +14,7 @@ from app.db.engine import create_db_engine
 from app.settings import Settings
 from tests.conftest import app_client
 from tests.helpers.messages import user
+from tests.helpers.stub_embeddings import StubEmbeddings
 
 QUERY = "where is the billing runbook kept?"
 
@@ -141,3 +142,22 @@ async def test_the_cache_can_be_switched_off(make_settings: Any) -> None:
         answers = [await tool_loop(client) for _ in range(3)]
     assert not any(cached(a) for a in answers)
     assert all("notion page 42" in injected(a) for a in answers)
+
+
+async def test_an_answer_without_vectors_is_not_kept(make_settings: Any) -> None:
+    """The embedder failing degrades recall to keywords; that answer is not served again, so the
+    call after the embedder recovers searches with vectors."""
+    stub = StubEmbeddings()
+    embedding = {"provider": "openai", "base_url": stub.start(), "model": "stub-embed"}
+    try:
+        async with app_client(make_settings(embedding=embedding)) as client:
+            await add(client, "The billing runbook is kept in notion page 42")
+            stub.fail_with = 400
+            degraded = [await tool_loop(client) for _ in range(2)]
+            stub.fail_with = None
+            recovered = [await tool_loop(client) for _ in range(2)]
+    finally:
+        stub.stop()
+    modes = [a["diagnostics"]["recall"]["longTerm"]["mode"] for a in degraded + recovered]
+    assert modes == ["bm25", "bm25", "hybrid", "hybrid"]
+    assert [cached(a) for a in degraded + recovered] == [False, False, False, True]

@@ -30,6 +30,8 @@ class StubEmbeddings:
         # then be interrupted mid-run however fast the machine is.
         self.slow_after: int | None = None
         self.slow_s = 0.2
+        # While set, every request is answered with this status and no vectors.
+        self.fail_with: int | None = None
 
     def start(self) -> str:
         stub = self
@@ -44,6 +46,11 @@ class StubEmbeddings:
                 stub.texts += len(texts)
                 if stub.slow_after is not None and stub.texts > stub.slow_after:
                     time.sleep(stub.slow_s)
+                if stub.fail_with is not None:
+                    self.send_response(stub.fail_with)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
                 data = json.dumps(
                     {
                         "object": "list",
