@@ -165,7 +165,7 @@ def match_keyword_overviews(
     return [
         overview_hit(scope.archives[pk], span, None, text)
         for pk, text, span in found
-        if span is not None and pk in scope.archives
+        if span is not None
     ]
 
 

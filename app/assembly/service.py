@@ -175,7 +175,7 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
         if is_conversation_message(message := json.loads(row.body))
     ]
     return _Stored(
-        overview=redact_text(context.overview) if latest else "",
+        overview=redact_text(context.overview),
         messages=[message for message, _ in loaded],  # redacted bodies (see StoredMessage)
         tokens=[tokens for _, tokens in loaded],
         archives={
