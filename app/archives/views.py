@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.core.canonical_json import decode_many
 from app.core.redaction import redact_text
 from app.db.models import Archive, ArchiveStatus, StoredMessage
 
@@ -79,7 +80,10 @@ def archive_view(session_id: str, archive: Archive, rows: list[StoredMessage]) -
         created_at=archive.created_at,
         completed_at=archive.completed_at,
         # The original messages: the one place an original secret can be read back.
-        messages=[ArchivedMessage(row.seq, json.loads(row.body)) for row in rows],
+        messages=[
+            ArchivedMessage(row.seq, message)
+            for row, message in zip(rows, decode_many([row.body for row in rows]), strict=True)
+        ],
         error=redact_text(archive.error) if archive.error else archive.error,
         error_stage=archive.error_stage,
         working_memory_path=archive.wm_path,

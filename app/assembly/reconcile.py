@@ -29,6 +29,10 @@ from app.settings import Settings
 
 # Reconciliation stops after this many consecutive host messages that the store already holds.
 KNOWN_RUN_TO_STOP = 16
+# The first batch is small: a host that is in step with the store (the common case) is confirmed by
+# its newest messages alone, and fingerprinting a message costs more than a lookup. Later batches,
+# for a store that is behind, are larger.
+FIRST_SCAN_BATCH = KNOWN_RUN_TO_STOP + 8
 SCAN_BATCH = 64
 
 
@@ -56,7 +60,9 @@ def _unstored_host_messages(
     seen: dict[str, int] = {}
     unstored: list[Message] = []
     known_run = 0
-    while batch := list(islice(newest_first, SCAN_BATCH)):
+    size = FIRST_SCAN_BATCH
+    while batch := list(islice(newest_first, size)):
+        size = SCAN_BATCH
         counts.update(fingerprint_counts(uow, keys, [fp for _, fp in batch]))
         for clean, fingerprint in batch:
             seen[fingerprint] = seen.get(fingerprint, 0) + 1

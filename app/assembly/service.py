@@ -6,7 +6,6 @@ docs/lifecycle.md, Assemble. A passthrough returns the host's messages unchanged
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,6 +26,7 @@ from app.assembly.steps import fit_steps_to_budget
 from app.assembly.timestamps import summary_timestamp, with_timestamps
 from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, recall_request
 from app.core.bypass import is_bypassed
+from app.core.canonical_json import decode_many
 from app.core.messages import Message, message_tokens
 from app.core.recall import RecallBlock, RecallSource
 from app.core.redaction import redact_text
@@ -169,10 +169,11 @@ def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
     floor = latest.archive_index if latest else 0
     statuses = [a.status for a in archives]
     # Host bookkeeping stored by earlier releases is never shown to the model.
+    bodies = decode_many([row.body for row in rows])
     loaded = [
         (message, row.tokens)
-        for row in rows
-        if is_conversation_message(message := json.loads(row.body))
+        for message, row in zip(bodies, rows, strict=True)
+        if is_conversation_message(message)
     ]
     return _Stored(
         overview=redact_text(context.overview),

@@ -11,7 +11,6 @@ indexed, searched and injected into every later prompt (docs/quality.md, Securit
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from app.archives.indexing import (
     facts_of,
     write_search_index,
 )
+from app.core.canonical_json import decode_many
 from app.core.clock import isoformat, utcnow
 from app.core.redaction import redact_message, redact_text
 from app.db.uow import UnitOfWork
@@ -138,7 +138,7 @@ def _load_inputs(
     # redacted already; redacting again also covers messages stored before redacted copies were).
     return (
         WmInputs(
-            messages=[redact_message(json.loads(body)) for body in bodies],
+            messages=[redact_message(message) for message in decode_many(bodies)],
             prior_overview=inputs.prior_overview,
             first_user_request=inputs.first_user_request,
             custom_instructions=redact_text(inputs.custom_instructions)

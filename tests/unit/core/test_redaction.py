@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.redaction import redact_secrets
+from app.core.redaction import _ALL_TRIGGERS, might_hold_secret, redact_secrets
 
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
@@ -19,40 +19,55 @@ PEM = (
 )
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t done", "key [REDACTED:openai_key] done"),
-        ("OPENAI_API_KEY=sk-Ab3dEf6hIj9kLm2nOp5qRs8tUv", "OPENAI_API_KEY=[REDACTED:openai_key]"),
-        ("use sk-ant-api03-Xy7_Zk2-Lm9Pq4Rs8Tu1Vw5 here", "use [REDACTED:anthropic_key] here"),
-        ("aws key AKIAIOSFODNN7EXAMPLE in config", "aws key [REDACTED:aws_access_key] in config"),
-        (f"token {GITHUB_PAT}", "token [REDACTED:github_token]"),
-        ("pat github_pat_11ABCDEFG0123456789_abcdefghijKLMNOP", "pat [REDACTED:github_token]"),
-        ("oauth gho_" + "x" * 36, "oauth [REDACTED:github_token]"),
-        ("slack xoxb-123456789012-abcdefGHIJKL", "slack [REDACTED:slack_token]"),
-        ("user token xoxp-1234-5678-abcdefabcdef", "user token [REDACTED:slack_token]"),
-        ("maps AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY ok", "maps [REDACTED:google_api_key] ok"),
-        (
-            "Authorization: Bearer 9f8e7d6c5b4a39281706abcdef",
-            "Authorization: Bearer [REDACTED:bearer_token]",
-        ),
-        (f"jwt {JWT}", "jwt [REDACTED:jwt]"),
-        (
-            "DATABASE_URL=postgres://app:S3cr3t!pw@db.internal:5432/app",
-            "DATABASE_URL=postgres://app:[REDACTED:url_password]@db.internal:5432/app",
-        ),
-        (f"key:\n{PEM}\nend", "key:\n[REDACTED:private_key]\nend"),
-        ("password=hunter22", "password=[REDACTED:password]"),
-        ('{"db_password": "c0rrect horse"}', '{"db_password": "[REDACTED:password]"}'),
-        ("api_key: 'abc123xyz789'", "api_key: '[REDACTED:api_key]'"),
-        ("X-Api-Key: 0123abcd4567", "X-Api-Key: [REDACTED:api_key]"),
-        ("client_secret=QWERTY12345&scope=read", "client_secret=[REDACTED:secret]&scope=read"),
-        ("SECRET_KEY = 'django-insecure-abc'", "SECRET_KEY = '[REDACTED:secret]'"),
-        ("数据库密码是 Passw0rd!，别外传", "数据库密码是 [REDACTED:password]，别外传"),
-    ],
-)
+KINDS = [
+    ("key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t done", "key [REDACTED:openai_key] done"),
+    ("OPENAI_API_KEY=sk-Ab3dEf6hIj9kLm2nOp5qRs8tUv", "OPENAI_API_KEY=[REDACTED:openai_key]"),
+    ("use sk-ant-api03-Xy7_Zk2-Lm9Pq4Rs8Tu1Vw5 here", "use [REDACTED:anthropic_key] here"),
+    ("aws key AKIAIOSFODNN7EXAMPLE in config", "aws key [REDACTED:aws_access_key] in config"),
+    (f"token {GITHUB_PAT}", "token [REDACTED:github_token]"),
+    ("pat github_pat_11ABCDEFG0123456789_abcdefghijKLMNOP", "pat [REDACTED:github_token]"),
+    ("oauth gho_" + "x" * 36, "oauth [REDACTED:github_token]"),
+    ("slack xoxb-123456789012-abcdefGHIJKL", "slack [REDACTED:slack_token]"),
+    ("user token xoxp-1234-5678-abcdefabcdef", "user token [REDACTED:slack_token]"),
+    ("maps AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY ok", "maps [REDACTED:google_api_key] ok"),
+    (
+        "Authorization: Bearer 9f8e7d6c5b4a39281706abcdef",
+        "Authorization: Bearer [REDACTED:bearer_token]",
+    ),
+    (f"jwt {JWT}", "jwt [REDACTED:jwt]"),
+    (
+        "DATABASE_URL=postgres://app:S3cr3t!pw@db.internal:5432/app",
+        "DATABASE_URL=postgres://app:[REDACTED:url_password]@db.internal:5432/app",
+    ),
+    (f"key:\n{PEM}\nend", "key:\n[REDACTED:private_key]\nend"),
+    ("password=hunter22", "password=[REDACTED:password]"),
+    ('{"db_password": "c0rrect horse"}', '{"db_password": "[REDACTED:password]"}'),
+    ("api_key: 'abc123xyz789'", "api_key: '[REDACTED:api_key]'"),
+    ("X-Api-Key: 0123abcd4567", "X-Api-Key: [REDACTED:api_key]"),
+    ("client_secret=QWERTY12345&scope=read", "client_secret=[REDACTED:secret]&scope=read"),
+    ("SECRET_KEY = 'django-insecure-abc'", "SECRET_KEY = '[REDACTED:secret]'"),
+    ("数据库密码是 Passw0rd!，别外传", "数据库密码是 [REDACTED:password]，别外传"),
+]
+# Past this many characters the trigger scan runs on the other engine (redaction.py, _has_trigger).
+LONG_PADDING = "the build is green. " * 300
+
+
+@pytest.mark.parametrize(("text", "expected"), KINDS)
 def test_each_kind_is_redacted(text: str, expected: str) -> None:
     assert redact_secrets(text) == (expected, 1)
+
+
+@pytest.mark.parametrize(("text", "expected"), KINDS)
+def test_each_kind_is_redacted_in_a_long_text(text: str, expected: str) -> None:
+    assert redact_secrets(LONG_PADDING + text) == (LONG_PADDING + expected, 1)
+
+
+@pytest.mark.parametrize("trigger", _ALL_TRIGGERS)
+@pytest.mark.parametrize("padding", ["", LONG_PADDING])
+def test_every_trigger_is_seen_in_any_case(trigger: str, padding: str) -> None:
+    for spelling in (trigger, trigger.upper()):
+        assert might_hold_secret(f"{padding}({spelling})")
+    assert not might_hold_secret(f"{padding}({trigger[1:]})")  # no trigger is part of another
 
 
 def test_truncated_private_key_is_redacted() -> None:

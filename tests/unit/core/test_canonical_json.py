@@ -1,0 +1,41 @@
+"""Decoding many stored JSON texts at once gives what decoding each one gives."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core.canonical_json import compact_json, decode_many
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.lists(json_values, max_size=12))
+def test_stored_texts_decode_as_one_by_one(values: list[Any]) -> None:
+    texts = [compact_json(value) for value in values]
+    assert decode_many(texts) == [json.loads(text) for text in texts]
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ['{"a":1},{"b":2}', "{}"],  # one text holding two values: three values for two texts
+        ['{"a":[{}', '{}]}'],  # two halves of one value: one value for two texts
+    ],
+)
+def test_texts_that_are_not_one_value_each_raise_as_alone(texts: list[str]) -> None:
+    with pytest.raises(json.JSONDecodeError):
+        decode_many(texts)
+
+
+def test_a_bad_text_among_good_ones_raises() -> None:
+    with pytest.raises(json.JSONDecodeError):
+        decode_many(['{"role":"user"}', '{"role":', '{"role":"assistant"}'])
