@@ -8,11 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-import uvicorn
 from pydantic import ValidationError
 
 from app import commands
-from app.api.http_server import server_config
+from app.api.http_server import ServiceServer, server_config
 from app.db.preflight import DatabaseUnusable, check_database
 from app.main import create_app
 from app.settings import Settings
@@ -71,7 +70,7 @@ def run_command(args: argparse.Namespace, settings: Settings) -> int:
             sys.stderr.write(f"error: {exc}\n")
             return 2
         check_database(settings, migrate=settings.auto_migrate)
-        server = uvicorn.Server(server_config(settings, create_app(settings)))
+        server = ServiceServer(server_config(settings, create_app(settings)))
         server.run()
         return 0 if server.started else 1
     if args.command == "migrate":

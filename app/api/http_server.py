@@ -10,6 +10,8 @@ read timeout is in ``RequestContextMiddleware`` (it works under any ASGI server)
 from __future__ import annotations
 
 import asyncio
+import gc
+import socket
 from typing import Any
 
 import uvicorn
@@ -82,6 +84,27 @@ class TimedHttpProtocol(HttpToolsProtocol):
         message = f"the request head did not arrive within {self.header_timeout_s:g} s"
         self.transport.write(envelope_response(408, "Request Timeout", "REQUEST_TIMEOUT", message))
         self.transport.close()
+
+
+class ServiceServer(uvicorn.Server):
+    """uvicorn's server, with the heap it built while starting kept out of garbage collection.
+
+    Once the app has started, nearly every object in the process (modules, the ORM's mappings, the
+    models, the routes: 170,000 and more) lives as long as the process. The collector's oldest
+    generation still walked them all each time it ran: 80 to 120 ms, every few dozen requests
+    that carry a long history, in the middle of a request. ``gc.freeze`` moves them to a
+    permanent generation the collector leaves alone, so it walks only what requests allocate.
+    """
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        freeze_startup_heap()
+
+
+def freeze_startup_heap() -> None:
+    """Collect the garbage of start-up, then exempt what is left from later collections."""
+    gc.collect()
+    gc.freeze()
 
 
 def server_config(settings: Settings, app: Any) -> uvicorn.Config:

@@ -3,17 +3,23 @@ body is cut off with a 408, and a request the HTTP parser rejects still gets the
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+
+from app.api.http_server import ServiceServer, server_config
+from app.main import create_app
+from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 # Hang guards only: a server that keeps the connection open fails these, however slow the machine.
@@ -147,3 +153,24 @@ def test_a_bad_content_length_gets_the_json_envelope(
         "PAYLOAD_TOO_LARGE",
     )
     assert status == 400 or length == b"99999999999999999999999"
+
+
+async def test_the_heap_built_at_start_up_is_kept_out_of_collections(
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings()
+    config = server_config(settings, create_app(settings))
+    config.port = 0  # any free port
+    server = ServiceServer(config)
+    gc.unfreeze()
+    serving = asyncio.create_task(server.serve())
+    try:
+        async with asyncio.timeout(GUARD_S):
+            while not server.started:  # noqa: ASYNC110 - uvicorn offers a flag, not an event
+                await asyncio.sleep(0.01)
+        # The app's start-up objects (its routes, engine, settings) are in the permanent generation.
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        server.should_exit = True
+        await serving
+        gc.unfreeze()

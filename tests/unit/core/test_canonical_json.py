@@ -28,7 +28,7 @@ def test_stored_texts_decode_as_one_by_one(values: list[Any]) -> None:
     "texts",
     [
         ['{"a":1},{"b":2}', "{}"],  # one text holding two values: three values for two texts
-        ['{"a":[{}', '{}]}'],  # two halves of one value: one value for two texts
+        ['{"a":[{}', "{}]}"],  # two halves of one value: one value for two texts
     ],
 )
 def test_texts_that_are_not_one_value_each_raise_as_alone(texts: list[str]) -> None:
