@@ -23,7 +23,13 @@ from app.core.messages import Message, role_of
 from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.db.uow import UnitOfWork
 from app.sessions.capture import TurnInput, capture_turn
-from app.sessions.history import SessionKeys, fingerprint_counts, session_keys
+from app.sessions.history import (
+    HistorySnapshot,
+    StoredContext,
+    fingerprint_counts,
+    history_snapshot,
+    stored_context,
+)
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
 
@@ -36,34 +42,42 @@ FIRST_SCAN_BATCH = KNOWN_RUN_TO_STOP + 8
 SCAN_BATCH = 64
 
 
-def capture_unstored_tail(
+def reconcile_and_read(
     uow: UnitOfWork, settings: Settings, ident: SessionIdentity, messages: list[Any]
-) -> int:
-    """Store the host messages the session lacks; returns how many were stored."""
-    if not messages:
-        return 0
-    keys = session_keys(uow, ident.tenant_id, ident.session_id)
-    if keys is None:
-        return 0
-    unstored = _without_heartbeat_turns(_unstored_host_messages(uow, keys, messages))
+) -> tuple[int, StoredContext | None]:
+    """Store the host messages the session lacks, then read what it holds: (how many were stored,
+    the stored context, None for an unknown session). A host in step with the store costs one
+    read transaction: the lookup of its newest messages and the stored context are read together."""
+    newest_first = _host_fingerprints(reversed(messages))
+    first = list(islice(newest_first, FIRST_SCAN_BATCH))
+    snapshot = history_snapshot(
+        uow, ident.tenant_id, ident.session_id, [fingerprint for _, fingerprint in first]
+    )
+    if snapshot is None:
+        return 0, None
+    found = _unstored_host_messages(uow, snapshot, first, newest_first)
+    unstored = _without_heartbeat_turns(found)
     if not unstored:
-        return 0
-    return capture_turn(uow, settings, TurnInput(identity=ident, messages=unstored)).ingested
+        return 0, snapshot.context
+    ingested = capture_turn(uow, settings, TurnInput(identity=ident, messages=unstored)).ingested
+    return ingested, stored_context(uow, ident.tenant_id, ident.session_id)
 
 
 def _unstored_host_messages(
-    uow: UnitOfWork, keys: SessionKeys, messages: list[Any]
+    uow: UnitOfWork,
+    snapshot: HistorySnapshot,
+    first: list[tuple[Message, str]],
+    rest: Iterator[tuple[Message, str]],
 ) -> list[Message]:
-    """Host messages not stored yet, in the host's order (docs/lifecycle.md, pre_prompt step 3)."""
-    newest_first = _host_fingerprints(reversed(messages))
-    counts: dict[str, int] = {}
+    """Host messages not stored yet, in the host's order (docs/lifecycle.md, pre_prompt step 3).
+    ``first`` and then ``rest`` are the host's messages newest first; the snapshot counts those
+    of ``first``, and each later batch is looked up on its own."""
+    counts = dict(snapshot.counts)
     seen: dict[str, int] = {}
     unstored: list[Message] = []
     known_run = 0
-    size = FIRST_SCAN_BATCH
-    while batch := list(islice(newest_first, size)):
-        size = SCAN_BATCH
-        counts.update(fingerprint_counts(uow, keys, [fp for _, fp in batch]))
+    batch = first
+    while batch:
         for clean, fingerprint in batch:
             seen[fingerprint] = seen.get(fingerprint, 0) + 1
             if seen[fingerprint] > counts.get(fingerprint, 0):
@@ -73,6 +87,10 @@ def _unstored_host_messages(
             known_run += 1
             if known_run >= KNOWN_RUN_TO_STOP:
                 return unstored[::-1]
+        batch = list(islice(rest, SCAN_BATCH))
+        if batch:
+            looked_up = [fingerprint for _, fingerprint in batch]
+            counts.update(fingerprint_counts(uow, snapshot.keys, looked_up))
     return unstored[::-1]
 
 

@@ -14,7 +14,7 @@ from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
 from app.assembly.guide import SESSION_CONTEXT_GUIDE, archive_index_line
 from app.assembly.injection import recall_query
 from app.assembly.provider_validity import make_provider_valid
-from app.assembly.reconcile import capture_unstored_tail
+from app.assembly.reconcile import reconcile_and_read
 from app.assembly.result import (
     AssembleInput,
     AssembleResult,
@@ -34,7 +34,7 @@ from app.core.sanitize import contains_injected_context, is_conversation_message
 from app.core.tokens import estimate_text_tokens
 from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork
-from app.sessions.history import stored_context
+from app.sessions.history import StoredContext
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
 
@@ -118,8 +118,8 @@ def assemble_pre_prompt(
     uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float
 ) -> AssembleResult:
     """History rebuild: summary first, then unsummarised and live messages, within the budget."""
-    reconciled = capture_unstored_tail(uow, settings, req.identity, req.messages)
-    stored = _load_stored(uow, req.identity)
+    reconciled, context = reconcile_and_read(uow, settings, req.identity, req.messages)
+    stored = _stored_from(context)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
     # Stored bodies are read in their redacted form (docs/quality.md, Security).
@@ -160,9 +160,8 @@ def assemble_pre_prompt(
     return AssembleResult(output, tokens, diagnostics, system_prompt_addition=guide or None)
 
 
-def _load_stored(uow: UnitOfWork, ident: SessionIdentity) -> _Stored:
+def _stored_from(context: StoredContext | None) -> _Stored:
     """Overview of the newest completed archive + later unsummarised archives + live messages."""
-    context = stored_context(uow, ident.tenant_id, ident.session_id)
     if context is None:
         return _Stored()
     archives, latest, rows = context.archives, context.latest_completed, context.rows

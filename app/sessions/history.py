@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from app.archives import store as archives_store
-from app.db.models import Archive, ArchiveStatus
+from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
 
@@ -31,21 +33,37 @@ class StoredContext:
     overview: str = ""
 
 
-def session_keys(uow: UnitOfWork, tenant_id: str, session_id: str) -> SessionKeys | None:
-    """The stored session's keys, or None when the session is unknown."""
-    with uow.read() as db:
-        session = repo.find_session(db, tenant_id, session_id)
-        if session is None:
-            return None
-        return SessionKeys(session.id, session.tenant_id)
-
-
 def fingerprint_counts(
     uow: UnitOfWork, keys: SessionKeys, fingerprints: Sequence[str]
 ) -> dict[str, int]:
     """How many stored messages of the session (live or archived) carry each fingerprint."""
     with uow.read() as db:
         return repo.fingerprint_counts_of(db, keys.tenant_id, keys.session_pk, fingerprints)
+
+
+@dataclass(frozen=True, slots=True)
+class HistorySnapshot:
+    """What one read transaction saw: the session's keys, how many stored messages carry each
+    fingerprint asked about, and the stored context."""
+
+    keys: SessionKeys
+    counts: dict[str, int]
+    context: StoredContext
+
+
+def history_snapshot(
+    uow: UnitOfWork, tenant_id: str, session_id: str, fingerprints: Sequence[str]
+) -> HistorySnapshot | None:
+    """The fingerprint counts and the stored context in one read transaction (a pre-prompt
+    assemble whose host is in step with the store needs nothing else); None when the session is
+    unknown."""
+    with uow.read() as db:
+        session = repo.find_session(db, tenant_id, session_id)
+        if session is None:
+            return None
+        counts = repo.fingerprint_counts_of(db, session.tenant_id, session.id, fingerprints)
+        context = _stored_context_of(db, session)
+        return HistorySnapshot(SessionKeys(session.id, session.tenant_id), counts, context)
 
 
 def stored_context(uow: UnitOfWork, tenant_id: str, session_id: str) -> StoredContext | None:
@@ -55,16 +73,18 @@ def stored_context(uow: UnitOfWork, tenant_id: str, session_id: str) -> StoredCo
         session = repo.find_session(db, tenant_id, session_id)
         if session is None:
             return None
-        # Only the newest overview is shown: the others (a Working Memory each) are not read.
-        archives = archives_store.list_archives(db, session, texts=False)
-        completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
-        latest = completed[-1] if completed else None
-        overview = archives_store.overview_of(db, latest) if latest is not None else ""
-        floor = latest.archive_index if latest else 0
-        unsummarised = [
-            a.id
-            for a in archives
-            if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED
-        ]
-        rows = archives_store.bodies_of_archives(db, unsummarised) + repo.live_bodies(db, session)
+        return _stored_context_of(db, session)
+
+
+def _stored_context_of(db: Session, session: AgentSession) -> StoredContext:
+    # Only the newest overview is shown: the others (a Working Memory each) are not read.
+    archives = archives_store.list_archives(db, session, texts=False)
+    completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
+    latest = completed[-1] if completed else None
+    overview = archives_store.overview_of(db, latest) if latest is not None else ""
+    floor = latest.archive_index if latest else 0
+    unsummarised = [
+        a.id for a in archives if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED
+    ]
+    rows = archives_store.bodies_of_archives(db, unsummarised) + repo.live_bodies(db, session)
     return StoredContext(archives, latest, rows, overview)
