@@ -37,17 +37,32 @@ _ARCHIVE_TEXTS = (
 )
 
 
+# Read by every pre-prompt assemble: built once (building a statement costs more than running it).
+_LIST_ARCHIVES = (
+    select(Archive).where(Archive.session_pk == bindparam("s")).order_by(Archive.archive_index)
+)
+_LIST_ARCHIVES_WITHOUT_TEXTS = _LIST_ARCHIVES.options(*(defer(c) for c in _ARCHIVE_TEXTS))
+_OVERVIEW = select(Archive.overview).where(Archive.id == bindparam("id"))
+_BODIES_OF_ARCHIVES = (
+    # The redacted copy when there is one (see StoredMessage).
+    select(
+        func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"),
+        StoredMessage.tokens,
+    )
+    .where(StoredMessage.archive_pk.in_(bindparam("ids", expanding=True)))
+    .order_by(StoredMessage.seq)
+)
+
+
 def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> list[Archive]:
     """The session's archives in order; without ``texts`` their long text columns are deferred
     (read on first access)."""
-    stmt = select(Archive).where(Archive.session_pk == session.id).order_by(Archive.archive_index)
-    if not texts:
-        stmt = stmt.options(*(defer(column) for column in _ARCHIVE_TEXTS))
-    return list(db.execute(stmt).scalars())
+    stmt = _LIST_ARCHIVES if texts else _LIST_ARCHIVES_WITHOUT_TEXTS
+    return list(db.execute(stmt, {"s": session.id}).scalars())
 
 
 def overview_of(db: Session, archive_pk: int) -> str:
-    return db.execute(select(Archive.overview).where(Archive.id == archive_pk)).scalar_one()
+    return db.execute(_OVERVIEW, {"id": archive_pk}).scalar_one()
 
 
 def overview_texts(
@@ -108,16 +123,7 @@ def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
     no ORM objects."""
     if not archive_pks:
         return []
-    stmt = (
-        # The redacted copy when there is one (see StoredMessage).
-        select(
-            func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"),
-            StoredMessage.tokens,
-        )
-        .where(StoredMessage.archive_pk.in_(list(archive_pks)))
-        .order_by(StoredMessage.seq)
-    )
-    return list(db.execute(stmt))
+    return list(db.execute(_BODIES_OF_ARCHIVES, {"ids": list(archive_pks)}))
 
 
 # What a search reads of a message: where it is, what it says, when it was said.

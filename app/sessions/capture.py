@@ -18,7 +18,7 @@ from app.core.clock import utcnow
 from app.core.fingerprint import message_fingerprint, new_message_indexes
 from app.core.messages import Message, role_of
 from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
-from app.db.models import AgentSession, TurnCommit
+from app.db.models import AgentSession
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
 from app.sessions.commit import commit_phase1
@@ -162,7 +162,7 @@ def _record_turn(
     stored = ingested > 0
     repo.add_turn_commit(
         db,
-        TurnCommit(
+        repo.NewTurnCommit(
             tenant_id=session.tenant_id,
             session_pk=session.id,
             advancement_key=advancement.key,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, delete, func, insert, select, text, update
+from sqlalchemy import CursorResult, Table, bindparam, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from app.db.models import AgentSession, Archive, Job, StoredMessage, TurnCommit
@@ -24,11 +24,44 @@ class NewMessageRow:
     fingerprint: str
 
 
-def find_session(db: Session, tenant_id: str, session_id: str) -> AgentSession | None:
-    stmt = select(AgentSession).where(
-        AgentSession.tenant_id == tenant_id, AgentSession.session_id == session_id
+# The statements of every hook request are built once: building the expression tree and its
+# cache key on each call cost more than running the statement (SQLite answers in microseconds).
+_FIND_SESSION = select(AgentSession).where(
+    AgentSession.tenant_id == bindparam("tenant"), AgentSession.session_id == bindparam("sid")
+)
+_FINGERPRINT_COUNTS = (
+    select(StoredMessage.fingerprint, func.count())
+    .where(
+        StoredMessage.tenant_id == bindparam("tenant"),
+        StoredMessage.session_pk == bindparam("s"),
+        StoredMessage.fingerprint.in_(bindparam("fps", expanding=True)),
     )
-    return db.execute(stmt).scalar_one_or_none()
+    .group_by(StoredMessage.fingerprint)
+)
+_TOKENS_BY_SEQ = select(StoredMessage.seq, StoredMessage.tokens).where(
+    StoredMessage.session_pk == bindparam("s"),
+    StoredMessage.seq.in_(bindparam("seqs", expanding=True)),
+)
+_MESSAGES = cast(Table, StoredMessage.__table__)
+_INSERT_MESSAGES = _MESSAGES.insert().returning(_MESSAGES.c.id, sort_by_parameter_order=True)
+_LIVE_BODIES = (
+    # The redacted copy when there is one (see StoredMessage).
+    select(
+        func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"),
+        StoredMessage.tokens,
+    )
+    .where(StoredMessage.session_pk == bindparam("s"), StoredMessage.archive_pk.is_(None))
+    .order_by(StoredMessage.seq)
+)
+_FIND_TURN_COMMIT = select(TurnCommit).where(
+    TurnCommit.session_pk == bindparam("s"), TurnCommit.advancement_key == bindparam("key")
+)
+_INSERT_TURN_COMMIT = cast(Table, TurnCommit.__table__).insert()
+
+
+def find_session(db: Session, tenant_id: str, session_id: str) -> AgentSession | None:
+    found = db.execute(_FIND_SESSION, {"tenant": tenant_id, "sid": session_id})
+    return found.scalar_one_or_none()
 
 
 def add_session(db: Session, row: AgentSession) -> AgentSession:
@@ -50,16 +83,8 @@ def fingerprint_counts_of(
     """``fingerprint_counts`` by the session's keys (no session row needed)."""
     if not fingerprints:
         return {}
-    stmt = (
-        select(StoredMessage.fingerprint, func.count())
-        .where(
-            StoredMessage.tenant_id == tenant_id,
-            StoredMessage.session_pk == session_pk,
-            StoredMessage.fingerprint.in_(set(fingerprints)),
-        )
-        .group_by(StoredMessage.fingerprint)
-    )
-    return {fp: int(count) for fp, count in db.execute(stmt)}
+    params = {"tenant": tenant_id, "s": session_pk, "fps": list(set(fingerprints))}
+    return {fp: int(count) for fp, count in db.execute(_FINGERPRINT_COUNTS, params)}
 
 
 def insert_messages(
@@ -81,20 +106,15 @@ def insert_messages(
         }
         for row in rows
     ]
-    result = db.execute(
-        insert(StoredMessage).returning(StoredMessage.id, sort_by_parameter_order=True), values
-    )
-    return [row_id for (row_id,) in result]
+    return [row_id for (row_id,) in db.execute(_INSERT_MESSAGES, values)]
 
 
 def live_tokens_by_seq(db: Session, session: AgentSession, seqs: Sequence[int]) -> dict[int, int]:
     """Tokens of live messages with the given sequence numbers."""
     if not seqs:
         return {}
-    stmt = select(StoredMessage.seq, StoredMessage.tokens).where(
-        StoredMessage.session_pk == session.id, StoredMessage.seq.in_(list(seqs))
-    )
-    return {int(seq): int(tokens) for seq, tokens in db.execute(stmt)}
+    found = db.execute(_TOKENS_BY_SEQ, {"s": session.id, "seqs": list(seqs)})
+    return {int(seq): int(tokens) for seq, tokens in found}
 
 
 def live_rows(db: Session, session: AgentSession) -> list[Any]:
@@ -115,16 +135,7 @@ def live_rows(db: Session, session: AgentSession) -> list[Any]:
 
 def live_bodies(db: Session, session: AgentSession) -> list[Any]:
     """(body, tokens) rows of the live messages in sequence order, bodies redacted."""
-    stmt = (
-        # The redacted copy when there is one (see StoredMessage).
-        select(
-            func.coalesce(StoredMessage.redacted_body, StoredMessage.body).label("body"),
-            StoredMessage.tokens,
-        )
-        .where(StoredMessage.session_pk == session.id, StoredMessage.archive_pk.is_(None))
-        .order_by(StoredMessage.seq)
-    )
-    return list(db.execute(stmt))
+    return list(db.execute(_LIVE_BODIES, {"s": session.id}))
 
 
 def move_to_archive(db: Session, session: AgentSession, archive_pk: int, last_seq: int) -> int:
@@ -163,15 +174,26 @@ def delete_session_rows(db: Session, session: AgentSession) -> tuple[int, int]:
 
 
 def find_turn_commit(db: Session, session: AgentSession, advancement_key: str) -> TurnCommit | None:
-    stmt = select(TurnCommit).where(
-        TurnCommit.session_pk == session.id, TurnCommit.advancement_key == advancement_key
-    )
-    return db.execute(stmt).scalar_one_or_none()
+    found = db.execute(_FIND_TURN_COMMIT, {"s": session.id, "key": advancement_key})
+    return found.scalar_one_or_none()
 
 
-def add_turn_commit(db: Session, row: TurnCommit) -> None:
-    db.add(row)
-    db.flush()
+@dataclass(frozen=True, slots=True)
+class NewTurnCommit:
+    tenant_id: str
+    session_pk: int
+    advancement_key: str
+    first_seq: int | None
+    last_seq: int | None
+    admission_entry_id: str | None
+    terminal_entry_id: str | None
+    ingested: int
+    created_at: datetime
+
+
+def add_turn_commit(db: Session, row: NewTurnCommit) -> None:
+    """One insert statement: the row is not read back, so the ORM's flush is not needed."""
+    db.execute(_INSERT_TURN_COMMIT, [asdict(row)])
 
 
 # One statement, written out: it runs inside every /after-turn, where building the equivalent
