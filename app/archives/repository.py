@@ -138,12 +138,16 @@ _SEARCH_FIELDS = (
 )
 
 
+_MESSAGES_BY_IDS = select(*_SEARCH_FIELDS).where(
+    StoredMessage.id.in_(bindparam("ids", expanding=True))
+)
+
+
 def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, Any]:
     """The search fields of these messages (plain rows, as ``iter_archived_texts`` gives them)."""
     if not ids:
         return {}
-    stmt = select(*_SEARCH_FIELDS).where(StoredMessage.id.in_(list(ids)))
-    return {row.id: row for row in db.execute(stmt)}
+    return {row.id: row for row in db.execute(_MESSAGES_BY_IDS, {"ids": list(ids)})}
 
 
 def iter_archived_texts(
