@@ -278,6 +278,7 @@ def _append_new(
         uow.dialect.index_messages(db, zip(ids, (r.search_text for r in rows), strict=True))
         session.last_seq += len(rows)
         session.live_count += len(rows)
+        session.live_tokens += sum(r.tokens for r in rows)
         session.total_message_count += len(rows)
         session.updated_at = utcnow()
     return len(rows), len(candidate_fps) - len(rows)

@@ -60,6 +60,7 @@ def commit_phase1(
     sessions_repo.move_to_archive(db, session, archive.id, archived_rows[-1].seq)
     enqueue_phase2(db, archive, now)
     session.live_count = len(kept_rows)
+    session.live_tokens = sum(r.tokens for r in kept_rows)
     _reset_window(session, keep, pending_tokens_closed_form([r.tokens for r in kept_rows], keep))
     session.commit_count += 1
     session.last_commit_at = now

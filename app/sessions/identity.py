@@ -25,6 +25,7 @@ class SessionIdentity:
             agent_id=self.agent_id,
             user_id=self.user_id,
             live_count=0,
+            live_tokens=0,
             total_message_count=0,
             last_seq=0,
             pending_tokens=0,

@@ -198,7 +198,8 @@ def add_turn_commit(db: Session, row: NewTurnCommit) -> None:
 
 # One statement, written out: it runs inside every /after-turn, where building the equivalent
 # expression tree on each call cost more than executing it. Plain SQL, the same on every dialect.
-_ACTIVE_TOKENS = text(
+# It reads the archives only (a few rows); the live messages' part is kept on the session row.
+_ARCHIVED_ACTIVE_TOKENS = text(
     """
     SELECT
       COALESCE((SELECT overview_tokens FROM archives
@@ -208,7 +209,6 @@ _ACTIVE_TOKENS = text(
                 WHERE session_pk = :s AND status <> 'completed'
                   AND archive_index > COALESCE((SELECT MAX(archive_index) FROM archives
                                                 WHERE session_pk = :s AND status = 'completed'), 0)), 0)
-    + COALESCE((SELECT SUM(tokens) FROM messages WHERE session_pk = :s AND archive_pk IS NULL), 0)
     """
 )
 
@@ -216,4 +216,5 @@ _ACTIVE_TOKENS = text(
 def active_tokens(db: Session, session: AgentSession) -> int:
     """The session's active context, what /assemble would put in front of the model: overview of
     the newest completed archive + later unsummarised archives + live messages."""
-    return int(db.execute(_ACTIVE_TOKENS, {"s": session.id}).scalar_one())
+    archived = int(db.execute(_ARCHIVED_ACTIVE_TOKENS, {"s": session.id}).scalar_one())
+    return archived + session.live_tokens

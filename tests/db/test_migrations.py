@@ -243,6 +243,24 @@ def test_redacted_bodies_are_filled_in_for_existing_messages(engine: Engine) -> 
     assert "[REDACTED:aws_access_key]" in rows[1] and "[REDACTED:password]" in rows[1]
 
 
+def test_live_tokens_are_filled_in_for_existing_sessions(engine: Engine) -> None:
+    # 0013 adds agent_sessions.live_tokens: a session stored before it gets its live messages' sum.
+    run_command(engine, "upgrade", "0012_memory_generations")
+    with engine.begin() as conn:
+        _insert_session(conn, live=2, last_seq=2)
+        for seq, tokens in ((1, 5), (2, 7)):
+            conn.execute(
+                text(
+                    "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, "
+                    "created_at) VALUES ('t', 1, :seq, 'user', '{}', '', :tokens, :fp, '2026-01-01')"
+                ),
+                {"seq": seq, "tokens": tokens, "fp": f"fp{seq}"},
+            )
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT live_tokens FROM agent_sessions")).scalar_one() == 12
+
+
 def test_message_vectors_keep_their_vectors_and_gain_the_message_time(engine: Engine) -> None:
     """0006: the vector table is rebuilt with the message's time as a filterable column."""
     import sqlite_vec

@@ -23,6 +23,8 @@ class AgentSession(Base):
     agent_id: Mapped[str] = mapped_column(String(256), default="main")
     user_id: Mapped[str] = mapped_column(String(256), default="default")
     live_count: Mapped[int] = mapped_column(Integer, default=0)
+    # The tokens of the live messages (kept by capture and the commit, as live_count is).
+    live_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     total_message_count: Mapped[int] = mapped_column(Integer, default=0)
     last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
     pending_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
