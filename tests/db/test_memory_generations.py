@@ -12,11 +12,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.memory import repository as repo
-from app.settings import Settings
-from tests.helpers.databases import migrated_database
+from tests.helpers.databases import migrated_engine
 
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
 ALICE = ("user", "alice")
@@ -25,10 +23,8 @@ MAIN = ("agent", "main")
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    with migrated_database(request, request.param, tmp_path) as url:
-        built = create_db_engine(Settings(database_url=url))
+    with migrated_engine(request, request.param, tmp_path) as built:
         yield built
-        built.dispose()
 
 
 def generations(engine: Engine, tenant: str = "t") -> tuple[int, ...]:

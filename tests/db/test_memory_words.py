@@ -26,11 +26,9 @@ from app.db.base import Base
 from app.db.dialects import posting_plan
 from app.db.dialects.fts5_words import words
 from app.db.dialects.posting_plan import EXACT_COUNT_LIMIT, MIN_CANDIDATES
-from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.memory.text import cjk_spaced, fts_match_expression, fts_phrases
-from app.settings import Settings
-from tests.helpers.databases import migrated_database
+from tests.helpers.databases import migrated_engine
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 K1, B = 1.2, 0.75
@@ -197,15 +195,13 @@ def reference(
 def corpus(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Corpus]:
-    with migrated_database(request, request.param, tmp_path_factory.mktemp("words")) as url:
-        engine = create_db_engine(Settings(database_url=url))
+    with migrated_engine(request, request.param, tmp_path_factory.mktemp("words")) as engine:
         rng = random.Random(11)
         built = Corpus(UnitOfWork(engine))
         for _ in range(40):  # 400 chunks in the searched partition, 10 per memory
             built.add("t", MAIN, [_chunk_text(rng) for _ in range(10)])
         built.add("t", ("agent", "main"), [_chunk_text(rng) for _ in range(30)])
         yield built
-        engine.dispose()
 
 
 def _assert_matches_reference(

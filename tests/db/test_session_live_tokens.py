@@ -12,24 +12,21 @@ import pytest
 from sqlalchemy import Engine, text
 
 from app.core.clock import utcnow
-from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
 from app.sessions.capture import TurnInput, capture_turn
 from app.sessions.commit import commit_phase1
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
-from tests.helpers.databases import migrated_database
+from tests.helpers.databases import migrated_engine
 
 IDENT = SessionIdentity("t", "s")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    with migrated_database(request, request.param, tmp_path) as url:
-        built = create_db_engine(Settings(database_url=url))
+    with migrated_engine(request, request.param, tmp_path) as built:
         yield built
-        built.dispose()
 
 
 def message(n: int, rng: random.Random) -> dict[str, object]:

@@ -8,7 +8,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
+from app.db.engine import create_db_engine
+from app.settings import Settings
 from tests.helpers import postgres
 
 
@@ -27,3 +30,14 @@ def migrated_database(request: pytest.FixtureRequest, backend: str, folder: Path
         yield url
     finally:
         server.drop_database(url)
+
+
+@contextmanager
+def migrated_engine(request: pytest.FixtureRequest, backend: str, folder: Path) -> Iterator[Engine]:
+    """An engine on a migrated database of ``migrated_database``, disposed of afterwards."""
+    with migrated_database(request, backend, folder) as url:
+        engine = create_db_engine(Settings(database_url=url))
+        try:
+            yield engine
+        finally:
+            engine.dispose()
