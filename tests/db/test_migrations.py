@@ -82,6 +82,36 @@ def _insert_session(
     )
 
 
+def _insert_message(
+    conn: Connection,
+    seq: int,
+    *,
+    body: str = "{}",
+    search_text: str = "",
+    tokens: int = 1,
+    role: str = "user",
+    fingerprint: str | None = None,
+    row_id: int | None = None,
+) -> None:
+    """Message ``seq`` of session 1 as a raw row, with the columns every revision has."""
+    conn.execute(
+        text(
+            "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, "
+            "fingerprint, created_at) "
+            "VALUES (:id, 't', 1, :seq, :role, :body, :search, :tokens, :fp, '2026-01-01')"
+        ),
+        {
+            "id": row_id,
+            "seq": seq,
+            "role": role,
+            "body": body,
+            "search": search_text,
+            "tokens": tokens,
+            "fp": fingerprint or f"fp{seq}",
+        },
+    )
+
+
 def run_command(engine: Engine, name: str, *args: str) -> None:
     config = alembic_config()
     with engine.connect() as conn:
@@ -204,12 +234,13 @@ def test_stored_fingerprints_are_recomputed_for_replay_stable_identity(engine: E
     }
     with engine.begin() as conn:
         _insert_session(conn, live=1, last_seq=1)
-        conn.execute(
-            text(
-                "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, created_at) "
-                "VALUES ('t', 1, 1, 'toolResult', :body, 'out', 1, 'old-fingerprint', '2026-01-01')"
-            ),
-            {"body": json.dumps(body)},
+        _insert_message(
+            conn,
+            1,
+            body=json.dumps(body),
+            search_text="out",
+            role="toolResult",
+            fingerprint="old-fingerprint",
         )
     upgrade_to_head(engine)
     with engine.connect() as conn:
@@ -226,13 +257,7 @@ def test_redacted_bodies_are_filled_in_for_existing_messages(engine: Engine) -> 
     with engine.begin() as conn:
         _insert_session(conn, live=2, last_seq=2)
         for seq, body in ((1, secret_body), (2, plain_body)):
-            conn.execute(
-                text(
-                    "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, "
-                    "created_at) VALUES ('t', 1, :seq, 'user', :body, '', 1, :fp, '2026-01-01')"
-                ),
-                {"seq": seq, "body": body, "fp": f"fp{seq}"},
-            )
+            _insert_message(conn, seq, body=body)
     upgrade_to_head(engine)
     with engine.connect() as conn:
         rows = dict(conn.execute(text("SELECT seq, redacted_body FROM messages")).all())
@@ -249,13 +274,7 @@ def test_live_tokens_are_filled_in_for_existing_sessions(engine: Engine) -> None
     with engine.begin() as conn:
         _insert_session(conn, live=2, last_seq=2)
         for seq, tokens in ((1, 5), (2, 7)):
-            conn.execute(
-                text(
-                    "INSERT INTO messages (tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, "
-                    "created_at) VALUES ('t', 1, :seq, 'user', '{}', '', :tokens, :fp, '2026-01-01')"
-                ),
-                {"seq": seq, "tokens": tokens, "fp": f"fp{seq}"},
-            )
+            _insert_message(conn, seq, tokens=tokens)
     upgrade_to_head(engine)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT live_tokens FROM agent_sessions")).scalar_one() == 12
@@ -269,12 +288,7 @@ def test_message_vectors_keep_their_vectors_and_gain_the_message_time(engine: En
     vector = sqlite_vec.serialize_float32([1.0] + [0.0] * 383)
     with engine.begin() as conn:
         _insert_session(conn, live=1, last_seq=1)
-        conn.execute(
-            text(
-                "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, fingerprint, created_at) "
-                "VALUES (7, 't', 1, 1, 'user', '{}', 'hello', 1, 'f', '2026-01-01')"
-            )
-        )
+        _insert_message(conn, 1, search_text="hello", row_id=7)
         conn.execute(
             text(
                 "INSERT INTO message_search (message_id, tenant_id, session_pk, said_at_ms, dates, token_count) "
@@ -357,14 +371,7 @@ def test_messages_indexed_before_are_indexed_again_for_two_character_terms(
     with engine.begin() as conn:
         _insert_session(conn, live=0, last_seq=2, total=2, commits=1)
         for seq, body in ((1, "look at Q7"), (2, "nothing here")):
-            conn.execute(
-                text(
-                    "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, "
-                    "tokens, fingerprint, created_at) "
-                    "VALUES (:id, 't', 1, :id, 'user', '{}', :b, 3, :f, '2026-01-01')"
-                ),
-                {"id": seq, "b": body, "f": f"f{seq}"},
-            )
+            _insert_message(conn, seq, search_text=body, tokens=3, row_id=seq)
             conn.execute(
                 text("INSERT INTO message_fts (rowid, text) VALUES (:id, :b)"),
                 {"id": seq, "b": body},
