@@ -4,66 +4,40 @@ Every request body model refuses what JSON can carry but the service cannot stor
 UTF-16 surrogates, non-finite numbers, nesting past the echo limit (schemas/base.py,
 ``json_value_problem``). Walking every value of the decoded body in Python to find them costs
 more than decoding it (about 6 ms for the 600 KB history a host sends with every pre-prompt
-assemble). Here the decoder reports every ``NaN``, ``Infinity`` and float it reads (its
-``parse_constant`` and ``parse_float`` hooks: only numbers with a fraction or an exponent pass
-through Python), a UTF-8 body can only decode to a lone surrogate through a ``\\uD800``-
-``\\uDFFF`` escape or through surrogate bytes (``ED A0``-``ED BF``, decoded with surrogatepass),
-which a byte search rules out, and only the nesting is walked, containers only. A body where any
-of these turns up is walked whole by the model, as before, and answered with the same error.
+assemble). So bodies are decoded by pydantic-core's JSON parser (``from_json``), which is about
+twice as fast as ``json.loads`` and refuses two of the three outright: it reads only well-formed
+UTF-8, answers an error for a lone surrogate escape, and reads no ``NaN`` or ``Infinity``
+(``allow_inf_nan=False``). What it does read, it reads as ``json.loads`` would. Only the
+containers, and the floats (a literal such as ``1e400`` still reads as infinity), are then walked.
+
+A body the parser refuses is decoded again by ``json.loads``, as Starlette decodes it: malformed
+JSON gets the same error as ever, and a body with a constant, a lone surrogate, a byte-order mark
+or a UTF-16 encoding is walked whole by the model and answered as before.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.routing import APIRoute
+from pydantic_core import from_json
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.api.schemas.base import CheckedJson, nested_deeper_than
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf]")
+from app.api.schemas.base import CheckedJson, nesting_and_numbers_fit
 
 
 def decode_body(body: bytes) -> Any:
-    """The decoded body (json.loads, as Starlette decodes it), marked CheckedJson where the
-    numbers, the bytes and the nesting show it storable."""
-    unsure = False
-
-    def constant(name: str) -> float:
-        nonlocal unsure
-        unsure = True
-        return float(name)  # NaN, Infinity, -Infinity: what json.loads makes of them
-
-    def number(literal: str) -> float:
-        nonlocal unsure
-        value = float(literal)
-        unsure = unsure or not math.isfinite(value)
-        return value
-
-    data = json.loads(body, parse_constant=constant, parse_float=number)
-    if (
-        unsure
-        or type(data) is not dict
-        or json.detect_encoding(body) != "utf-8"
-        or _may_hold_a_surrogate(body)
-        or nested_deeper_than(data)
-    ):
-        return data
-    return CheckedJson(data)
-
-
-def _may_hold_a_surrogate(body: bytes) -> bool:
-    # A byte search first: both patterns start with bytes most bodies never hold.
-    return bool(
-        (b"\\u" in body and _SURROGATE_ESCAPE.search(body))
-        or (b"\xed" in body and _SURROGATE_BYTES.search(body))
-    )
+    """The decoded body, marked CheckedJson where the parser and the walk show it storable."""
+    try:
+        data = from_json(body, allow_inf_nan=False, cache_strings="keys")
+    except ValueError:
+        return json.loads(body)  # json.JSONDecodeError for malformed JSON, as Starlette raises it
+    if type(data) is dict and nesting_and_numbers_fit(data):
+        return CheckedJson(data)
+    return data
 
 
 class JsonRequest(Request):

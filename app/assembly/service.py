@@ -6,6 +6,7 @@ docs/lifecycle.md, Assemble. A passthrough returns the host's messages unchanged
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -126,8 +127,7 @@ def assemble_pre_prompt(
     candidates = stored.messages
     budget = resolve_budget(req.token_budget)
     overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
-    summary = _summary_message(overview, candidates, stored.summarised)
-    overview_tokens = message_tokens(summary) if summary else 0
+    summary, overview_tokens = _summary_message(overview, candidates, stored.summarised)
     guide_tokens = estimate_text_tokens(guide)
     overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(
         budget
@@ -155,6 +155,8 @@ def assemble_pre_prompt(
         "budget": {"total": budget, "reserved": int(reserved_tokens(budget))},
     }
     known = dict(zip(map(id, candidates), costs, strict=True))
+    if summary:
+        known[id(summary)] = overview_tokens
     tokens = estimate(output, known) + guide_tokens
     diagnostics["durationMs"] = elapsed_ms(started)
     return AssembleResult(output, tokens, diagnostics, system_prompt_addition=guide or None)
@@ -175,7 +177,7 @@ def _stored_from(context: StoredContext | None) -> _Stored:
         if is_conversation_message(message)
     ]
     return _Stored(
-        overview=redact_text(context.overview),
+        overview=context.overview,  # redacted with the summary text (_summary_content)
         messages=[message for message, _ in loaded],  # redacted bodies (see StoredMessage)
         tokens=[tokens for _, tokens in loaded],
         archives={
@@ -200,13 +202,22 @@ def assembled_tokens(
 
 def _summary_message(
     overview: str, after: list[Message], archives: list[tuple[str, int]]
-) -> Message | None:
+) -> tuple[Message | None, int]:
     """The Working Memory as the first user message, dated with the messages it precedes, with
-    the ids of the archives behind it: the model needs them to read originals back."""
+    the ids of the archives behind it (the model needs them to read originals back); its tokens."""
     if not overview:
-        return None
-    text = SUMMARY_PREFIX + overview.rstrip("\n") + archive_index_line(archives)
-    return {"role": "user", "content": text, "timestamp": summary_timestamp(after)}
+        return None, 0
+    text, tokens = _summary_content(overview, archive_index_line(archives))
+    return {"role": "user", "content": text, "timestamp": summary_timestamp(after)}, tokens
+
+
+@functools.lru_cache(maxsize=64)
+def _summary_content(overview: str, index_line: str) -> tuple[str, int]:
+    """The summary's text, redacted, and its tokens. Remembered for the latest overviews: a
+    session's overview changes once per commit, but is read on every assemble, and redacting and
+    weighing 10 KB of it costs about a millisecond. A pure function of its arguments."""
+    text = SUMMARY_PREFIX + redact_text(overview).rstrip("\n") + index_line
+    return text, message_tokens({"role": "user", "content": text})
 
 
 __all__ = [

@@ -1,5 +1,5 @@
-"""app/api/json_body.py: a body is marked checked only where the model's own walk would find
-nothing to refuse; anything doubtful is left to that walk."""
+"""app/api/json_body.py: a body is decoded as json.loads decodes it, and marked checked only where
+the model's own walk would find nothing to refuse; anything doubtful is left to that walk."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from app.api.schemas.base import (
     MAX_JSON_DEPTH,
     CheckedJson,
     json_value_problem,
-    nested_deeper_than,
+    nesting_and_numbers_fit,
 )
 
 UNSTORABLE = [
@@ -54,13 +54,55 @@ def test_a_storable_object_is_marked_checked_with_the_same_value(body: bytes) ->
     assert json_value_problem(data) is None
 
 
-def test_doubtful_but_storable_bodies_are_left_to_the_walk() -> None:
-    # An escaped (valid) surrogate pair, a top-level array: not marked, and the walk finds nothing
-    # wrong with them.
-    for body in (b'{"a": "\\ud83d\\ude00"}', b"[1, 2]"):
-        data = decode_body(body)
-        assert type(data) is not CheckedJson
-        assert json_value_problem(data) is None
+def test_an_escaped_surrogate_pair_is_one_character_and_storable() -> None:
+    data = decode_body(b'{"a": "\\ud83d\\ude00"}')
+    assert type(data) is CheckedJson
+    assert data == {"a": "\U0001f600"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[1, 2]",  # not an object: the model answers it
+        b'\xef\xbb\xbf{"a": 1}',  # a byte-order mark, which the fast parser refuses
+        '{"a": "utf-16"}'.encode("utf-16"),
+        '{"a": "utf-32"}'.encode("utf-32"),
+    ],
+)
+def test_doubtful_but_storable_bodies_are_left_to_the_walk(body: bytes) -> None:
+    data = decode_body(body)
+    assert type(data) is not CheckedJson
+    assert data == json.loads(body)
+    assert json_value_problem(data) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"{",
+        b'{"a": 1,}',
+        b"[1,]",
+        b"01",
+        b"1.",
+        b".5",
+        b"+1",
+        b"'a'",
+        b'"a\nb"',
+        b"tru",
+        b'{"a": 1} x',
+        b'"\\x"',
+        b'"\xc0\x80"',
+    ],
+)
+def test_malformed_json_raises_what_json_loads_raises(body: bytes) -> None:
+    try:
+        json.loads(body)
+    except ValueError as expected:
+        with pytest.raises(type(expected)):
+            decode_body(body)
+    else:  # pragma: no cover - every body above is malformed
+        pytest.fail(f"{body!r} is valid JSON")
 
 
 def test_constants_are_found_by_the_decoder_not_in_strings() -> None:
@@ -94,4 +136,42 @@ def test_the_nesting_rule_is_the_walks(shape: str) -> None:
         for level in range(depth):
             as_list = shape == "list" or (shape == "mixed" and level % 2)
             value = [value] if as_list else {"k": value}
-        assert nested_deeper_than(value) == (json_value_problem(value) is not None), depth
+        assert nesting_and_numbers_fit(value) == (json_value_problem(value) is None), depth
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_the_number_rule_is_the_walks_at_every_depth(bad: float) -> None:
+    for depth in range(12):
+        for shape in ("list", "dict"):
+            value: Any = bad
+            for level in range(depth):
+                value = (
+                    [1.5, value, "x"] if shape == "list" or level % 3 else {"a": 2.5, "b": value}
+                )
+            assert not nesting_and_numbers_fit({"v": value}), (depth, shape)
+            assert json_value_problem({"v": value}) is not None
+
+
+def test_decoding_equals_json_loads_on_random_bodies() -> None:
+    rng = random.Random(11)
+    numbers = [
+        b"0",
+        b"-0",
+        b"-0.0",
+        b"1e5",
+        b"1E+5",
+        b"2.5e-3",
+        b"1e308",
+        b"123456789012345678901234567890",
+        b"0.1000000000000000055511151231257827",
+        b"4.9e-324",
+        b"-17",
+        b"3.141592653589793",
+    ]
+    for _ in range(400):
+        text = json.dumps(
+            {"v": _random_value(rng, 0), "w": "@", "s": "\u00e9\u4e2d\U0001f600\x00\x1f\\"},
+            ensure_ascii=rng.random() < 0.5,
+        ).encode()
+        body = text.replace(b'"@"', rng.choice(numbers))
+        assert decode_body(body) == json.loads(body), body

@@ -50,25 +50,33 @@ def json_value_problem(value: object, max_depth: int = MAX_JSON_DEPTH) -> str | 
     return None
 
 
-def nested_deeper_than(value: object, max_depth: int = MAX_JSON_DEPTH) -> bool:
-    """Whether a container lies ``max_depth`` or more levels down (json_value_problem's nesting
-    rule), looking at containers only: a level at a time, scalars skipped in C-level filters."""
+def nesting_and_numbers_fit(value: object, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Whether no container lies ``max_depth`` or more levels down and every float is finite
+    (json_value_problem's nesting and number rules; strings are not looked at). A level at a
+    time, each in one C-level filter that keeps containers and floats and skips everything else."""
     level: list[Any] = [value] if type(value) is dict or type(value) is list else []
     for _ in range(max_depth):
-        deeper: list[Any] = []
-        for item in level:
-            children = item.values() if type(item) is dict else item
-            deeper += [c for c in children if type(c) is dict or type(c) is list]
-        if not deeper:
-            return False
-        level = deeper
-    return bool(level)
+        if not level:
+            return True
+        found = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if (kind := type(child)) is dict or kind is list or kind is float
+        ]
+        floats = [child for child in found if type(child) is float]
+        if floats:
+            if not all(map(math.isfinite, floats)):
+                return False
+            found = [child for child in found if type(child) is not float]
+        level = found
+    return not level
 
 
 class CheckedJson(dict[str, Any]):
     """A request body object already found storable where it was decoded (app/api/json_body.py):
-    the decoder read no constant and no float that is not finite, its bytes hold no surrogate
-    escape and no surrogate bytes, and its nesting is within bounds."""
+    the parser read well-formed Unicode and no constant, every float is finite, and its nesting
+    is within bounds."""
 
 
 class RequestBody(ApiModel):
