@@ -94,6 +94,12 @@ class ServiceServer(uvicorn.Server):
     generation still walked them all each time it ran: 80 to 120 ms, every few dozen requests
     that carry a long history, in the middle of a request. ``gc.freeze`` moves them to a
     permanent generation the collector leaves alone, so it walks only what requests allocate.
+
+    Its youngest generation is then collected every 20,000 new container objects, not every 700:
+    a pre-prompt assemble decodes the host's 600 KB history into some 50,000 objects that live
+    as long as the request. At 700 the collector ran eleven times during one, promoting them to
+    the middle generation and walking them there again (1.2 ms of a 20 ms request); at 20,000
+    it runs once every few such requests, when most of what they allocated has been freed.
     """
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -101,10 +107,15 @@ class ServiceServer(uvicorn.Server):
         freeze_startup_heap()
 
 
+YOUNG_GENERATION_THRESHOLD = 20_000
+
+
 def freeze_startup_heap() -> None:
-    """Collect the garbage of start-up, then exempt what is left from later collections."""
+    """Collect the garbage of start-up, exempt what is left from later collections, and collect
+    the youngest generation less often (ServiceServer)."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(YOUNG_GENERATION_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def server_config(settings: Settings, app: Any) -> uvicorn.Config:
