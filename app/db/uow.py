@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
 
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects import Dialect, dialect_for
+from app.db.driver_query import DriverQuery
 from app.db.engine import BEGIN_MODE_OPTION, group_commit_for
 from app.db.storage import StorageHealth, storage_problem
 
@@ -56,6 +58,16 @@ class UnitOfWork:
             Session(bind=conn, expire_on_commit=False) as session,
         ):
             yield session
+
+    def driver_row(self, query: DriverQuery, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        """The first row of a one-statement read, on a pooled driver connection without a
+        session (app/db/driver_query.py): for the read every request makes."""
+        with self._watched():
+            connection = self.engine.raw_connection()
+            try:
+                return query.first_row(connection, self.engine.dialect, params)
+            finally:
+                connection.close()  # back to the pool, which rolls back what the read began
 
     def ping(self) -> None:
         """Run the cheapest query there is: raises when the database does not answer (a failure

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
+from app.db.driver_query import DriverQuery
 from app.db.models import ApiKey
+
+# Runs a DriverQuery with its parameters: UnitOfWork.driver_row.
+RowReader = Callable[[DriverQuery, Mapping[str, Any]], "tuple[Any, ...] | None"]
 
 
 def insert_key(
@@ -68,10 +73,16 @@ _LOOKUP = select(
 )
 
 
-def lookup(db: Session, key_hash: str) -> tuple[int | None, str | None, str | None, bool]:
+_LOOKUP_ON_DRIVER = DriverQuery(_LOOKUP)
+
+
+def lookup(read: RowReader, key_hash: str) -> tuple[int | None, str | None, str | None, bool]:
     """(id, tenant, scopes) of the unrevoked key with this hash (Nones when there is none), and
-    whether any unrevoked key exists at all: one statement of index probes."""
-    row = db.execute(_LOOKUP, {"key_hash": key_hash}).one()
+    whether any unrevoked key exists at all: one statement of index probes, made on every request,
+    so on the driver's connection (app/db/driver_query.py)."""
+    row = read(_LOOKUP_ON_DRIVER, {"key_hash": key_hash})
+    if row is None:  # pragma: no cover - a select of scalar subqueries always has its one row
+        raise RuntimeError("the key lookup returned no row")
     return row[0], row[1], row[2], bool(row[3])
 
 

@@ -140,8 +140,7 @@ def revoke_key(uow: UnitOfWork, reference: str) -> tuple[KeyView, bool]:
 
 def resolve_key(uow: UnitOfWork, key: str) -> Resolution:
     """The stored key ``key`` is, if it is one and unrevoked (one read, no write transaction)."""
-    with uow.read() as db:
-        key_id, tenant_id, scopes, keys_exist = repo.lookup(db, hash_key(key))
+    key_id, tenant_id, scopes, keys_exist = repo.lookup(uow.driver_row, hash_key(key))
     if key_id is None or tenant_id is None:
         return Resolution(None, keys_exist)
     return Resolution(KeyIdentity(key_id, tenant_id, _scopes(scopes or "")), keys_exist)
