@@ -34,6 +34,11 @@ class DriverQuery:
         self.statement = statement
         self._compiled: dict[str, _Compiled] = {}
 
+    @property
+    def statement_text(self) -> str:
+        """The statement, for error messages."""
+        return str(self.statement)
+
     def first_row(
         self, connection: Any, dialect: Dialect, params: Mapping[str, Any]
     ) -> tuple[Any, ...] | None:

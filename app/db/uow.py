@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from app.db.dialects import Dialect, dialect_for
@@ -62,12 +63,19 @@ class UnitOfWork:
     def driver_row(self, query: DriverQuery, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
         """The first row of a one-statement read, on a pooled driver connection without a
         session (app/db/driver_query.py): for the read every request makes."""
+        dbapi_error = self.engine.dialect.loaded_dbapi.Error
         with self._watched():
-            connection = self.engine.raw_connection()
             try:
-                return query.first_row(connection, self.engine.dialect, params)
-            finally:
-                connection.close()  # back to the pool, which rolls back what the read began
+                connection = self.engine.raw_connection()
+                try:
+                    return query.first_row(connection, self.engine.dialect, params)
+                finally:
+                    connection.close()  # back to the pool, which rolls back what the read began
+            except dbapi_error as exc:
+                # As SQLAlchemy raises it, for the storage errors' answers (503, /readyz).
+                raise DBAPIError.instance(
+                    query.statement_text, dict(params), exc, dbapi_error
+                ) from exc
 
     def ping(self) -> None:
         """Run the cheapest query there is: raises when the database does not answer (a failure

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, bindparam, literal, select
+from sqlalchemy import Engine, bindparam, literal, literal_column, select, table
+from sqlalchemy.exc import DBAPIError
 
 from app.db.driver_query import DriverQuery
 from app.db.models import ApiKey
@@ -64,3 +65,11 @@ def test_key_lookups_follow_creation_and_revocation_at_once(engine: Engine) -> N
     revoke_key(uow, str(created.view.key_id))
     gone = resolve_key(uow, created.key)
     assert gone.identity is None and gone.keys_exist is False
+
+
+def test_driver_errors_are_raised_as_sqlalchemy_raises_them(engine: Engine) -> None:
+    # The storage errors' answers (503, /readyz) read SQLAlchemy's exceptions, as from a session.
+    query = DriverQuery(select(literal_column("1")).select_from(table("no_such_table")))
+    with pytest.raises(DBAPIError) as raised:
+        UnitOfWork(engine).driver_row(query, {})
+    assert "no_such_table" in str(raised.value)
