@@ -38,6 +38,7 @@ _ARCHIVE_TEXTS = (
 
 
 # Read by every pre-prompt assemble: built once (building a statement costs more than running it).
+# Those of plain columns run on the session's connection, without the ORM's execution path.
 _LIST_ARCHIVES = (
     select(Archive).where(Archive.session_pk == bindparam("s")).order_by(Archive.archive_index)
 )
@@ -62,7 +63,7 @@ def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> 
 
 
 def overview_of(db: Session, archive_pk: int) -> str:
-    return db.execute(_OVERVIEW, {"id": archive_pk}).scalar_one()
+    return db.connection().execute(_OVERVIEW, {"id": archive_pk}).scalar_one()
 
 
 def overview_texts(
@@ -123,7 +124,7 @@ def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
     no ORM objects."""
     if not archive_pks:
         return []
-    return list(db.execute(_BODIES_OF_ARCHIVES, {"ids": list(archive_pks)}))
+    return list(db.connection().execute(_BODIES_OF_ARCHIVES, {"ids": list(archive_pks)}))
 
 
 # What a search reads of a message: where it is, what it says, when it was said.
@@ -147,7 +148,7 @@ def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, Any]:
     """The search fields of these messages (plain rows, as ``iter_archived_texts`` gives them)."""
     if not ids:
         return {}
-    return {row.id: row for row in db.execute(_MESSAGES_BY_IDS, {"ids": list(ids)})}
+    return {row.id: row for row in db.connection().execute(_MESSAGES_BY_IDS, {"ids": list(ids)})}
 
 
 def iter_archived_texts(

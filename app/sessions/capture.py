@@ -117,7 +117,7 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
             session = repo.add_session(
                 db, ident.new_session_row(settings.commit.keep_recent_count, utcnow())
             )
-        elif turn.advancement is not None and repo.find_turn_commit(
+        elif turn.advancement is not None and repo.turn_committed(
             db, session, turn.advancement.key
         ):
             return _duplicate_turn(db, session, len(turn.messages), limits)
