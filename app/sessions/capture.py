@@ -273,19 +273,27 @@ def _append_new(
             )
         )
     if rows:
-        _advance_window(db, session, [r.tokens for r in rows])
+        pending = _advanced_window(db, session, [r.tokens for r in rows])
         ids = repo.insert_messages(db, session, rows, utcnow())
         uow.dialect.index_messages(db, zip(ids, (r.search_text for r in rows), strict=True))
-        session.last_seq += len(rows)
-        session.live_count += len(rows)
-        session.live_tokens += sum(r.tokens for r in rows)
-        session.total_message_count += len(rows)
-        session.updated_at = utcnow()
+        repo.save_turn_counters(
+            db,
+            session,
+            repo.TurnCounters(
+                last_seq=session.last_seq + len(rows),
+                live_count=session.live_count + len(rows),
+                live_tokens=session.live_tokens + sum(r.tokens for r in rows),
+                total_message_count=session.total_message_count + len(rows),
+                pending_tokens=pending,
+                updated_at=utcnow(),
+            ),
+        )
     return len(rows), len(candidate_fps) - len(rows)
 
 
-def _advance_window(db: Session, session: AgentSession, appended: list[int]) -> None:
-    """docs/lifecycle.md, Capture step 4: O(1) per message, reading only the messages pushed out."""
+def _advanced_window(db: Session, session: AgentSession, appended: list[int]) -> int:
+    """The pending tokens once ``appended`` are stored (docs/lifecycle.md, Capture step 4): O(1)
+    per message, reading only the messages pushed out."""
     before = session.live_count
     positions = [
         p
@@ -296,6 +304,6 @@ def _advance_window(db: Session, session: AgentSession, appended: list[int]) -> 
     first_live_seq = session.last_seq - before + 1
     by_seq = repo.live_tokens_by_seq(db, session, [first_live_seq + p for p in positions])
     stored = {p: by_seq.get(first_live_seq + p, 0) for p in positions}
-    session.pending_tokens = advance_pending_tokens(
+    return advance_pending_tokens(
         session.pending_tokens, session.keep_recent_count, before, appended, stored
     )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, Table, bindparam, delete, func, select, text, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.models import AgentSession, Archive, Job, StoredMessage, TurnCommit
 
@@ -65,6 +66,37 @@ _INSERT_TURN_COMMIT = cast(Table, TurnCommit.__table__).insert()
 def find_session(db: Session, tenant_id: str, session_id: str) -> AgentSession | None:
     found = db.execute(_FIND_SESSION, {"tenant": tenant_id, "sid": session_id})
     return found.scalar_one_or_none()
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCounters:
+    """The session row's counters once a turn's messages are stored."""
+
+    last_seq: int
+    live_count: int
+    live_tokens: int
+    total_message_count: int
+    pending_tokens: int
+    updated_at: datetime
+
+
+_SAVE_TURN_COUNTERS = (
+    update(AgentSession)
+    .where(AgentSession.id == bindparam("session_pk"))
+    .values({f.name: bindparam(f"new_{f.name}") for f in fields(TurnCounters)})
+)
+
+
+def save_turn_counters(db: Session, session: AgentSession, counters: TurnCounters) -> None:
+    """Write a stored turn's counters (one statement) and set them on the session object as
+    its saved state. Assigned as attributes instead, they were written by the ORM's flush at
+    commit, for 0.4 ms of CPU (a tenth of the turn); changes made to the object later in the
+    transaction (a commit) are flushed as before."""
+    values = asdict(counters)
+    params = {"session_pk": session.id, **{f"new_{k}": v for k, v in values.items()}}
+    db.connection().execute(_SAVE_TURN_COUNTERS, params)
+    for name, value in values.items():
+        set_committed_value(session, name, value)
 
 
 def add_session(db: Session, row: AgentSession) -> AgentSession:
