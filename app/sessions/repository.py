@@ -229,7 +229,7 @@ class NewTurnCommit:
 
 def add_turn_commit(db: Session, row: NewTurnCommit) -> None:
     """One insert statement: the row is not read back, so the ORM's flush is not needed."""
-    db.connection().execute(_INSERT_TURN_COMMIT, [asdict(row)])
+    db.connection().execute(_INSERT_TURN_COMMIT, asdict(row))
 
 
 # One statement, written out: it runs inside every /after-turn, where building the equivalent

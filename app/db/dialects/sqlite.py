@@ -31,6 +31,7 @@ MESSAGE_VEC = "message_vec"
 MESSAGE_SPACE = VectorSpace(
     "message", MESSAGE_VEC, "message_id", "session_pk", "said_at_ms", integer_partitions=True
 )
+_INDEX_MESSAGE = text(f"INSERT INTO {MESSAGE_FTS}(rowid, text) VALUES (:id, :text)")
 
 
 class SqliteDialect(SqliteMemoryIndex, Dialect):
@@ -43,8 +44,8 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
 
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
         params = [{"id": row_id, "text": indexed_form(body)} for row_id, body in rows if body]
-        if params:
-            db.execute(text(f"INSERT INTO {MESSAGE_FTS}(rowid, text) VALUES (:id, :text)"), params)
+        if params:  # in every stored turn: built once, run on the connection (no ORM path)
+            db.connection().execute(_INDEX_MESSAGE, params)
 
     def unindex_session(self, db: Session, session_pk: int) -> None:
         db.execute(
