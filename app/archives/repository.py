@@ -124,7 +124,7 @@ def bodies_of_archives(db: Session, archive_pks: Sequence[int]) -> list[Any]:
     no ORM objects."""
     if not archive_pks:
         return []
-    return list(db.connection().execute(_BODIES_OF_ARCHIVES, {"ids": list(archive_pks)}))
+    return list(db.connection().execute(_BODIES_OF_ARCHIVES, {"ids": list(archive_pks)}).all())
 
 
 # What a search reads of a message: where it is, what it says, when it was said.
@@ -148,7 +148,8 @@ def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, Any]:
     """The search fields of these messages (plain rows, as ``iter_archived_texts`` gives them)."""
     if not ids:
         return {}
-    return {row.id: row for row in db.connection().execute(_MESSAGES_BY_IDS, {"ids": list(ids)})}
+    found = db.connection().execute(_MESSAGES_BY_IDS, {"ids": list(ids)}).all()
+    return {row.id: row for row in found}
 
 
 def iter_archived_texts(

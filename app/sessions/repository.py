@@ -170,7 +170,7 @@ def live_rows(db: Session, session: AgentSession) -> list[Any]:
 
 def live_bodies(db: Session, session: AgentSession) -> list[Any]:
     """(body, tokens) rows of the live messages in sequence order, bodies redacted."""
-    return list(db.connection().execute(_LIVE_BODIES, {"s": session.id}))
+    return list(db.connection().execute(_LIVE_BODIES, {"s": session.id}).all())
 
 
 def move_to_archive(db: Session, session: AgentSession, archive_pk: int, last_seq: int) -> int:
