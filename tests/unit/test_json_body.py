@@ -141,6 +141,8 @@ def test_the_nesting_rule_is_the_walks(shape: str) -> None:
 
 @pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
 def test_the_number_rule_is_the_walks_at_every_depth(bad: float) -> None:
+    assert not nesting_and_numbers_fit(bad)
+    assert nesting_and_numbers_fit(1.5)
     for depth in range(12):
         for shape in ("list", "dict"):
             value: Any = bad

@@ -54,6 +54,8 @@ def nesting_and_numbers_fit(value: object, max_depth: int = MAX_JSON_DEPTH) -> b
     """Whether no container lies ``max_depth`` or more levels down and every float is finite
     (json_value_problem's nesting and number rules; strings are not looked at). A level at a
     time, each in one C-level filter that keeps containers and floats and skips everything else."""
+    if type(value) is float:
+        return math.isfinite(value)
     level: list[Any] = [value] if type(value) is dict or type(value) is list else []
     for _ in range(max_depth):
         if not level:
