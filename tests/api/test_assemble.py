@@ -10,6 +10,7 @@ from tests.conftest import app_client
 from tests.helpers.messages import assistant, tool_call, tool_result, turn, user
 
 SUMMARY = "[Session History Summary]\n"
+AWS_KEY = "AKIA4HX7Q2LMZP9RT3VW"  # an access key id of the shape redaction recognises
 
 
 async def after_turn(client, messages, session_id="s1", **extra):  # type: ignore[no-untyped-def]
@@ -120,6 +121,26 @@ class TestPrePrompt:
             "failed": 1,
             "overviewIncluded": True,
         }
+
+    async def test_the_summary_is_the_current_overview_redacted(self, make_settings, db_path):
+        # An overview stored unredacted (written by an earlier release, or imported) is redacted
+        # where it is assembled, and a rewritten overview of the same archive shows at once.
+        settings = make_settings(worker={"enabled": False})
+        history, live = turn(1), turn(2)
+        harness = app_client(settings)
+        async with harness as client:
+            await after_turn(client, history)
+            await commit(client, wait=False)
+            await after_turn(client, history + live)
+            uow: UnitOfWork = harness.app.state.services.uow
+            summaries = []
+            for version in ("first", "second"):
+                overview = f"# Working Memory\n\n{version}: the key is {AWS_KEY}\n"
+                _set_archive(uow, 1, "completed", overview=overview)
+                body = await pre_prompt(client, history + live)
+                summaries.append(body["messages"][0]["content"][0]["text"])
+        assert all(s.startswith(SUMMARY) and AWS_KEY not in s for s in summaries), summaries
+        assert "first: the key is" in summaries[0] and "second: the key is" in summaries[1]
 
     async def test_budget_drops_whole_oldest_steps_and_keeps_tool_pairs(self, client):
         call = tool_call("c1", "exec", {"command": "x" * 400})
