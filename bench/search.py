@@ -2,9 +2,9 @@
 
 Databases are built in process through the app's own code paths, in bulk: messages are sanitized,
 fingerprinted and rendered like capture does, inserted with ``sessions.repository.insert_messages``,
-indexed with the dialect's ``index_messages`` and archived by ``commit_phase1`` every 1,000
-messages. The server then runs on the file with the Phase 2 worker off (archives stay pending,
-which search does not care about) and the queries go over loopback HTTP.
+archived by ``commit_phase1`` every 1,000 messages and text-indexed as Phase 2's first step does
+(``archives.text_index``). The server then runs on the file with the Phase 2 worker off (archives
+stay pending, which search does not care about) and the queries go over loopback HTTP.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pysqlite3.dbapi2 as sqlite_dbapi
 
+from app.archives import text_index
 from app.core.canonical_json import compact_json
 from app.core.clock import utcnow
 from app.core.fingerprint import message_fingerprint
@@ -90,14 +91,16 @@ def add_archived_session(uow: UnitOfWork, session_id: str, messages: list[Messag
                         fingerprint=message_fingerprint(clean),
                     )
                 )
-            ids = sessions_repo.insert_messages(db, session, rows, utcnow())
-            uow.dialect.index_messages(db, zip(ids, (r.search_text for r in rows), strict=True))
+            sessions_repo.insert_messages(db, session, rows, utcnow())
             session.last_seq += len(rows)
             session.live_count += len(rows)
             session.total_message_count += len(rows)
             outcome = commit_phase1(db, session, 0, utcnow())
             if outcome.messages_archived != len(rows):
                 raise RuntimeError(f"archived {outcome.messages_archived} of {len(rows)}")
+            # What Phase 2 does first (the worker is off when the server runs on this file).
+            assert outcome.archive_pk is not None
+            text_index.index_archive_messages(db, uow.dialect, [outcome.archive_pk])
 
 
 def term_counts(messages: list[Message]) -> dict[str, int]:

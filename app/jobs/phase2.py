@@ -1,6 +1,7 @@
 """Phase 2 of a commit: the archive pipeline (docs/lifecycle.md, Phase 2).
 
-read inputs (one short transaction) → build the Working Memory (no transaction open) → write the
+index the archive's message text (one short transaction) → read inputs (another) → build the
+Working Memory (no transaction open) → write the
 results and mark the archive completed, last, in one transaction.
 
 The builders, the model and the learning step see the archived messages through the redaction
@@ -19,6 +20,7 @@ import structlog
 from sqlalchemy.orm import Session
 
 from app.archives import store as archives_store
+from app.archives import text_index
 from app.archives.indexing import (
     PassageEmbedder,
     SearchFact,
@@ -82,6 +84,7 @@ class SearchIndex:
 
 async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
     """Process one claimed archive job end to end."""
+    await asyncio.to_thread(_index_text, ctx.uow, job)
     inputs, archive, facts = await asyncio.to_thread(_load_inputs, ctx.uow, job)
     if ctx.fault_delay_s:
         await asyncio.sleep(ctx.fault_delay_s)
@@ -92,6 +95,13 @@ async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
     index = SearchIndex(facts, await _vectors(ctx, archive, facts))
     await asyncio.to_thread(_write_results, ctx, job, result, memories, index)
     return result
+
+
+def _index_text(uow: UnitOfWork, job: ClaimedJob) -> None:
+    """First, and whatever the model does later: the archive's messages enter the text index that
+    archive search reads (app.archives.text_index; a search may have done it already)."""
+    with uow.write() as db:
+        text_index.index_archive_messages(db, uow.dialect, [job.archive_pk])
 
 
 async def _vectors(

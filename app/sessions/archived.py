@@ -7,6 +7,7 @@ sits below sessions and never looks a session up itself).
 from __future__ import annotations
 
 from app.archives import service as archives
+from app.archives import text_index
 from app.archives.results import SearchResult
 from app.archives.search import QueryVectors
 from app.archives.service import SearchRequest
@@ -39,7 +40,27 @@ def search_archives(
 ) -> SearchResult:
     """Search a session's archived messages and, in their own list, its archive overviews."""
     req = archives.checked_search(req)
+    found = _search_indexed(uow, tenant_id, req, regex_timeout_s, query_vectors)
+    return archives.search_answer(req, found, query_vectors is not None)
+
+
+def _search_indexed(
+    uow: UnitOfWork,
+    tenant_id: str,
+    req: SearchRequest,
+    regex_timeout_s: float,
+    query_vectors: QueryVectors | None,
+) -> archives.SessionHits:
+    """The search, once every archive of the session has its messages in the text index: one not
+    indexed yet (its Phase 2 has not started, or no worker runs) is indexed first, in a write
+    transaction of its own (app/archives/text_index.py)."""
     with uow.read() as db:
         session = session_or_404(db, tenant_id, req.session_id)
-        found = archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)
-    return archives.search_answer(req, found, query_vectors is not None)
+        pending = text_index.unindexed_archives(db, session.id)
+        if not pending:
+            return archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)
+    with uow.write() as db:
+        text_index.index_archive_messages(db, uow.dialect, pending)
+    with uow.read() as db:
+        session = session_or_404(db, tenant_id, req.session_id)
+        return archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)

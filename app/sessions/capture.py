@@ -121,11 +121,10 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
             db, session, turn.advancement.key
         ):
             return _duplicate_turn(db, session, len(turn.messages), limits)
-        return _store_turn(uow, db, session, prepared, start, turn, limits)
+        return _store_turn(db, session, prepared, start, turn, limits)
 
 
 def _store_turn(
-    uow: UnitOfWork,
     db: Session,
     session: AgentSession,
     prepared: _Prepared,
@@ -135,7 +134,7 @@ def _store_turn(
 ) -> CaptureResult:
     """Append the new messages, record the turn, commit past the threshold (one transaction)."""
     first_seq = session.last_seq + 1
-    ingested, duplicates = _append_new(uow, db, session, prepared, start)
+    ingested, duplicates = _append_new(db, session, prepared, start)
     if turn.advancement is not None:
         _record_turn(db, session, turn.advancement, first_seq, ingested)
     scheduled = False
@@ -252,7 +251,7 @@ def _cheap_key(message: Message) -> tuple[str, str, str, str]:
 
 
 def _append_new(
-    uow: UnitOfWork, db: Session, session: AgentSession, prepared: _Prepared, start: int
+    db: Session, session: AgentSession, prepared: _Prepared, start: int
 ) -> tuple[int, int]:
     """Store the messages not stored yet; returns (ingested, duplicates)."""
     candidate_fps = [
@@ -276,8 +275,8 @@ def _append_new(
         )
     if rows:
         pending = _advanced_window(db, session, [r.tokens for r in rows])
-        ids = repo.insert_messages(db, session, rows, utcnow())
-        uow.dialect.index_messages(db, zip(ids, (r.search_text for r in rows), strict=True))
+        # Not text-indexed here: archived messages are, after the turn (app.archives.text_index).
+        repo.insert_messages(db, session, rows, utcnow())
         repo.save_turn_counters(
             db,
             session,

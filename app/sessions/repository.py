@@ -47,7 +47,7 @@ _TOKENS_BY_SEQ = select(StoredMessage.seq, StoredMessage.tokens).where(
     StoredMessage.seq.in_(bindparam("seqs", expanding=True)),
 )
 _MESSAGES = cast(Table, StoredMessage.__table__)
-_INSERT_MESSAGES = _MESSAGES.insert().returning(_MESSAGES.c.id, sort_by_parameter_order=True)
+_INSERT_MESSAGES = _MESSAGES.insert()
 _LIVE_BODIES = (
     # The redacted copy when there is one (see StoredMessage).
     select(
@@ -124,8 +124,8 @@ def fingerprint_counts_of(
 
 def insert_messages(
     db: Session, session: AgentSession, rows: Sequence[NewMessageRow], now: datetime
-) -> list[int]:
-    """Append rows; returns their ids in order."""
+) -> None:
+    """Append rows."""
     values = [
         {
             "tenant_id": session.tenant_id,
@@ -141,7 +141,7 @@ def insert_messages(
         }
         for row in rows
     ]
-    return [row_id for (row_id,) in db.connection().execute(_INSERT_MESSAGES, values)]
+    db.connection().execute(_INSERT_MESSAGES, values)
 
 
 def live_tokens_by_seq(db: Session, session: AgentSession, seqs: Sequence[int]) -> dict[int, int]:

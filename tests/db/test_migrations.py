@@ -376,7 +376,7 @@ def test_messages_indexed_before_are_indexed_again_for_two_character_terms(
                 text("INSERT INTO message_fts (rowid, text) VALUES (:id, :b)"),
                 {"id": seq, "b": body},
             )
-    upgrade_to_head(engine)
+    run_command(engine, "upgrade", "0011_message_short_terms")
     assert "message_fts_vocab" in table_names(engine)
     with Session(engine) as db:
         expression = short_terms_expression(db, ["Q7"])
@@ -386,3 +386,43 @@ def test_messages_indexed_before_are_indexed_again_for_two_character_terms(
         assert [row_id for (row_id,) in found] == [1]
     run_command(engine, "downgrade", "0010_sqlite_memory_postings")
     assert "message_fts_vocab" not in table_names(engine)
+
+
+def _indexed_message_ids(engine: Engine) -> list[int]:
+    with engine.connect() as conn:
+        return sorted(int(i) for (i,) in conn.execute(text("SELECT rowid FROM message_fts")))
+
+
+def test_archives_start_indexed_and_live_messages_leave_the_text_index(engine: Engine) -> None:
+    """0014: a turn no longer indexes its messages, an archive's are indexed once it exists. The
+    archives of before were indexed message by message, so they start marked indexed, and the
+    entries of live messages go, so that the index holds exactly the indexed archives' messages;
+    downgrade indexes the live messages again, as the older code expects."""
+    run_command(engine, "upgrade", "0013_session_live_tokens")
+    with engine.begin() as conn:
+        _insert_session(conn, live=1, last_seq=3, total=3, commits=1)
+        conn.execute(
+            text(
+                "INSERT INTO archives (id, tenant_id, session_pk, archive_index, status, overview, "
+                "abstract, overview_tokens, message_count, message_tokens, first_seq, last_seq, "
+                "keep_recent_count, created_at) "
+                "VALUES (1, 't', 1, 1, 'completed', '', '', 0, 2, 6, 1, 2, 1, '2026-01-01')"
+            )
+        )
+        for seq, body in ((1, "archived heron"), (2, "archived ibis"), (3, "live heron")):
+            _insert_message(conn, seq, search_text=body, tokens=3, row_id=seq)
+            conn.execute(
+                text("INSERT INTO message_fts (rowid, text) VALUES (:id, :b)"),
+                {"id": seq, "b": body + "\n"},
+            )
+        conn.execute(text("UPDATE messages SET archive_pk = 1 WHERE seq <= 2"))
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        flags = conn.execute(text("SELECT messages_indexed FROM archives")).scalars().all()
+    assert flags == [1]
+    assert _indexed_message_ids(engine) == [1, 2]
+    run_command(engine, "downgrade", "0013_session_live_tokens")
+    assert _indexed_message_ids(engine) == [1, 2, 3]
+    with engine.connect() as conn:
+        columns = {c["name"] for c in inspect(conn).get_columns("archives")}
+    assert "messages_indexed" not in columns

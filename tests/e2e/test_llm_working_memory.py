@@ -94,6 +94,16 @@ async def archive_when_done(client: httpx.AsyncClient, archive_id: str) -> dict:
     raise AssertionError(f"{archive_id} never finished")
 
 
+async def metrics_once(client: httpx.AsyncClient, line: str) -> str:
+    """The metrics page once it holds ``line`` (or after two seconds, for the asserts to say)."""
+    for _ in range(80):
+        metrics = (await client.get("/metrics")).text
+        if line in metrics:
+            break
+        await asyncio.sleep(0.025)
+    return metrics
+
+
 def long_turn(i: int) -> list:
     words = " ".join(f"detail{i}_{k}" for k in range(60))
     return [user(f"Request {i} about billing: {words}"), assistant(f"Done {i}: {words}")]
@@ -152,7 +162,9 @@ async def test_model_down_for_the_first_attempt_still_completes(make_settings, s
         history: list = []
         await chat(client, history, long_turn(1) + long_turn(2))
         view = await archive_when_done(client, "archive_001")
-        metrics = (await client.get("/metrics")).text
+        # The worker counts a job once its results are committed, so just after the archive reads
+        # completed: wait for the count rather than race it.
+        metrics = await metrics_once(client, 'ce_phase2_jobs_total{outcome="succeeded"} 1.0')
     assert view["status"] == "completed" and view["workingMemoryPath"] == "create"
     assert len(stub.requests) == 2
     assert 'ce_llm_calls_total{outcome="transient_error"} 1.0' in metrics

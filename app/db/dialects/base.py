@@ -59,7 +59,8 @@ class Dialect(ABC):
 
     @abstractmethod
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
-        """Add (message id, search text) pairs to the message index."""
+        """Add (message id, search text) pairs to the message index: the messages of an archive,
+        once (app.archives.text_index); live messages are never indexed."""
 
     @abstractmethod
     def unindex_session(self, db: Session, session_pk: int) -> None:

@@ -44,7 +44,7 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
 
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
         params = [{"id": row_id, "text": indexed_form(body)} for row_id, body in rows if body]
-        if params:  # in every stored turn: built once, run on the connection (no ORM path)
+        if params:  # an archive's messages at once: one statement, on the connection
             db.connection().execute(_INDEX_MESSAGE, params)
 
     def unindex_session(self, db: Session, session_pk: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, UtcDateTime
@@ -40,6 +40,9 @@ class Archive(Base):
     first_seq: Mapped[int] = mapped_column(Integer, default=0)
     last_seq: Mapped[int] = mapped_column(Integer, default=0)
     keep_recent_count: Mapped[int] = mapped_column(Integer, default=0)
+    # Whether the archive's messages are in the message text index: a commit archives them
+    # unindexed, Phase 2's first step or a search of the session indexes them (app.archives.text_index).
+    messages_indexed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=true())
     custom_instructions: Mapped[str | None] = mapped_column(Text)
     wm_path: Mapped[str | None] = mapped_column(String(32))
     usage_json: Mapped[str | None] = mapped_column(Text)
