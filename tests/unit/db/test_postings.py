@@ -12,6 +12,7 @@ from app.db.dialects.fts5_words import Phrase
 from app.db.dialects.postings import (
     chunk_terms,
     impact,
+    is_cjk,
     partition_deltas,
     phrase_keys,
     postings,
@@ -170,3 +171,22 @@ def test_adding_then_removing_every_subset_leaves_nothing() -> None:
                 len(chunk_terms(t)) for _, t in subset
             )
     assert math.isclose(impact(1, 1, 1.0), 1.0)
+
+
+# Hiragana and katakana, CJK extension A, unified ideographs, Hangul syllables, compatibility ideographs.
+CJK_BLOCKS = [
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+]
+
+
+def test_cjk_tokens_are_single_characters_of_the_cjk_blocks() -> None:
+    for point in range(0x110000):
+        if 0xD800 <= point <= 0xDFFF:
+            continue  # surrogates are no text
+        expected = any(low <= point <= high for low, high in CJK_BLOCKS)
+        assert is_cjk(chr(point)) is expected, hex(point)
+    assert not is_cjk("") and not is_cjk("支付") and not is_cjk("a")
