@@ -26,7 +26,7 @@ from app.memory.records import (
     snapshot,
 )
 from app.memory.results import CommitOutcome
-from app.memory.store import PreparedChunks, audit, chunks_for, write_chunks
+from app.memory.store import PreparedChunks, audit, chunk_index, chunks_for, write_chunks
 
 DUPLICATE_DISTANCE = 0.05  # cosine similarity >= 0.95 (recall.md, commit_memory)
 
@@ -46,6 +46,9 @@ def commit_write(
 ) -> tuple[CommitOutcome, str | None]:
     """The outcome, and the id of a merged profile whose new text still needs its vectors."""
     now = utcnow()
+    # The row and its word index entries, before the write lock: pure work, of the same values.
+    memory = _new_row(writer, new, clean, now)
+    index = chunk_index(memory, prepared.texts)
     with uow.write() as db:
         siblings = repo.same_category(db, writer.tenant_id, writer.owner, new.category, now)
         duplicate = _duplicate(db, uow.dialect, writer, clean.content, prepared, siblings)
@@ -53,9 +56,8 @@ def commit_write(
             view = memory_record(duplicate, can_read_sensitive=writer.can_read_sensitive)
             return CommitOutcome("NONE", reason="duplicate", memory=view), None
         if not (new.category == "profile" and siblings):
-            memory = _new_row(writer, new, clean, now)
             repo.add_memory(db, memory)
-            write_chunks(db, uow.dialect, memory, prepared)
+            write_chunks(db, uow.dialect, memory, prepared, index)
             audit(db, memory, "ADD", writer.actor, "commit_memory", None, now)
             view = memory_record(memory, can_read_sensitive=writer.can_read_sensitive)
             return CommitOutcome("ADD", memory=view), None

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from app.core.date_terms import mentioned_dates
 from app.core.redaction import redact_text
 from app.db.dialects import Dialect
+from app.db.dialects.fts5_words import words
 from app.db.models import Memory, MemoryAudit
 from app.memory import repository as repo
 from app.memory.records import owner_key, snapshot
@@ -39,13 +40,40 @@ def index_text(memory: Memory, chunk: str) -> str:
     return cjk_spaced("\n".join([memory.title, chunk, *([" ".join(days)] if days else [])]))
 
 
-def write_chunks(db: Session, dialect: Dialect, memory: Memory, prepared: PreparedChunks) -> None:
-    """(Re)build the chunks of a memory and their index entries."""
+@dataclass(frozen=True, slots=True)
+class ChunkIndex:
+    """The word index's text of each chunk of a memory and the words of those texts: pure work
+    that a caller does before the write lock when it knows the memory's title and time (for a
+    memory of 100 KB it was most of the write transaction)."""
+
+    texts: list[str]
+    words: dict[str, list[str]]
+
+
+def chunk_index(memory: Memory, chunks: list[str]) -> ChunkIndex:
+    texts = [index_text(memory, chunk) for chunk in chunks]
+    return ChunkIndex(texts, {text: words(text) for text in texts})
+
+
+def write_chunks(
+    db: Session,
+    dialect: Dialect,
+    memory: Memory,
+    prepared: PreparedChunks,
+    index: ChunkIndex | None = None,
+) -> None:
+    """(Re)build the chunks of a memory and their index entries (``index``: of ``prepared``'s
+    texts, computed before the transaction; else here)."""
     dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, [memory.id]))
     repo.delete_chunks(db, [memory.id])
     chunks = repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
     partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
-    dialect.index_memory_chunks(db, [(c.id, partition, index_text(memory, c.text)) for c in chunks])
+    texts = index.texts if index else [index_text(memory, c.text) for c in chunks]
+    dialect.index_memory_chunks(
+        db,
+        [(c.id, partition, text) for c, text in zip(chunks, texts, strict=True)],
+        index.words if index else None,
+    )
     if prepared.vectors is not None:
         # Only the first chunks of a long memory have vectors (MemoryService.max_embedded_chunks).
         dialect.store_chunk_vectors(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
@@ -87,8 +87,15 @@ class Dialect(ABC):
         """Terms shorter than this cannot be answered by the index (callers scan instead)."""
 
     @abstractmethod
-    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str, str]]) -> None:
-        """Add (chunk id, owner partition, prepared text) triples to the memory word index."""
+    def index_memory_chunks(
+        self,
+        db: Session,
+        rows: Iterable[tuple[int, str, str]],
+        words_of: Mapping[str, list[str]] | None = None,
+    ) -> None:
+        """Add (chunk id, owner partition, prepared text) triples to the memory word index.
+        ``words_of`` holds the words of texts (``fts5_words.words``) that the caller split before
+        the transaction; any other text is split here."""
 
     @abstractmethod
     def store_chunk_vectors(

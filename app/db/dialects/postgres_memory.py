@@ -4,7 +4,7 @@ pgvector KNN per owner, and the tool-use lookups of tool memories)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
@@ -28,11 +28,17 @@ EF_SEARCH = 200
 class PostgresMemoryIndex:
     """The memory methods of the PostgreSQL dialect."""
 
-    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str, str]]) -> None:
+    def index_memory_chunks(
+        self,
+        db: Session,
+        rows: Iterable[tuple[int, str, str]],
+        words_of: Mapping[str, list[str]] | None = None,
+    ) -> None:
+        known = words_of or {}
         params = []
         posted = []
         for chunk_id, partition, body in rows:
-            tokens = words(body) if body else []
+            tokens = (known.get(body) or words(body)) if body else []
             if tokens:
                 params.append(
                     {

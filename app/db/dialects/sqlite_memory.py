@@ -11,7 +11,7 @@ partitioned by owner and are searched through the in-process matrices of ``sqlit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import sqlite_vec
 from sqlalchemy import text
@@ -41,11 +41,17 @@ class SqliteMemoryIndex:
 
     vectors: VectorCache
 
-    def index_memory_chunks(self, db: Session, rows: Iterable[tuple[int, str, str]]) -> None:
+    def index_memory_chunks(
+        self,
+        db: Session,
+        rows: Iterable[tuple[int, str, str]],
+        words_of: Mapping[str, list[str]] | None = None,
+    ) -> None:
+        known = words_of or {}
         params = []
         posted = []
         for chunk_id, partition, body in rows:
-            tokens = words(body) if body else []
+            tokens = (known.get(body) or words(body)) if body else []
             if tokens:
                 params.append({"id": chunk_id, "text": body})
                 posted.append((chunk_id, partition, tokens))
