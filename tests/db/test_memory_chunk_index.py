@@ -1,0 +1,59 @@
+"""A new memory's word index entries are computed before the write lock (``store.chunk_index``):
+they must be exactly what rebuilding the memory's chunks inside a transaction writes, on both
+databases (dates resolved against the memory's time, CJK spaced, every chunk)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from app.db.uow import UnitOfWork
+from app.memory import repository as repo
+from app.memory.service import Caller, MemoryService, NewMemory
+from app.memory.store import PreparedChunks, chunks_for, write_chunks
+from tests.helpers.databases import migrated_engine
+
+WORDS_SQL = {
+    "sqlite": "SELECT tokens FROM memory_words ORDER BY chunk_id",
+    "postgresql": "SELECT array_to_string(tokens, ' ') FROM memory_fts ORDER BY id",
+}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    with migrated_engine(request, request.param, tmp_path) as built:
+        yield built
+
+
+def indexed_words(engine: Engine) -> list[str]:
+    with engine.connect() as conn:
+        return [str(t) for (t,) in conn.execute(text(WORDS_SQL[engine.dialect.name]))]
+
+
+async def test_words_computed_before_the_lock_equal_those_built_inside(engine: Engine) -> None:
+    uow = UnitOfWork(engine)
+    content = " ".join(
+        f"Paragraph {n}: yesterday we moved the 部署 pipeline to Zürich, ticket E-{n}." * 6
+        for n in range(40)
+    )
+    new = NewMemory(
+        content=content,
+        category="events",
+        title="Move",
+        observed_at=datetime(2023, 5, 8, tzinfo=UTC),
+    )
+    outcome = await MemoryService(uow, None).commit_memory(Caller("t"), new)
+    assert outcome.action == "ADD" and outcome.memory is not None
+    before = indexed_words(engine)
+    assert len(before) == len(chunks_for(content)) > 3
+    assert all("2023 05 07" in words for words in before)  # "yesterday", resolved
+    with uow.write() as db:
+        memory = repo.get_memory(db, "t", outcome.memory.id)
+        assert memory is not None
+        texts = chunks_for(memory.content)
+        write_chunks(db, uow.dialect, memory, PreparedChunks(texts, None, None))
+    assert indexed_words(engine) == before
