@@ -18,7 +18,12 @@ from app.db.dialects.memory_counts import read_statistics as read_counted_statis
 from app.db.dialects.postgres_memory_counts import query_counts
 from app.db.dialects.postgres_text import tsquery_literal
 from app.db.dialects.posting_plan import Statistics
-from app.db.dialects.postings import partition_deltas, postings, term_deltas
+from app.db.dialects.postings import (
+    added_term_deltas,
+    partition_deltas,
+    postings,
+    term_deltas,
+)
 
 
 def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]) -> None:
@@ -27,8 +32,8 @@ def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]
         return
     forget_counts(db)
     averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t in rows))
-    _change_terms(db, term_deltas((p, t, 1) for _, p, t in rows))
     posted = [x for i, p, t in rows for x in postings(p, i, t, averages.get(p, 0.0))]
+    _change_terms(db, added_term_deltas(posted))
     db.execute(
         text(
             "INSERT INTO memory_postings(chunk_id, term, partition, frequency, impact) "

@@ -96,6 +96,13 @@ def term_deltas(changes: Iterable[tuple[str, list[str], int]]) -> list[tuple[str
     return [(p, t, d) for (p, t), d in sorted(deltas.items()) if d]
 
 
+def added_term_deltas(posted: Iterable[Posting]) -> list[tuple[str, str, int]]:
+    """``term_deltas`` of the chunks whose postings these are, all added: one per posting, so the
+    chunks' terms are not counted a second time."""
+    deltas = Counter((x.partition, x.term) for x in posted)
+    return [(p, t, d) for (p, t), d in sorted(deltas.items())]
+
+
 def partition_deltas(
     changes: Iterable[tuple[str, list[str], int]],
 ) -> list[tuple[str, int, int]]:

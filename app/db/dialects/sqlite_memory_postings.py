@@ -16,6 +16,7 @@ from app.db.dialects.memory_counts import forget_counts
 from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
 from app.db.dialects.posting_plan import Counts, Statistics, counts_from_rows
 from app.db.dialects.postings import (
+    added_term_deltas,
     chunk_terms,
     partition_deltas,
     postings,
@@ -44,7 +45,8 @@ def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]
         [{"id": i, "p": p, "tokens": " ".join(t)} for i, p, t in rows],
     )
     averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t in rows))
-    _change_terms(db, term_deltas((p, t, 1) for _, p, t in rows))
+    posted = [x for i, p, t in rows for x in postings(p, i, t, averages.get(p, 0.0))]
+    _change_terms(db, added_term_deltas(posted))
     db.execute(
         text(
             "INSERT OR REPLACE INTO memory_postings(partition, term, chunk_id, frequency, impact) "
@@ -52,8 +54,7 @@ def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]
         ),
         [
             {"p": x.partition, "t": x.term, "id": x.chunk_id, "f": x.frequency, "i": x.impact}
-            for i, p, t in rows
-            for x in postings(p, i, t, averages.get(p, 0.0))
+            for x in posted
         ],
     )
 

@@ -10,6 +10,7 @@ import pytest
 
 from app.db.dialects.fts5_words import Phrase
 from app.db.dialects.postings import (
+    added_term_deltas,
     chunk_terms,
     impact,
     is_cjk,
@@ -190,3 +191,14 @@ def test_cjk_tokens_are_single_characters_of_the_cjk_blocks() -> None:
         expected = any(low <= point <= high for low, high in CJK_BLOCKS)
         assert is_cjk(chr(point)) is expected, hex(point)
     assert not is_cjk("") and not is_cjk("支付") and not is_cjk("a")
+
+
+def test_added_chunks_deltas_from_their_postings_are_their_term_deltas() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        chunks = [
+            (rng.choice(["t:a", "t:b"]), i, rng.choices(WORDS, k=rng.randrange(0, 12)))
+            for i in range(rng.randrange(0, 6))
+        ]
+        posted = [x for p, i, t in chunks for x in postings(p, i, t, 4.0)]
+        assert added_term_deltas(posted) == term_deltas((p, t, 1) for p, _, t in chunks)
