@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 # FTS5's bm25() constants.
@@ -62,6 +63,20 @@ def words(text: str) -> list[str]:
             current = []
     if current:
         found.append("".join(current))
+    return found
+
+
+def chunks_with_words(
+    rows: Iterable[tuple[int, str, str]], words_of: Mapping[str, list[str]] | None = None
+) -> list[tuple[int, str, str, list[str]]]:
+    """(chunk id, partition, text, words) of the rows whose text has words: from ``words_of``
+    where the caller split the text already (before its transaction), else split here."""
+    known = words_of or {}
+    found = []
+    for chunk_id, partition, body in rows:
+        tokens = (known.get(body) or words(body)) if body else []
+        if tokens:
+            found.append((chunk_id, partition, body, tokens))
     return found
 
 

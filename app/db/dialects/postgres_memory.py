@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import TextHit, memory_partition
-from app.db.dialects.fts5_words import fts5_idf, parse_expression, words
+from app.db.dialects.fts5_words import chunks_with_words, fts5_idf, parse_expression
 from app.db.dialects.memory_counts import read_counts, term_documents
 from app.db.dialects.postgres_memory_candidates import candidate_words
 from app.db.dialects.postgres_memory_counts import query_counts
@@ -34,21 +34,12 @@ class PostgresMemoryIndex:
         rows: Iterable[tuple[int, str, str]],
         words_of: Mapping[str, list[str]] | None = None,
     ) -> None:
-        known = words_of or {}
-        params = []
-        posted = []
-        for chunk_id, partition, body in rows:
-            tokens = (known.get(body) or words(body)) if body else []
-            if tokens:
-                params.append(
-                    {
-                        "id": chunk_id,
-                        "p": partition,
-                        "tokens": tokens,
-                        "v": tsvector_literal(tokens),
-                    }
-                )
-                posted.append((chunk_id, partition, tokens))
+        chunks = chunks_with_words(rows, words_of)
+        params = [
+            {"id": chunk_id, "p": partition, "tokens": tokens, "v": tsvector_literal(tokens)}
+            for chunk_id, partition, _, tokens in chunks
+        ]
+        posted = [(chunk_id, partition, tokens) for chunk_id, partition, _, tokens in chunks]
         if params:
             db.execute(
                 text(

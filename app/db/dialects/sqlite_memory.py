@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import TextHit, memory_partition
-from app.db.dialects.fts5_words import fts5_idf, parse_expression, words
+from app.db.dialects.fts5_words import chunks_with_words, fts5_idf, parse_expression
 from app.db.dialects.memory_counts import read_counts, term_documents
 from app.db.dialects.posting_plan import MIN_CANDIDATES
 from app.db.dialects.postings import score_chunks
@@ -47,14 +47,9 @@ class SqliteMemoryIndex:
         rows: Iterable[tuple[int, str, str]],
         words_of: Mapping[str, list[str]] | None = None,
     ) -> None:
-        known = words_of or {}
-        params = []
-        posted = []
-        for chunk_id, partition, body in rows:
-            tokens = (known.get(body) or words(body)) if body else []
-            if tokens:
-                params.append({"id": chunk_id, "text": body})
-                posted.append((chunk_id, partition, tokens))
+        chunks = chunks_with_words(rows, words_of)
+        params = [{"id": chunk_id, "text": body} for chunk_id, _, body, _ in chunks]
+        posted = [(chunk_id, partition, tokens) for chunk_id, partition, _, tokens in chunks]
         if params:
             db.execute(text(f"INSERT INTO {MEMORY_FTS}(rowid, text) VALUES (:id, :text)"), params)
             post_chunks(db, posted)
