@@ -1,8 +1,8 @@
 """Phase 2 of a commit: the archive pipeline (docs/lifecycle.md, Phase 2).
 
 index the archive's message text (one short transaction) → read inputs (another) → build the
-Working Memory (no transaction open) → write the
-results and mark the archive completed, last, in one transaction.
+Working Memory (no transaction open) → write the results and mark the archive completed, last,
+in one transaction.
 
 The builders, the model and the learning step see the archived messages through the redaction
 boundary, and the Working Memory is redacted once more before it is stored: the overview is
