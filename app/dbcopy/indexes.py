@@ -3,8 +3,8 @@ its rows, written through the target dialect's own methods in the batch's transa
 batch is all there or not there, and a resumed copy never finds a row without its index).
 
 The text indexes are rebuilt from the rows, as the service builds them: a message's search text
-(once its archive is marked indexed), an archive's overview (Phase 2), a memory chunk's index text (title, chunk
-and the days it mentions, CJK spaced: ``app.memory.store.index_text``). FTS5 keeps no text to copy
+(once its archive is marked indexed), an archive's overview (Phase 2), a memory chunk's index
+text (title, chunk and the days it mentions, CJK spaced: ``app.memory.store.index_text``). FTS5 keeps no text to copy
 (its tables are contentless), and PostgreSQL's forms differ anyway (trigram rows, word arrays).
 The vectors are read from the source's vector tables, with their partition and time.
 """
@@ -38,7 +38,7 @@ def fill_indexes(
 
 
 def _messages(source: Session, target: Session, dialect: Dialect, rows: list[Row]) -> None:
-    # The index holds the messages of archives marked indexed, and only those (app.archives.text_index).
+    # The index holds the messages of archives marked indexed, only those (app.archives.text_index).
     archive_pks = sorted({row["archive_pk"] for row in rows if row["archive_pk"] is not None})
     archives = rows_by_key(target, Base.metadata.tables["archives"], archive_pks)
     indexed = {pk for pk, archive in archives.items() if archive["messages_indexed"]}

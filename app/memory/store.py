@@ -64,15 +64,15 @@ def write_chunks(
 ) -> None:
     """(Re)build the chunks of a memory and their index entries (``index``: of ``prepared``'s
     texts, computed before the transaction; else here)."""
+    index = index or chunk_index(memory, prepared.texts)
     dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, [memory.id]))
     repo.delete_chunks(db, [memory.id])
     chunks = repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
     partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
-    texts = index.texts if index else [index_text(memory, c.text) for c in chunks]
     dialect.index_memory_chunks(
         db,
-        [(c.id, partition, text) for c, text in zip(chunks, texts, strict=True)],
-        index.words if index else None,
+        [(c.id, partition, text) for c, text in zip(chunks, index.texts, strict=True)],
+        index.words,
     )
     if prepared.vectors is not None:
         # Only the first chunks of a long memory have vectors (MemoryService.max_embedded_chunks).
