@@ -167,7 +167,8 @@ def run_conversation(root: Path) -> Conversation:
         conv.gateway_start_s = host.start_gateway()
         # 2. A real tool call: the host runs `read` on a workspace file.
         turn("t2", f"Please READFILE {notes} and tell me the launch code.")
-        turn("t3", "PLAIN-3: what is two plus two?")
+        # 3. The model's reply ends in a lone UTF-16 surrogate (cut inside an emoji).
+        turn("t3", "PLAIN-3 CUT-EMOJI: what is two plus two?")
         # 4. The service stores turn 4 but its answer is lost: the host keeps the turn in its
         # outbox and commits it again (same advancementKey) before turn 5.
         proxy.drop_next_response("/commit-turn")

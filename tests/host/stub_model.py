@@ -26,6 +26,8 @@ from typing import Any
 
 ARCHIVE_ID = re.compile(r"\barchive_\d{3,}\b")
 # The host prefixes user text with its own timestamp, e.g. "[Mon 2026-11-23 06:41 UTC] ".
+# The first half of U+1F642's UTF-16 pair, alone (JSON carries it as the escape \ud83d).
+CUT_EMOJI = "\ud83d"
 HOST_TIME_PREFIX = re.compile(
     r"^\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})? [A-Z]{2,5}\] "
 )
@@ -234,6 +236,9 @@ class StubModel:
                         "arguments": {"id": "archive_expand", "args": arguments},
                     }
                 )
+            elif "CUT-EMOJI" in prompt:
+                # a reply cut inside an emoji: its last UTF-16 code unit is a lone surrogate
+                ex.text = f"ECHO: {prompt} {CUT_EMOJI}"
             else:
                 ex.text = f"ECHO: {prompt}"
             self.exchanges.append(ex)

@@ -24,7 +24,7 @@ import pytest
 from tests.host.conftest import SUMMARIES
 from tests.host.conversation import MEMORY, NOTES, Conversation, format_report, run_conversation
 from tests.host.harness import hook_timings
-from tests.host.stub_model import HOST_TIME_PREFIX, Exchange, text_of
+from tests.host.stub_model import CUT_EMOJI, HOST_TIME_PREFIX, Exchange, text_of
 
 pytestmark = [pytest.mark.host, pytest.mark.slow]
 
@@ -86,6 +86,11 @@ def stored_signature(message: dict[str, Any]) -> tuple[str, str]:
 CONVERSATION_ROLES = ("user", "assistant", "toolResult")
 
 
+def well_formed(text: str) -> str:
+    """The text with each lone UTF-16 surrogate made U+FFFD, as the plugin sends it."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def expected_turn(conv: Conversation, name: str) -> list[tuple[str, str]]:
     """What one turn must leave in the service: the user's message, then every model answer
     (a tool call followed by its result, or text), from what the stub answered."""
@@ -101,7 +106,7 @@ def expected_turn(conv: Conversation, name: str) -> list[tuple[str, str]]:
             )
             out.append(("result", ex.tool_call["name"]))
         elif ex.kind == "text":
-            out.append(("assistant", ex.text.strip()))
+            out.append(("assistant", well_formed(ex.text.strip())))
     return out
 
 
@@ -264,6 +269,33 @@ def test_a_commit_whose_answer_was_lost_is_retried_and_stored_once(conv: Convers
     assert retried[1]["answer"]["status"] == "committed"
     users = [stored_signature(m)[1] for m in conv.stored_messages if m.get("role") == "user"]
     assert sum(conv.turn("t4").prompt in u for u in users) == 1
+
+
+def test_a_reply_cut_inside_an_emoji_is_stored_and_later_turns_assemble(
+    conv: Conversation,
+) -> None:
+    """No UTF-8 text holds a lone UTF-16 surrogate, and the service refuses a body that carries
+    one. The plugin sends it as U+FFFD, so the turn is stored rather than refused and lost, and
+    the assembles of later turns, whose host history holds it, are answered from storage."""
+    t3 = conv.turn("t3")
+    replies = [ex.text for ex in t3.exchanges if ex.kind == "text"]
+    assert replies and replies[-1].endswith(CUT_EMOJI)
+    commits = [r for r in t3.requests if r["path"] == "/commit-turn"]
+    assert commits and [r["status"] for r in commits] == [200] * len(commits)
+    assert [r["answer"]["status"] for r in commits] == ["committed"]
+    assert not [line for line in conv.hook_lines if "refused" in line]
+    stored = [agent_text(m).strip() for m in conv.stored_messages if m.get("role") == "assistant"]
+    assert well_formed(replies[-1].strip()) in stored
+    assert well_formed(replies[-1].strip()).endswith("\ufffd")
+    later = [
+        r for t in conv.turns[3:] if t.service_up for r in t.requests if r["path"] == "/assemble"
+    ]
+    assert later and all(r["status"] == 200 for r in later), [r["status"] for r in later]
+    assert all(
+        r["answer"]["diagnostics"].get("mode") == "assembled"
+        for r in later
+        if r["body"].get("phase") == "pre_prompt"
+    )
 
 
 def test_tool_call_and_result_are_stored_once_each(conv: Conversation) -> None:

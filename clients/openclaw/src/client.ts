@@ -1,6 +1,7 @@
 // HTTP transport to the context-engine service.
 
 import type { PluginConfig } from "./config.ts";
+import { wellFormedJson } from "./sanitize.ts";
 
 /** The service could not be reached, did not answer in time, or the caller aborted. */
 export class TransportError extends Error {
@@ -62,7 +63,7 @@ export function createClient(config: PluginConfig, fetchImpl: typeof fetch = fet
       let payload: string | undefined;
       if (options.body !== undefined) {
         headers["content-type"] = "application/json";
-        payload = JSON.stringify(options.body);
+        payload = wellFormedJson(options.body);
       }
       let response: Response;
       let text: string;

@@ -81,6 +81,21 @@ function isAbortSignal(obj: object): boolean {
   );
 }
 
+// JSON.stringify writes a lone UTF-16 surrogate (a string cut inside an emoji by a slice) as an
+// escape such as \ud83d, never raw, and writes a literal backslash as \\. So an escape in the
+// surrogate range preceded by an even run of backslashes is exactly a lone surrogate.
+const LONE_SURROGATE_ESCAPE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g;
+
+/** A request body as JSON text in which every lone surrogate is U+FFFD. No UTF-8 text can hold a
+ * lone surrogate, so the service refuses a body that carries one (400); the host would then lose
+ * the turn that holds it, and fall back to its own history on every later assemble. The
+ * replacement is the one TextEncoder and String.prototype.toWellFormed make, so the same host
+ * message always becomes the same stored message. */
+export function wellFormedJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes("\\ud") ? text.replace(LONE_SURROGATE_ESCAPE, "$1\\ufffd") : text;
+}
+
 /** A non-empty string, else undefined. */
 export function str(value: unknown): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;

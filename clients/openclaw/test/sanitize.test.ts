@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { estimateTokens, messagesJson, toJson, toolNames } from "../src/sanitize.ts";
+import { estimateTokens, messagesJson, toJson, toolNames, wellFormedJson } from "../src/sanitize.ts";
 
 describe("toJson", () => {
   test("drops functions, symbols, undefined and signals; keeps data", () => {
@@ -49,6 +49,37 @@ describe("toJson", () => {
   test("the result always survives JSON.stringify unchanged", () => {
     const out = toJson({ x: [new Set([3, 1]), { y: new Map([[1, new Set(["b", "a"])]]) }] });
     assert.deepEqual(JSON.parse(JSON.stringify(out)), out);
+  });
+});
+
+describe("wellFormedJson", () => {
+  const REPLACEMENT = "\ufffd";
+
+  test("a lone surrogate, high or low, anywhere in the body becomes U+FFFD", () => {
+    const body = {
+      messages: [{ role: "assistant", content: [{ type: "text", text: "cut inside an emoji \ud83d" }] }],
+      prompt: "\udc00 at the start",
+      ["key \ud800"]: ["x\udbffy", "\udfff"],
+    };
+    assert.deepEqual(JSON.parse(wellFormedJson(body)), {
+      messages: [{ role: "assistant", content: [{ type: "text", text: `cut inside an emoji ${REPLACEMENT}` }] }],
+      prompt: `${REPLACEMENT} at the start`,
+      [`key ${REPLACEMENT}`]: [`x${REPLACEMENT}y`, REPLACEMENT],
+    });
+  });
+
+  test("the result is what String.prototype.toWellFormed makes of every string", () => {
+    const texts = ["a\ud83d\ude42b", "\ud83d\ud83d\ude42", "\ude42\ud83d", "\ud83d", "plain", "中文\udc00"];
+    for (const text of texts) {
+      assert.equal(JSON.parse(wellFormedJson({ text })).text, text.toWellFormed(), JSON.stringify(text));
+    }
+  });
+
+  test("well-formed text is unchanged: pairs, and backslashes followed by u d in the text itself", () => {
+    const body = { a: "smile \ud83d\ude42", b: "C:\\udev\\ud800", c: "\\\\ud8ff", d: "\\\ud800" };
+    const out = JSON.parse(wellFormedJson(body));
+    assert.deepEqual(out, { ...body, d: `\\${REPLACEMENT}` });
+    assert.equal(wellFormedJson({ a: body.a, b: body.b, c: body.c }), JSON.stringify({ a: body.a, b: body.b, c: body.c }));
   });
 });
 
