@@ -107,14 +107,18 @@ def _count_moved(kept_order: list[Message], emitted: list[Message]) -> int:
     )
 
 
+def _unfinished(assistant: Message) -> bool:
+    stop_reason = assistant.get("stopReason")
+    return isinstance(stop_reason, str) and stop_reason in _UNFINISHED_STOP_REASONS
+
+
 def _repair_span(
     assistant: Message, span: Sequence[Message], seen: set[str], stats: PairingStats
 ) -> list[Message]:
     """The assistant, its results in call order, then the other messages of its span."""
     calls = _unique_calls(assistant)
     results, remainder, kept_order = _split_span(span, {c.id for c in calls}, seen, stats)
-    stop_reason = assistant.get("stopReason")
-    if isinstance(stop_reason, str) and stop_reason in _UNFINISHED_STOP_REASONS:
+    if _unfinished(assistant):
         # Nothing is synthesized for an unfinished turn, and its results go with it (§5.11).
         stats.dropped_orphans += len(results)
         return [assistant, *remainder]
@@ -220,8 +224,61 @@ def drop_blank_text_blocks(message: Message) -> Message:
     return {**message, "content": kept} if kept else message
 
 
+def _drops_blank_text(message: Message) -> bool:
+    """Whether drop_blank_text_blocks would change the message (never one of a single block)."""
+    content = message.get("content")
+    if not isinstance(content, list) or len(content) < 2:
+        return False
+    blank = [_is_blank_text(block) for block in content]
+    return any(blank) and not all(blank)
+
+
+def _only_users_to_merge(messages: Sequence[Message]) -> bool | None:
+    """What the passes would do to the history, found in one pass: nothing (False), merge runs of
+    consecutive user messages and nothing else (True), or more (None).
+
+    The history the service assembles nearly always needs nothing but the merge of its summary
+    with the user message after it, and the five passes cost about 2 ms for 500 messages where
+    this costs a fraction of that.
+    """
+    seen: set[str] = set()
+    pending: list[str] = []  # ids of the calls still to be answered, the next one last
+    previous = ""
+    users_to_merge = False
+    for message in messages:
+        role = role_of(message)
+        if _drops_blank_text(message):
+            return None
+        if pending:  # the results follow their assistant, in call order, nothing in between
+            if role != "toolResult" or tool_result_id(message) != pending[-1]:
+                return None
+            seen.add(pending.pop())
+        elif role == "toolResult" or role == previous == "assistant":
+            return None  # an orphan or duplicate result; two assistants to separate
+        elif role == "assistant":
+            if isinstance(message.get("content"), str):
+                return None
+            # An unfinished turn's calls are not answered: a result after it is dropped.
+            ids = [] if _unfinished(message) else [call.id for call in _unique_calls(message)]
+            if not seen.isdisjoint(ids):
+                return None
+            pending = ids[::-1]
+        users_to_merge = users_to_merge or role == previous == "user"
+        previous = role
+    return None if pending else users_to_merge
+
+
 def make_provider_valid(messages: Sequence[Message]) -> list[Message]:
     """A new list of the messages, made valid for providers (docs/lifecycle.md, Assemble step 5)."""
+    verdict = _only_users_to_merge(messages)
+    if verdict is False:
+        return list(messages)
+    if verdict:
+        originals = {id(message) for message in messages}
+        return [
+            message if id(message) in originals else drop_blank_text_blocks(message)
+            for message in merge_consecutive_users(messages)
+        ]
     normalized = [_normalize_assistant(m) for m in messages]
     paired, _ = repair_tool_pairing(normalized)
     merged = merge_consecutive_users(paired)
