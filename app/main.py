@@ -29,7 +29,7 @@ from app.logging import configure_logging
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.learning import ArchiveForLearning, learn_from_archive
 from app.memory.recall import MemoryRecall
-from app.memory.service import MemoryService
+from app.memory.service import EmbeddingLimits, MemoryService
 from app.metrics import Metrics
 from app.providers.embeddings import LocalE5Embedder, OpenAICompatibleEmbedder
 from app.providers.llm import OpenAICompatibleLLM
@@ -153,7 +153,7 @@ async def _start_services(
     cached = (
         CachedEmbedder(uow, embedder, metrics.observe_embedding) if embedder is not None else None
     )
-    memory = MemoryService(uow, cached, settings.embedding.max_chunks_per_memory)
+    memory = MemoryService(uow, cached, EmbeddingLimits.of(settings.embedding))
     recall = MemoryRecall(
         memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000
     )

@@ -149,6 +149,13 @@ class EmbeddingSettings(BaseModel):
         le=1000,
         description="Chunks of one memory that get vectors; every chunk is keyword-indexed.",
     )
+    max_tokens_per_memory: int = Field(
+        512,
+        ge=16,
+        le=1_000_000,
+        description="Model input tokens of one memory that get embedded, over its first chunks "
+        "(the last one cut): bounds the model time one memory or imported record can take.",
+    )
     similarity_floor: float | None = Field(
         None,
         ge=0,

@@ -15,7 +15,7 @@ from app.db.migrate import current_and_head
 from app.db.uow import UnitOfWork
 from app.main import build_embedder
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.service import MemoryService
+from app.memory.service import EmbeddingLimits, MemoryService
 from app.settings import Settings
 
 EXIT_OK = 0
@@ -54,7 +54,7 @@ async def memory_service(settings: Settings, uow: UnitOfWork) -> AsyncIterator[M
         yield MemoryService(
             uow,
             CachedEmbedder(uow, embedder) if embedder is not None else None,
-            settings.embedding.max_chunks_per_memory,
+            EmbeddingLimits.of(settings.embedding),
         )
 
 

@@ -14,7 +14,7 @@ from app.db.uow import UnitOfWork
 from app.jobs.worker import Phase2Worker
 from app.main import build_embedder, chat_model, make_learner
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.service import MemoryService
+from app.memory.service import EmbeddingLimits, MemoryService
 from app.metrics import Metrics
 from app.ops import queue_depth
 from app.settings import Settings
@@ -82,7 +82,7 @@ def _build_worker(settings: Settings, uow: UnitOfWork, http: httpx.AsyncClient) 
         memory = MemoryService(
             uow,
             CachedEmbedder(uow, embedder) if embedder is not None else None,
-            settings.embedding.max_chunks_per_memory,
+            EmbeddingLimits.of(settings.embedding),
         )
         learner = make_learner(memory, model)
     return Phase2Worker(uow, builder, settings.worker, observe=metrics.observe_job, learn=learner)

@@ -7,6 +7,7 @@ else 0.25; the sum is rounded up. ASCII therefore costs ceil(len / 4).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import regex
 
@@ -50,3 +51,31 @@ def estimate_text_tokens(text: str | None) -> int:
     if not text:
         return 0
     return math.ceil(text_weight(text))
+
+
+def fit_to_token_budget(
+    texts: Sequence[str], max_tokens: int, count: Callable[[str], int]
+) -> list[str]:
+    """The texts, in order, while together they hold at most ``max_tokens`` as ``count`` counts
+    them: the first that does not fit is cut to its longest prefix that does (found by bisection),
+    and the rest are left out. An embedding model's time grows with the tokens it reads, so this
+    bounds what one long text can cost."""
+    fitted: list[str] = []
+    left = max_tokens
+    for text in texts:
+        tokens = count(text)
+        if tokens <= left:
+            fitted.append(text)
+            left -= tokens
+            continue
+        low, high = 0, len(text)  # count(text[:low]) fits; count(text[:high]) does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if count(text[:middle]) <= left:
+                low = middle
+            else:
+                high = middle
+        if low and text[:low].strip():
+            fitted.append(text[:low])
+        break
+    return fitted

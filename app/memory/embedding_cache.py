@@ -92,6 +92,9 @@ class CachedEmbedder:
     async def embed_passages(self, texts: list[str]) -> list[list[float]]:
         return await self._embed("passage", texts)
 
+    async def fit_passages(self, texts: list[str], max_tokens: int) -> list[str]:
+        return await self.embedder.fit_passages(texts, max_tokens)
+
     async def _embed(self, kind: str, texts: list[str]) -> list[list[float]]:
         keys = [self._key(kind, t) for t in texts]
         found = await asyncio.to_thread(self._lookup, keys)

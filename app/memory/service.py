@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.clock import utcnow
 from app.db.models import Memory
@@ -36,6 +36,9 @@ from app.memory.results import CommitOutcome, Deleted, ForgetOutcome, MemoryPage
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
 from app.providers.protocols import ProviderError
 
+if TYPE_CHECKING:
+    from app.settings import EmbeddingSettings
+
 
 @dataclass(frozen=True, slots=True)
 class Caller:
@@ -46,29 +49,53 @@ class Caller:
     user_from_header: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class EmbeddingLimits:
+    """What of one memory gets vectors: its first ``max_chunks`` chunks, cut to ``max_tokens`` of
+    the model's input tokens together (every chunk is in the word index). Embedding costs what
+    the model reads, about a millisecond a token for the local model on two cores, so one long
+    memory cannot hold the embedder, and the cores, for seconds."""
+
+    max_chunks: int = 4
+    max_tokens: int = 512
+
+    @classmethod
+    def of(cls, settings: EmbeddingSettings) -> EmbeddingLimits:
+        return cls(settings.max_chunks_per_memory, settings.max_tokens_per_memory)
+
+
 class MemoryService:
     def __init__(
-        self, uow: UnitOfWork, embedder: CachedEmbedder | None, max_embedded_chunks: int = 4
+        self,
+        uow: UnitOfWork,
+        embedder: CachedEmbedder | None,
+        limits: EmbeddingLimits = EmbeddingLimits(),
     ) -> None:
         self.uow = uow
         self.embedder = embedder
-        # Embedding costs what the model costs per chunk: only a memory's first chunks get vectors
-        # (every chunk is in the word index), so one long memory cannot hold the embedder for minutes.
-        self.max_embedded_chunks = max_embedded_chunks
+        self.limits = limits
 
     async def prepare(self, text: str) -> PreparedChunks:
         """Chunks and their vectors, computed outside any transaction; no embedder → keyword only."""
         return await self.prepare_chunks(await asyncio.to_thread(chunks_for, text))
 
     async def prepare_chunks(self, texts: list[str]) -> PreparedChunks:
-        """Vectors of the first chunks of a memory (see ``max_embedded_chunks``)."""
+        """Vectors of the first chunks of a memory (see ``EmbeddingLimits``)."""
         if self.embedder is None:
             return PreparedChunks(texts, None, None)
         try:
-            vectors = await self.embedder.embed_passages(texts[: self.max_embedded_chunks])
+            vectors = await self.embedder.embed_passages(await self.embedded_part(texts))
         except (ProviderError, TimeoutError):
             return PreparedChunks(texts, None, None)
         return PreparedChunks(texts, vectors, self.embedder.model_id)
+
+    async def embedded_part(self, chunks: list[str]) -> list[str]:
+        """What of a memory's chunks the model reads (``EmbeddingLimits``): the first ones, the last
+        of them possibly cut."""
+        if self.embedder is None:
+            return []
+        limits = self.limits
+        return await self.embedder.fit_passages(chunks[: limits.max_chunks], limits.max_tokens)
 
     async def commit_memory(
         self, caller: Caller, new: NewMemory, actor: str = "api"

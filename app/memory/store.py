@@ -75,7 +75,7 @@ def write_chunks(
         index.words,
     )
     if prepared.vectors is not None:
-        # Only the first chunks of a long memory have vectors (MemoryService.max_embedded_chunks).
+        # Only the first chunks of a long memory have vectors (MemoryService.embedded_part).
         dialect.store_chunk_vectors(
             db, [(c.id, partition, v) for c, v in zip(chunks, prepared.vectors, strict=False)]
         )
@@ -110,9 +110,10 @@ def write_chunks_many(
     for (memory, prepared), chunks in zip(items, groups, strict=True):
         if prepared.vectors is not None:
             partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
+            # Only the first chunks have vectors (MemoryService.embedded_part).
             vectors += [
                 (chunk.id, partition, vector)
-                for chunk, vector in zip(chunks, prepared.vectors, strict=True)
+                for chunk, vector in zip(chunks, prepared.vectors, strict=False)
             ]
         memory.embedding_model = prepared.model_id
     dialect.store_chunk_vectors(db, vectors)

@@ -193,17 +193,18 @@ async def prepare_batch(service: MemoryService, texts: list[str]) -> list[Prepar
     if service.embedder is None or not texts:
         return [PreparedChunks(chunks, None, None) for chunks in chunked]
     try:
+        embedded = [await service.embedded_part(chunks) for chunks in chunked]
         vectors = await service.embedder.embed_passages(
-            [chunk for chunks in chunked for chunk in chunks]
+            [text for part in embedded for text in part]
         )
     except (ProviderError, TimeoutError):
         return [PreparedChunks(chunks, None, None) for chunks in chunked]
     prepared, start = [], 0
-    for chunks in chunked:
+    for chunks, part in zip(chunked, embedded, strict=True):
         prepared.append(
-            PreparedChunks(chunks, vectors[start : start + len(chunks)], service.embedder.model_id)
+            PreparedChunks(chunks, vectors[start : start + len(part)], service.embedder.model_id)
         )
-        start += len(chunks)
+        start += len(part)
     return prepared
 
 

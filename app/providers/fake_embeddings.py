@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from app.core.tokens import estimate_text_tokens, fit_to_token_budget
 from app.providers.embeddings import endpoint_fingerprint, normalise
 
 FAKE_PROVIDER = "fake"
@@ -31,6 +32,10 @@ class FakeEmbedder:
         return [self.vector(text) for text in texts]
 
     embed_queries = embed_passages
+
+    async def fit_passages(self, texts: list[str], max_tokens: int) -> list[str]:
+        """Counted by the service's token estimator, as for an endpoint."""
+        return fit_to_token_budget(texts, max_tokens, estimate_text_tokens)
 
     def vector(self, text: str) -> list[float]:
         """The unit vector of one text: its tokens hashed into signed buckets."""

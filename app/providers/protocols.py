@@ -89,3 +89,9 @@ class Embedder(Protocol):
     async def embed_passages(self, texts: list[str]) -> list[list[float]]:
         """One vector per stored passage, in input order."""
         ...
+
+    async def fit_passages(self, texts: list[str], max_tokens: int) -> list[str]:
+        """The passages, in order, while together they hold at most ``max_tokens`` of the model's
+        input tokens: the first that does not fit is cut, the rest left out
+        (``app.core.tokens.fit_to_token_budget``)."""
+        ...

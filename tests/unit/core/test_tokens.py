@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from app.core.tokens import _WIDE_RANGES, estimate_text_tokens, text_weight
+from app.core.tokens import _WIDE_RANGES, estimate_text_tokens, fit_to_token_budget, text_weight
 
 
 def per_character(text: str) -> float:
@@ -80,3 +80,54 @@ def test_ascii_and_empty() -> None:
     assert estimate_text_tokens(None) == 0
     assert estimate_text_tokens("abcde") == 2
     assert estimate_text_tokens("部署失败") == 6
+
+
+# fit_to_token_budget
+
+
+def _words(text: str) -> int:
+    """A counter that, like a model's tokenizer, is not one token per character."""
+    return len(text.split()) + 2  # two special tokens per text, as an encoder adds
+
+
+def test_texts_that_fit_are_kept_whole_and_in_order() -> None:
+    texts = ["a b", "c d e", "f"]
+    assert fit_to_token_budget(texts, 100, _words) == texts
+    assert fit_to_token_budget(texts, 4 + 5, _words) == ["a b", "c d e"]  # exactly the budget
+
+
+def test_the_first_text_that_does_not_fit_is_cut_to_its_longest_fitting_prefix() -> None:
+    rng = random.Random(7)
+    for _ in range(500):
+        texts = [
+            " ".join(rng.choice(["x", "yy", "zzz", "中文"]) for _ in range(rng.randint(0, 40)))
+            for _ in range(rng.randint(0, 5))
+        ]
+        budget = rng.randint(0, 80)
+        fitted = fit_to_token_budget(texts, budget, _words)
+        assert sum(map(_words, fitted)) <= budget
+        whole = 0
+        while whole < len(fitted) and fitted[whole] == texts[whole]:
+            whole += 1
+        assert whole >= len(fitted) - 1  # only the last one may be cut
+        if whole < len(texts):  # something was cut or left out: nothing more would fit
+            cut = fitted[whole] if whole < len(fitted) else ""
+            assert texts[whole].startswith(cut)
+            used = sum(map(_words, fitted[:whole]))
+            longer = texts[whole][: len(cut) + 1]
+            assert (
+                len(cut) == len(texts[whole])
+                or _words(longer) + used > budget
+                or not (longer.strip())
+            )
+
+
+def test_a_budget_too_small_for_any_text_keeps_nothing() -> None:
+    assert fit_to_token_budget(["a b c"], 2, _words) == []
+    assert fit_to_token_budget([], 10, _words) == []
+    assert fit_to_token_budget(["a", "b"], 0, len) == []
+
+
+def test_characters_as_tokens_cut_exactly_at_the_budget() -> None:
+    assert fit_to_token_budget(["abcdef", "ghij"], 8, len) == ["abcdef", "gh"]
+    assert fit_to_token_budget(["-" * 5000], 510, len) == ["-" * 510]

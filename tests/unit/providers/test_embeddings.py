@@ -54,6 +54,18 @@ async def test_local_model_loads_from_the_package_and_gives_unit_vectors(local: 
     assert all(abs(norm(v) - 1.0) < 1e-4 for v in vectors)
 
 
+async def test_local_fit_counts_the_models_own_tokens(local: LocalE5Embedder):
+    """A dashed run is about one of the model's tokens per character, prose about a quarter."""
+    model = local._get_model()
+    dashed = "a-" * 2000
+    [cut] = await local.fit_passages([dashed, "never read"], 512)
+    assert dashed.startswith(cut)
+    assert model.token_count(cut) <= 512 < model.token_count(dashed[: len(cut) + 1])
+    prose = ["The user likes green tea.", "用户喜欢喝绿茶"]
+    assert await local.fit_passages(prose, 512) == prose
+    assert await local.fit_passages(prose, model.token_count(prose[0])) == prose[:1]
+
+
 async def test_chinese_is_closer_to_its_translation_than_to_unrelated_text(local: LocalE5Embedder):
     [query] = await local.embed_queries(["用户喜欢喝绿茶"])
     translation, unrelated = await local.embed_passages(
@@ -350,6 +362,9 @@ async def test_every_embedder_satisfies_the_protocol(client: httpx.AsyncClient):
     embedders: list[Embedder] = [FakeEmbedder(), LocalE5Embedder(), Remote(client).embedder]
     for embedder in embedders:
         assert embedder.provider and embedder.model_id and len(embedder.endpoint_key) == 64
+        long = "a b c " * 400
+        [cut] = await embedder.fit_passages([long, "never read"], 64)
+        assert long.startswith(cut) and 0 < len(cut) < len(long)
 
 
 def test_cosine():
