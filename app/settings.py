@@ -150,7 +150,7 @@ class EmbeddingSettings(BaseModel):
         description="Chunks of one memory that get vectors; every chunk is keyword-indexed.",
     )
     max_tokens_per_memory: int = Field(
-        512,
+        256,
         ge=16,
         le=1_000_000,
         description="Model input tokens of one memory that get embedded, over its first chunks "

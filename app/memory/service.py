@@ -57,7 +57,7 @@ class EmbeddingLimits:
     memory cannot hold the embedder, and the cores, for seconds."""
 
     max_chunks: int = 4
-    max_tokens: int = 512
+    max_tokens: int = 256
 
     @classmethod
     def of(cls, settings: EmbeddingSettings) -> EmbeddingLimits:
