@@ -12,6 +12,7 @@ from app.core.date_terms import mentioned_dates
 from app.core.redaction import redact_text
 from app.db.dialects import Dialect
 from app.db.dialects.fts5_words import words
+from app.db.dialects.postings import TermCounts, term_counts
 from app.db.models import Memory, MemoryAudit
 from app.memory import repository as repo
 from app.memory.records import owner_key, snapshot
@@ -42,17 +43,19 @@ def index_text(memory: Memory, chunk: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ChunkIndex:
-    """The word index's text of each chunk of a memory and the words of those texts: pure work
-    that a caller does before the write lock when it knows the memory's title and time (for a
-    memory of 100 KB it was most of the write transaction)."""
+    """The word index's text of each chunk of a memory, the words of those texts and their term
+    counts: pure work that a caller does before the write lock when it knows the memory's title
+    and time (for a memory of 100 KB it was most of the write transaction)."""
 
     texts: list[str]
     words: dict[str, list[str]]
+    counts: dict[str, TermCounts]
 
 
 def chunk_index(memory: Memory, chunks: list[str]) -> ChunkIndex:
     texts = [index_text(memory, chunk) for chunk in chunks]
-    return ChunkIndex(texts, {text: words(text) for text in texts})
+    split = {text: words(text) for text in texts}
+    return ChunkIndex(texts, split, {text: term_counts(tokens) for text, tokens in split.items()})
 
 
 def write_chunks(
@@ -73,6 +76,7 @@ def write_chunks(
         db,
         [(c.id, partition, text) for c, text in zip(chunks, index.texts, strict=True)],
         index.words,
+        index.counts,
     )
     if prepared.vectors is not None:
         # Only the first chunks of a long memory have vectors (MemoryService.embedded_part).

@@ -1,6 +1,7 @@
-"""A new memory's word index entries are computed before the write lock (``store.chunk_index``):
-they must be exactly what rebuilding the memory's chunks inside a transaction writes, on both
-databases (dates resolved against the memory's time, CJK spaced, every chunk)."""
+"""A new memory's word index entries and their term counts are computed before the write lock
+(``store.chunk_index``): they must be exactly what rebuilding the memory's chunks inside a
+transaction writes, on both databases (dates resolved against the memory's time, CJK spaced,
+every chunk, every posting)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sqlalchemy import Engine, text
 from app.db.uow import UnitOfWork
 from app.memory import repository as repo
 from app.memory.service import Caller, MemoryService, NewMemory
-from app.memory.store import PreparedChunks, chunks_for, write_chunks
+from app.memory.store import ChunkIndex, PreparedChunks, chunks_for, index_text, write_chunks
 from tests.helpers.databases import migrated_engine
 
 WORDS_SQL = {
@@ -34,6 +35,15 @@ def indexed_words(engine: Engine) -> list[str]:
         return [str(t) for (t,) in conn.execute(text(WORDS_SQL[engine.dialect.name]))]
 
 
+def indexed_postings(engine: Engine) -> list[tuple[int, str, int, float]]:
+    """(chunk rank, term, frequency, impact) of every posting: chunk ids change on a rebuild."""
+    sql = "SELECT chunk_id, term, frequency, impact FROM memory_postings ORDER BY chunk_id, term"
+    with engine.connect() as conn:
+        rows = list(conn.execute(text(sql)))
+    rank = {chunk_id: n for n, chunk_id in enumerate(sorted({r[0] for r in rows}))}
+    return [(rank[c], str(t), int(f), round(float(i), 4)) for c, t, f, i in rows]
+
+
 async def test_words_computed_before_the_lock_equal_those_built_inside(engine: Engine) -> None:
     uow = UnitOfWork(engine)
     content = " ".join(
@@ -48,12 +58,16 @@ async def test_words_computed_before_the_lock_equal_those_built_inside(engine: E
     )
     outcome = await MemoryService(uow, None).commit_memory(Caller("t"), new)
     assert outcome.action == "ADD" and outcome.memory is not None
-    before = indexed_words(engine)
+    before, postings_before = indexed_words(engine), indexed_postings(engine)
     assert len(before) == len(chunks_for(content)) > 3
+    assert {t for _, t, _, _ in postings_before} >= {"部署", "zurich", "2023"}
     assert all("2023 05 07" in words for words in before)  # "yesterday", resolved
     with uow.write() as db:
         memory = repo.get_memory(db, "t", outcome.memory.id)
         assert memory is not None
         texts = chunks_for(memory.content)
-        write_chunks(db, uow.dialect, memory, PreparedChunks(texts, None, None))
+        # Index texts only: the dialect splits the words and counts the terms itself.
+        bare = ChunkIndex([index_text(memory, chunk) for chunk in texts], {}, {})
+        write_chunks(db, uow.dialect, memory, PreparedChunks(texts, None, None), bare)
     assert indexed_words(engine) == before
+    assert indexed_postings(engine) == postings_before  # term counts computed early, or inside

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
+from app.db.dialects.postings import TermCounts
+
 
 @dataclass(frozen=True, slots=True)
 class TextHit:
@@ -92,10 +94,12 @@ class Dialect(ABC):
         db: Session,
         rows: Iterable[tuple[int, str, str]],
         words_of: Mapping[str, list[str]] | None = None,
+        counts_of: Mapping[str, TermCounts] | None = None,
     ) -> None:
         """Add (chunk id, owner partition, prepared text) triples to the memory word index.
-        ``words_of`` holds the words of texts (``fts5_words.words``) that the caller split before
-        the transaction; any other text is split here."""
+        ``words_of`` holds the words of texts (``fts5_words.words``) and ``counts_of`` the term
+        counts of those words (``postings.term_counts``) that the caller computed before the
+        transaction; anything else is computed here."""
 
     @abstractmethod
     def store_chunk_vectors(

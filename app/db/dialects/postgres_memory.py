@@ -17,7 +17,7 @@ from app.db.dialects.postgres_memory_counts import query_counts
 from app.db.dialects.postgres_memory_postings import post_chunks, read_statistics, unpost_chunks
 from app.db.dialects.postgres_text import tsvector_literal, vector_literal, without_nul
 from app.db.dialects.posting_plan import MIN_CANDIDATES
-from app.db.dialects.postings import score_chunks
+from app.db.dialects.postings import TermCounts, score_chunks
 
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
@@ -33,13 +33,18 @@ class PostgresMemoryIndex:
         db: Session,
         rows: Iterable[tuple[int, str, str]],
         words_of: Mapping[str, list[str]] | None = None,
+        counts_of: Mapping[str, TermCounts] | None = None,
     ) -> None:
         chunks = chunks_with_words(rows, words_of)
+        counts = counts_of or {}
         params = [
             {"id": chunk_id, "p": partition, "tokens": tokens, "v": tsvector_literal(tokens)}
             for chunk_id, partition, _, tokens in chunks
         ]
-        posted = [(chunk_id, partition, tokens) for chunk_id, partition, _, tokens in chunks]
+        posted = [
+            (chunk_id, partition, tokens, counts.get(body))
+            for chunk_id, partition, body, tokens in chunks
+        ]
         if params:
             db.execute(
                 text(

@@ -19,6 +19,7 @@ from app.db.dialects.postgres_memory_counts import query_counts
 from app.db.dialects.postgres_text import tsquery_literal
 from app.db.dialects.posting_plan import Statistics
 from app.db.dialects.postings import (
+    TermCounts,
     added_term_deltas,
     partition_deltas,
     postings,
@@ -26,13 +27,16 @@ from app.db.dialects.postings import (
 )
 
 
-def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]) -> None:
-    """Add (chunk id, partition, words) to the postings and the counters."""
+def post_chunks(
+    db: Session | Connection, rows: list[tuple[int, str, list[str], TermCounts | None]]
+) -> None:
+    """Add (chunk id, partition, words, their term counts where known) to the postings and the
+    counters."""
     if not rows:
         return
     forget_counts(db)
-    averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t in rows))
-    posted = [x for i, p, t in rows for x in postings(p, i, t, averages.get(p, 0.0))]
+    averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t, _ in rows))
+    posted = [x for i, p, t, c in rows for x in postings(p, i, t, averages.get(p, 0.0), c)]
     _change_terms(db, added_term_deltas(posted))
     db.execute(
         text(

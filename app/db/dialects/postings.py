@@ -75,14 +75,26 @@ class Posting:
     impact: float
 
 
+TermCounts = list[tuple[str, int]]
+
+
+def term_counts(tokens: list[str]) -> TermCounts:
+    """A chunk's posting terms with their frequencies, in term order: pure work that a writer does
+    before its transaction where it can (most of what posting a long memory costs)."""
+    return sorted(chunk_terms(tokens).items())
+
+
 def postings(
-    partition: str, chunk_id: int, tokens: list[str], average_length: float
+    partition: str,
+    chunk_id: int,
+    tokens: list[str],
+    average_length: float,
+    counts: TermCounts | None = None,
 ) -> list[Posting]:
-    """One chunk's postings, in term order."""
-    terms = chunk_terms(tokens)
+    """One chunk's postings, in term order (``counts``: its ``term_counts``, where known)."""
     return [
         Posting(partition, term, chunk_id, count, impact(count, len(tokens), average_length))
-        for term, count in sorted(terms.items())
+        for term, count in (term_counts(tokens) if counts is None else counts)
     ]
 
 

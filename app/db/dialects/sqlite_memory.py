@@ -21,7 +21,7 @@ from app.db.dialects.base import TextHit, memory_partition
 from app.db.dialects.fts5_words import chunks_with_words, fts5_idf, parse_expression
 from app.db.dialects.memory_counts import read_counts, term_documents
 from app.db.dialects.posting_plan import MIN_CANDIDATES
-from app.db.dialects.postings import score_chunks
+from app.db.dialects.postings import TermCounts, score_chunks
 from app.db.dialects.sqlite_memory_candidates import candidate_words, current_chunks
 from app.db.dialects.sqlite_memory_postings import (
     post_chunks,
@@ -46,10 +46,15 @@ class SqliteMemoryIndex:
         db: Session,
         rows: Iterable[tuple[int, str, str]],
         words_of: Mapping[str, list[str]] | None = None,
+        counts_of: Mapping[str, TermCounts] | None = None,
     ) -> None:
         chunks = chunks_with_words(rows, words_of)
+        counts = counts_of or {}
         params = [{"id": chunk_id, "text": body} for chunk_id, _, body, _ in chunks]
-        posted = [(chunk_id, partition, tokens) for chunk_id, partition, _, tokens in chunks]
+        posted = [
+            (chunk_id, partition, tokens, counts.get(body))
+            for chunk_id, partition, body, tokens in chunks
+        ]
         if params:
             db.execute(text(f"INSERT INTO {MEMORY_FTS}(rowid, text) VALUES (:id, :text)"), params)
             post_chunks(db, posted)

@@ -16,6 +16,7 @@ from app.db.dialects.memory_counts import forget_counts
 from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
 from app.db.dialects.posting_plan import Counts, Statistics, counts_from_rows
 from app.db.dialects.postings import (
+    TermCounts,
     added_term_deltas,
     chunk_terms,
     partition_deltas,
@@ -32,8 +33,11 @@ def expanding(sql: str, *names: str) -> TextClause:
     return text(sql).bindparams(*(bindparam(name, expanding=True) for name in names))
 
 
-def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]) -> None:
-    """Add (chunk id, partition, words) to the words, the postings and the counters."""
+def post_chunks(
+    db: Session | Connection, rows: list[tuple[int, str, list[str], TermCounts | None]]
+) -> None:
+    """Add (chunk id, partition, words, their term counts where known) to the words, the postings
+    and the counters."""
     if not rows:
         return
     forget_counts(db)
@@ -42,10 +46,10 @@ def post_chunks(db: Session | Connection, rows: list[tuple[int, str, list[str]]]
             f"INSERT OR REPLACE INTO {MEMORY_WORDS}(chunk_id, partition, tokens) "
             "VALUES (:id, :p, :tokens)"
         ),
-        [{"id": i, "p": p, "tokens": " ".join(t)} for i, p, t in rows],
+        [{"id": i, "p": p, "tokens": " ".join(t)} for i, p, t, _ in rows],
     )
-    averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t in rows))
-    posted = [x for i, p, t in rows for x in postings(p, i, t, averages.get(p, 0.0))]
+    averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t, _ in rows))
+    posted = [x for i, p, t, c in rows for x in postings(p, i, t, averages.get(p, 0.0), c)]
     _change_terms(db, added_term_deltas(posted))
     db.execute(
         text(
