@@ -66,7 +66,7 @@ def _post_existing_rows() -> None:
         text("SELECT id, partition, tokens FROM memory_fts WHERE partition IS NOT NULL ORDER BY id")
     ).all()
     for start in range(0, len(rows), _BATCH):
-        batch = [(int(i), str(p), list(t)) for i, p, t in rows[start : start + _BATCH]]
+        batch = [(int(i), str(p), list(t), None) for i, p, t in rows[start : start + _BATCH]]
         post_chunks(bind, batch)
 
 

@@ -86,7 +86,7 @@ def _post_existing_chunks() -> None:
         tokens = words(index_text(memory, row.text))
         if tokens:
             partition = memory_partition(row.tenant_id, (row.owner_kind, row.owner_id))
-            rows.append((int(row.id), partition, tokens))
+            rows.append((int(row.id), partition, tokens, None))
     for start in range(0, len(rows), _BATCH):
         post_chunks(bind, rows[start : start + _BATCH])
 
