@@ -93,8 +93,11 @@ def _split_long_line(line: str, size: int) -> list[str]:
     """Cut a line into segments of at most ``size`` tokens, at spaces where possible."""
     pieces: list[str] = []
     current, used = "", 0.0
+    weights: dict[str, float] = {}  # a long line repeats its words: each is weighed once
     for word in re.findall(r"\S+\s*|\s+", line):
-        word_weight = _weight(word)
+        word_weight = weights.get(word)
+        if word_weight is None:
+            word_weight = weights[word] = _weight(word)
         parts = [(word, word_weight)] if word_weight <= size else [(c, _weight(c)) for c in word]
         for part, weight in parts:
             if current and used + weight > size:
