@@ -20,6 +20,11 @@ from app.memory import repository as repo
 from app.providers.protocols import Embedder
 
 QUERY_CACHE_SIZE = 2048
+# The model tokens of a query that are embedded (about a thousand characters of prose). A query
+# can be 4,000 characters (a recall prompt, a search), and text such as a dashed run is a token a
+# character: the local model would spend seconds of both cores on one query. Counted as a
+# passage (the prefixes differ by a token).
+QUERY_MAX_TOKENS = 256
 
 # (outcome: ok | error | cache_hit, number of texts, seconds of the provider call)
 EmbedObserver = Callable[[str, int, float], None]
@@ -83,11 +88,19 @@ class CachedEmbedder:
             task.exception()  # retrieved here: every caller may have stopped waiting
 
     async def _embed_query(self, key: str, text: str) -> list[float]:
-        vector = (await self._embed("query", [text]))[0]
+        vector = (await self._embed("query", [await self._bounded_query(text)]))[0]
         self._queries[key] = vector
         while len(self._queries) > QUERY_CACHE_SIZE:
             self._queries.popitem(last=False)
         return vector
+
+    async def _bounded_query(self, text: str) -> str:
+        """The part of a query the model reads: at most QUERY_MAX_TOKENS of its tokens. A short
+        text is not counted (no character is more than four tokens)."""
+        if len(text) * 4 + 8 <= QUERY_MAX_TOKENS:
+            return text
+        fitted = await self.embedder.fit_passages([text], QUERY_MAX_TOKENS)
+        return fitted[0] if fitted else text[: QUERY_MAX_TOKENS // 4]
 
     async def embed_passages(self, texts: list[str]) -> list[list[float]]:
         return await self._embed("passage", texts)

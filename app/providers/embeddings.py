@@ -120,11 +120,11 @@ class LocalE5Embedder:
         return await self._embed(texts, is_query=False)
 
     async def fit_passages(self, texts: list[str], max_tokens: int) -> list[str]:
-        """Counted by the model's own tokenizer (``passage:`` prefix and special tokens included),
-        on the engine's thread: the engine reads about a thousand tokens a second per core, so
-        the count, not the length in characters, is what an embedding costs."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, self._fit, list(texts), max_tokens)
+        """Counted by the model's own tokenizer (``passage:`` prefix and special tokens included):
+        the engine reads about a thousand tokens a second per core, so the count, not the length
+        in characters, is what an embedding costs. The tokenizer only reads the model's tables,
+        so this runs beside an embedding, not behind it on the engine's thread."""
+        return await asyncio.to_thread(self._fit, list(texts), max_tokens)
 
     def _fit(self, texts: list[str], max_tokens: int) -> list[str]:
         return fit_to_token_budget(texts, max_tokens, self._get_model().token_count)

@@ -7,9 +7,10 @@ import asyncio
 
 import pytest
 
+from app.core.tokens import estimate_text_tokens
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
-from app.memory.embedding_cache import CachedEmbedder
+from app.memory.embedding_cache import QUERY_MAX_TOKENS, CachedEmbedder
 from app.providers.fake_embeddings import FakeEmbedder
 from app.providers.protocols import ProviderError
 from app.settings import Settings
@@ -72,3 +73,18 @@ async def test_a_failure_reaches_every_waiting_caller_and_the_next_call_tries_ag
     embedder.fail = False
     assert await cached.embed_query("kafka") == embedder.vector("kafka")
     assert embedder.calls == [["kafka"], ["kafka"]]
+
+
+async def test_a_long_query_is_cut_to_what_the_model_reads(settings: Settings) -> None:
+    embedder = HeldEmbedder()
+    embedder.release.set()
+    cached = _cached(settings, embedder)
+    long = "deploy the staging cluster " * 200  # about 1,350 tokens by the service's estimate
+    vector = await cached.embed_query(long)
+    [[read]] = embedder.calls
+    assert long.startswith(read) and estimate_text_tokens(read) <= QUERY_MAX_TOKENS < len(read)
+    assert vector == embedder.vector(read)
+    assert await cached.embed_query(long) == vector and len(embedder.calls) == 1  # cached
+    short = "deploy failed"
+    await cached.embed_query(short)
+    assert embedder.calls[-1] == [short]
