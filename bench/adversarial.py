@@ -3,7 +3,8 @@
 - *redaction*: ``redact_secrets`` and capture sanitation over 1 MB of each shape of
   ``bench/adversarial_texts.py``, in process, best of 3.
 - *requests*: a real server; 1 MB of each shape as a tool result through ``/after-turn`` and
-  100 KB (the content limit) through ``POST /memories``, one at a time, while a second client keeps
+  100 KB (the content limit) through ``POST /memories`` and 4,000 characters (the query limit)
+  through ``POST /memories/search``, one at a time, while a second client keeps
   sending a small ``/after-turn`` to another session. Figures: the slowest adversarial request
   (target 1 s) and the slowest concurrent request that overlapped one (target 100 ms).
 """
@@ -24,6 +25,7 @@ from bench.common import Config, Row, Server, encode, migrated_db, percentile, t
 
 MB = 1_000_000
 MEMORY_CONTENT_LIMIT = 100_000
+QUERY_LIMIT = 4_000  # the longest memory search query
 PROBE_PAUSE_S = 0.01
 
 
@@ -122,6 +124,8 @@ def _adversarial_calls(
             )
         memory = {"content": adversarial_text(name, memory_size), "category": "events"}
         calls.append((f"memories {name}", "/memories", encode(memory)))
+        query = {"query": adversarial_text(name, QUERY_LIMIT), "limit": 10}
+        calls.append((f"search {name}", "/memories/search", encode(query)))
     return calls
 
 
@@ -169,6 +173,12 @@ def run_requests(cfg: Config) -> list[Row]:
         overlapped,
     )
     _probe_note(rows[-1], probe)
+    rows += _request_rows(
+        "search",
+        f"{QUERY_LIMIT // 1000},000-character query, local embedding model",
+        latencies,
+        overlapped,
+    )
     plain, plain_overlapped, plain_probe = _measure(
         _adversarial_calls(size, MEMORY_CONTENT_LIMIT, with_hooks=False),
         {"CE_EMBEDDING__PROVIDER": "none"},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 from datetime import date
 
 from app.archives.ranking import (
@@ -19,7 +21,14 @@ from app.archives.ranking import (
     reciprocal_rank_fusion,
 )
 from app.core.date_terms import absolute_dates, mentioned_dates
-from app.core.query import clauses, document_tokens, parse_query, stem, strip_speaker
+from app.core.query import (
+    _COMPOUND_RE,
+    clauses,
+    document_tokens,
+    parse_query,
+    stem,
+    strip_speaker,
+)
 
 
 def tokens(query: str) -> list[str]:
@@ -53,6 +62,21 @@ def test_quotes_are_phrases_and_compounds_stay_whole() -> None:
     query = parse_query('is "green tea" on db-prod-7?')
     assert query.phrases == ("green tea",)
     assert "db-prod-7" in tokens('is "green tea" on db-prod-7?')
+
+
+def test_compounds_are_found_from_word_starts_exactly_as_anywhere() -> None:
+    """The compound pattern is tried only where a word starts (linear on a 4,000-character word);
+    on 100,000 random strings it finds what the same pattern tried at every position finds."""
+    anywhere = re.compile(r"\w+(?:[-./:_]\w+)+")
+    rng = random.Random(11)
+    for _ in range(100_000):
+        text = "".join(rng.choice("ab_-./: 中1") for _ in range(rng.randint(0, 16)))
+        assert _COMPOUND_RE.findall(text) == anywhere.findall(text), text
+    word = "x" * 3999
+    assert [t.token for t in parse_query(word).terms] == [word]
+    assert [t.token for t in parse_query(f"{word}.y").terms if t.kind == "compound"] == [
+        f"{word}.y"
+    ]
 
 
 def test_dates_become_iso_days() -> None:
