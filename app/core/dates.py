@@ -105,7 +105,10 @@ def resolve_relative_date(expression: str, message_time: str) -> str | None:
         text = _TIME_OF_DAY_RE.sub("", text)
     if anchor is None or not text:
         return None
-    resolved = _shifted(anchor, text)
+    try:
+        resolved = _shifted(anchor, text)
+    except (OverflowError, ValueError):
+        return None  # a count that leaves the calendar ("3000000天后", "9999 years ago")
     return resolved.isoformat() if resolved else None
 
 

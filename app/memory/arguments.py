@@ -16,9 +16,20 @@ def tool_arguments(result: ChatResult, name: str) -> Any:
     calls = [c for c in result.tool_calls if c.name == name] or list(result.tool_calls)
     if calls:
         return decode_arguments(calls[0].arguments)
-    text = re.sub(r"^```[a-zA-Z]*\s*|\s*```\s*$", "", (result.content or "").strip())
+    text = without_code_fence((result.content or "").strip())
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     return decode_arguments(text[min(starts) :]) if starts else None
+
+
+def without_code_fence(text: str) -> str:
+    """A stripped text without its opening ```lang and closing ``` fences. The closing one is cut
+    by hand: a pattern for it, tried at every position, took time quadratic in a run of blank
+    space inside the text (an answer that degenerates into blank lines)."""
+    text = _OPENING_FENCE.sub("", text, count=1)
+    return text[:-3].rstrip() if text.endswith("```") else text
+
+
+_OPENING_FENCE = re.compile(r"^```[a-zA-Z]*\s*")
 
 
 def decode_arguments(value: Any) -> Any:

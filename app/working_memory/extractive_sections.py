@@ -13,14 +13,18 @@ from typing import Any
 
 from app.core.messages import content_blocks, message_text, role_of
 from app.working_memory.document import shorten, split_sentences
-from app.working_memory.guards import ANCHOR_VALUE_PATTERNS, WM_PATH_LIKE_RE, is_fresh
+from app.working_memory.guards import (
+    ANCHOR_VALUE_PATTERNS,
+    PATH_TOKEN_MAX_CHARS,
+    WM_PATH_LIKE_RE,
+    is_fresh,
+)
 
 BULLET_MAX_CHARS = 240
 OPEN_ISSUES_WINDOW = 20  # "from the latest messages"
 # Per message, then per archive: bounds the work on huge pastes and tool outputs.
 _SCAN_CHARS = 8_000
 _ARCHIVE_SCAN_CHARS = 1_000_000
-_TOKEN_SCAN_CHARS = 256  # the path regex backtracks; long blobs are not paths
 
 # The guard's value anchors (dates, numbers with units, money, decisions) in one pass over
 # lower-cased text; their patterns hold no upper-case escapes, so lowering them is safe.
@@ -164,7 +168,7 @@ def _display_path(token: str, match: re.Match[str]) -> str:
 def _path_hits(text: str, scanned: set[str]) -> Iterator[tuple[str, str, str]]:
     for line in text.splitlines():
         for token in line.split():
-            if len(token) > _TOKEN_SCAN_CHARS or ("." not in token and "/" not in token):
+            if len(token) > PATH_TOKEN_MAX_CHARS or ("." not in token and "/" not in token):
                 continue
             if token in scanned:
                 continue  # logs repeat paths; the first line that mentions one is kept

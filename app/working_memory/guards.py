@@ -75,7 +75,21 @@ WM_PATH_LIKE_RE = re.compile(
     r"|(?:[a-zA-Z_][\w\-]*(?:/[a-zA-Z_][\w\-]*){1,})",
     re.IGNORECASE,
 )
-_WM_PATH_LIKE_RE = WM_PATH_LIKE_RE
+# The path pattern backtracks over every start of a long run of path characters (20 KB of dots
+# took twenty seconds); a path holds no whitespace, so it is matched token by token, and a token
+# longer than this is not a path.
+PATH_TOKEN_MAX_CHARS = 256
+
+
+def path_likes(text: str) -> set[str]:
+    """The path-like strings of a text (WM_PATH_LIKE_RE, in tokens of at most
+    PATH_TOKEN_MAX_CHARS characters)."""
+    return {
+        path
+        for token in text.split()
+        if len(token) <= PATH_TOKEN_MAX_CHARS
+        for path in WM_PATH_LIKE_RE.findall(token)
+    }
 
 
 def _keep() -> Op:
@@ -213,8 +227,8 @@ def enforce_files_no_regression(op: Any, old: str) -> Op:
     if op_name(op) != "UPDATE":
         return op
     new = _content(op)
-    old_paths = set(WM_PATH_LIKE_RE.findall(old))
-    new_paths = set(WM_PATH_LIKE_RE.findall(new))
+    old_paths = path_likes(old)
+    new_paths = path_likes(new)
     if not old_paths - new_paths:
         return op
     added = sorted(new_paths - old_paths)

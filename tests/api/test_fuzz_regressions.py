@@ -480,3 +480,22 @@ async def test_block_type_that_is_not_a_string_is_stored_not_a_500(client):
     # Every assembled message is dated; the undated stored one gets the current time.
     assert assembled.status_code == 200 and isinstance(returned[0].pop("timestamp"), int)
     assert returned == [odd]
+
+
+async def test_a_relative_day_past_the_calendar_is_no_date(client: httpx.AsyncClient) -> None:
+    # Was a 500: "3000000天后" (3,000,000 days later) resolved past year 9999 and raised, in the
+    # memory's index text and in the query of a search.
+    text = "我们99999999999天前见过，3000000天后再见"
+    memory = await add_memory(client, text)
+    found = await client.post("/memories/search", json={"query": text, "mode": "bm25"})
+    assert found.status_code == 200, found.text
+    assert [hit["id"] for hit in found.json()["results"]] == [memory["id"]]
+    await client.post(
+        "/after-turn", json={"sessionId": "s-days", "messages": [user(text), assistant("ok")]}
+    )
+    await client.post("/sessions/s-days/commit", json={"keepRecentCount": 0, "wait": True})
+    ranked = await client.post(
+        "/archives/search", json={"sessionId": "s-days", "query": text, "mode": "ranked"}
+    )
+    assert ranked.status_code == 200, ranked.text
+    assert ranked.json()["count"] >= 1
