@@ -87,6 +87,8 @@ class MemoryService:
             vectors = await self.embedder.embed_passages(await self.embedded_part(texts))
         except (ProviderError, TimeoutError):
             return PreparedChunks(texts, None, None)
+        if not vectors:  # nothing within the budget (blank text): keyword search only
+            return PreparedChunks(texts, None, None)
         return PreparedChunks(texts, vectors, self.embedder.model_id)
 
     async def embedded_part(self, chunks: list[str]) -> list[str]:
