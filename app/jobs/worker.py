@@ -25,7 +25,7 @@ from app.jobs import repository as queue
 from app.jobs.phase2 import JobLost, Learner, Phase2Context, run_phase2
 from app.jobs.repository import ClaimedJob
 from app.jobs.retry import RetryStrategy
-from app.settings import WorkerSettings
+from app.settings.groups import WorkerSettings
 from app.working_memory.service import WorkingMemoryBuilder
 
 log = structlog.get_logger("app.jobs.worker")

@@ -37,7 +37,7 @@ from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories,
 from app.providers.protocols import ProviderError
 
 if TYPE_CHECKING:
-    from app.settings import EmbeddingSettings
+    from app.settings.groups import EmbeddingSettings
 
 
 @dataclass(frozen=True, slots=True)
