@@ -41,26 +41,30 @@ def post_chunks(
     if not rows:
         return
     forget_counts(db)
-    db.execute(
-        text(
-            f"INSERT OR REPLACE INTO {MEMORY_WORDS}(chunk_id, partition, tokens) "
-            "VALUES (:id, :p, :tokens)"
-        ),
-        [{"id": i, "p": p, "tokens": " ".join(t)} for i, p, t, _ in rows],
+    _execute_many(
+        db,
+        f"INSERT OR REPLACE INTO {MEMORY_WORDS}(chunk_id, partition, tokens) VALUES (?, ?, ?)",
+        [(i, p, " ".join(t)) for i, p, t, _ in rows],
     )
     averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t, _ in rows))
     posted = [x for i, p, t, c in rows for x in postings(p, i, t, averages.get(p, 0.0), c)]
     _change_terms(db, added_term_deltas(posted))
-    db.execute(
-        text(
-            "INSERT OR REPLACE INTO memory_postings(partition, term, chunk_id, frequency, impact) "
-            "VALUES (:p, :t, :id, :f, :i)"
-        ),
-        [
-            {"p": x.partition, "t": x.term, "id": x.chunk_id, "f": x.frequency, "i": x.impact}
-            for x in posted
-        ],
+    _execute_many(
+        db,
+        "INSERT OR REPLACE INTO memory_postings(partition, term, chunk_id, frequency, impact) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(x.partition, x.term, x.chunk_id, x.frequency, x.impact) for x in posted],
     )
+
+
+def _execute_many(db: Session | Connection, sql: str, rows: list[tuple[object, ...]]) -> None:
+    """One statement for many rows, on the driver: a long memory writes thousands of postings
+    and term counters inside the write lock, and SQLAlchemy's processing of each row's
+    parameters cost more than SQLite's inserts (7,400 rows: 50 ms against 15). The values are
+    plain strings and numbers, which need no conversion."""
+    if rows:
+        connection = db.connection() if isinstance(db, Session) else db
+        connection.exec_driver_sql(sql, rows)
 
 
 def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
@@ -113,14 +117,12 @@ def _change_partitions(
 
 
 def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) -> None:
-    if deltas:
-        db.execute(
-            text(
-                "INSERT INTO memory_terms(partition, term, chunks) VALUES (:p, :t, :d) "
-                "ON CONFLICT (partition, term) DO UPDATE SET chunks = chunks + excluded.chunks"
-            ),
-            [{"p": p, "t": t, "d": d} for p, t, d in deltas],
-        )
+    _execute_many(
+        db,
+        "INSERT INTO memory_terms(partition, term, chunks) VALUES (?, ?, ?) "
+        "ON CONFLICT (partition, term) DO UPDATE SET chunks = chunks + excluded.chunks",
+        list(deltas),
+    )
 
 
 def query_counts(
