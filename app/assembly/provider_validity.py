@@ -215,22 +215,20 @@ def _is_blank_text(block: Any) -> bool:
     return not isinstance(text, str) or not text.strip()
 
 
-def drop_blank_text_blocks(message: Message) -> Message:
-    """Remove blank text blocks, unless that would leave the content empty."""
-    content = message.get("content")
-    if not isinstance(content, list) or not any(_is_blank_text(b) for b in content):
-        return message
-    kept = [block for block in content if not _is_blank_text(block)]
-    return {**message, "content": kept} if kept else message
-
-
 def _drops_blank_text(message: Message) -> bool:
-    """Whether drop_blank_text_blocks would change the message (never one of a single block)."""
+    """Whether the content holds blank text blocks beside others (a single block never does)."""
     content = message.get("content")
     if not isinstance(content, list) or len(content) < 2:
         return False
     blank = [_is_blank_text(block) for block in content]
     return any(blank) and not all(blank)
+
+
+def drop_blank_text_blocks(message: Message) -> Message:
+    """Remove blank text blocks, unless that would leave the content empty."""
+    if not _drops_blank_text(message):
+        return message
+    return {**message, "content": [b for b in message["content"] if not _is_blank_text(b)]}
 
 
 def _only_users_to_merge(messages: Sequence[Message]) -> bool | None:

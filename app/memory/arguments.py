@@ -10,6 +10,8 @@ from typing import Any
 
 from app.providers.protocols import ChatResult
 
+_OPENING_FENCE = re.compile(r"^```[a-zA-Z]*\s*")
+
 
 def tool_arguments(result: ChatResult, name: str) -> Any:
     """The tool's arguments: from its call, any call, or JSON written as plain content."""
@@ -27,9 +29,6 @@ def without_code_fence(text: str) -> str:
     space inside the text (an answer that degenerates into blank lines)."""
     text = _OPENING_FENCE.sub("", text, count=1)
     return text[:-3].rstrip() if text.endswith("```") else text
-
-
-_OPENING_FENCE = re.compile(r"^```[a-zA-Z]*\s*")
 
 
 def decode_arguments(value: Any) -> Any:
