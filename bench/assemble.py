@@ -3,7 +3,9 @@
 The session is built through the API the way a host would: after-turns of growing snapshots,
 interleaved with five ``/sessions/{id}/commit`` calls (``keepRecentCount``, ``wait: true``, so the
 Phase 2 worker completes each archive), until it holds 2,000 messages in 5 archives plus a live
-window. Each measured request then sends the host's full transcript, a prompt and a 128k budget.
+window. Each measured request then sends a prompt, a 128k budget and the host's transcript as the
+plugin sends it (its newest 64 messages with ``omittedMessageCount``), or whole, as a client that
+does not trim it would.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ ARCHIVES = 5
 PER_ARCHIVE = 300  # messages added before each commit
 KEEP = 20
 BUDGET = 128000
+PLUGIN_TAIL = 64  # the plugin's default assembleTailMessages
 BATCH = 100  # messages per after-turn while building
 
 
@@ -76,20 +79,26 @@ def run(cfg: Config) -> list[Row]:
                     f"session not as planned: {view['totalMessageCount']} messages, {completed} completed archives"
                 )
             prompt = "Why does the worker retry forever when the upstream returns 429? Check src/jobs/tasks.py."
-            full = encode(
-                {"sessionId": sid, "messages": transcript, "tokenBudget": BUDGET, "prompt": prompt}
-            )
-            tail = encode(
+            omitted = len(transcript) - PLUGIN_TAIL
+            plugin = encode(
                 {
                     "sessionId": sid,
-                    "messages": transcript[-50:],
+                    "messages": transcript[omitted:],
+                    "omittedMessageCount": omitted,
                     "tokenBudget": BUDGET,
                     "prompt": prompt,
                 }
             )
+            whole = encode(
+                {"sessionId": sid, "messages": transcript, "tokenBudget": BUDGET, "prompt": prompt}
+            )
             rows = []
             last: dict = {}
-            for label, body in (("host sends all 2,000", full), ("host sends last 50", tail)):
+            sent = (
+                (f"the plugin sends the newest {PLUGIN_TAIL}", plugin),
+                ("a client sends all 2,000", whole),
+            )
+            for label, body in sent:
                 for _ in range(5):
                     check(client.post("/assemble", content=body, headers=JSON_HEADERS))
                 samples: list[float] = []
@@ -105,7 +114,7 @@ def run(cfg: Config) -> list[Row]:
                     raise RuntimeError(f"assemble did not assemble: {diag}")
                 p50, p99 = summary(samples)
                 row = Row(
-                    name="assemble pre_prompt" + ("" if body is full else " (tail)"),
+                    name="assemble pre_prompt" + ("" if body is plugin else " (whole)"),
                     workload=f"2,000 stored, 5 archives, 128k; {label}",
                     p50_ms=p50,
                     p99_ms=p99,

@@ -53,6 +53,7 @@ async def assemble_endpoint(
         available_tools=list(body.available_tools or []),
         options=body.options.as_dict() if body.options else {},
         runtime_context=body.runtime_context,
+        omitted_messages=body.omitted_message_count if pre_prompt else 0,
     )
     result = await assemble(services.uow, services.settings, services.recall, request)
     return assemble_response(result)

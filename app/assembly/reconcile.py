@@ -10,6 +10,11 @@ cheap on long histories (a few dozen fingerprints and one small lookup, not the 
 and never re-adds messages deliberately not stored from deep in it. Heartbeat turns (a user
 message whose provenance says the heartbeat tool sent it, and the answer to it) are never
 captured, as at commit.
+
+For the same reason a client may send only the newest messages of a long history and say how many
+it left out: the scan needs no more when it ends inside them. When it does not (the store is
+further behind than the messages sent), nothing is stored and ``HostHistoryNeeded`` asks for the
+whole history, so a turn is never captured out of order or without the ones before it.
 """
 
 from __future__ import annotations
@@ -42,12 +47,23 @@ FIRST_SCAN_BATCH = KNOWN_RUN_TO_STOP + 8
 SCAN_BATCH = 64
 
 
+class HostHistoryNeeded(Exception):
+    """The host's newest messages, all that were sent, do not show where the store's history
+    ends: the whole history is needed to reconcile."""
+
+
 def reconcile_and_read(
-    uow: UnitOfWork, settings: Settings, ident: SessionIdentity, messages: list[Any]
+    uow: UnitOfWork,
+    settings: Settings,
+    ident: SessionIdentity,
+    messages: list[Any],
+    omitted: int = 0,
 ) -> tuple[int, StoredContext | None]:
     """Store the host messages the session lacks, then read what it holds: (how many were stored,
     the stored context, None for an unknown session). A host in step with the store costs one
-    read transaction: the lookup of its newest messages and the stored context are read together."""
+    read transaction: the lookup of its newest messages and the stored context are read together.
+    ``omitted``: how many older host messages were left out of ``messages``; raises
+    HostHistoryNeeded when the scan would have to go on into them."""
     newest_first = _host_fingerprints(reversed(messages))
     first = list(islice(newest_first, FIRST_SCAN_BATCH))
     snapshot = history_snapshot(
@@ -55,7 +71,9 @@ def reconcile_and_read(
     )
     if snapshot is None:
         return 0, None
-    found = _unstored_host_messages(uow, snapshot, first, newest_first)
+    found, confirmed = _unstored_host_messages(uow, snapshot, first, newest_first)
+    if omitted > 0 and not confirmed:
+        raise HostHistoryNeeded
     unstored = _without_heartbeat_turns(found)
     if not unstored:
         return 0, snapshot.context
@@ -68,8 +86,9 @@ def _unstored_host_messages(
     snapshot: HistorySnapshot,
     first: list[tuple[Message, str]],
     rest: Iterator[tuple[Message, str]],
-) -> list[Message]:
-    """Host messages not stored yet, in the host's order (docs/lifecycle.md, pre_prompt step 3).
+) -> tuple[list[Message], bool]:
+    """Host messages not stored yet, in the host's order (docs/lifecycle.md, pre_prompt step 3),
+    and whether the scan stopped on a run of stored ones (rather than at the oldest message).
     ``first`` and then ``rest`` are the host's messages newest first; the snapshot counts those
     of ``first``, and each later batch is looked up on its own."""
     counts = dict(snapshot.counts)
@@ -86,12 +105,12 @@ def _unstored_host_messages(
                 continue
             known_run += 1
             if known_run >= KNOWN_RUN_TO_STOP:
-                return unstored[::-1]
+                return unstored[::-1], True
         batch = list(islice(rest, SCAN_BATCH))
         if batch:
             looked_up = [fingerprint for _, fingerprint in batch]
             counts.update(fingerprint_counts(uow, snapshot.keys, looked_up))
-    return unstored[::-1]
+    return unstored[::-1], False
 
 
 def _host_fingerprints(messages: Iterable[Any]) -> Iterator[tuple[Message, str]]:

@@ -20,6 +20,8 @@ class AssembleInput:
     available_tools: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     runtime_context: dict[str, Any] | None = None
+    # How many of the host's oldest messages were left out of ``messages`` (pre_prompt only).
+    omitted_messages: int = 0
 
 
 @dataclass(frozen=True, slots=True)

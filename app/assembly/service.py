@@ -15,7 +15,7 @@ from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
 from app.assembly.guide import SESSION_CONTEXT_GUIDE, archive_index_line
 from app.assembly.injection import recall_query
 from app.assembly.provider_validity import make_provider_valid
-from app.assembly.reconcile import reconcile_and_read
+from app.assembly.reconcile import HostHistoryNeeded, reconcile_and_read
 from app.assembly.result import (
     AssembleInput,
     AssembleResult,
@@ -119,7 +119,12 @@ def assemble_pre_prompt(
     uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float
 ) -> AssembleResult:
     """History rebuild: summary first, then unsummarised and live messages, within the budget."""
-    reconciled, context = reconcile_and_read(uow, settings, req.identity, req.messages)
+    try:
+        reconciled, context = reconcile_and_read(
+            uow, settings, req.identity, req.messages, req.omitted_messages
+        )
+    except HostHistoryNeeded:
+        return passthrough(req, "host_history_needed", started)
     stored = _stored_from(context)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
@@ -147,6 +152,7 @@ def assemble_pre_prompt(
         "archives": {**stored.archives, "overviewIncluded": summary is not None},
         "messages": {
             "input": len(req.messages),
+            "omitted": req.omitted_messages,
             "stored": len(stored.messages),
             "reconciled": reconciled,
             "returned": len(output),

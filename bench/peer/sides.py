@@ -28,6 +28,9 @@ from bench.workload import Message
 
 BUDGET = 128000
 SEARCH_LIMIT = 20
+# A pre-prompt assemble sends the newest this many of the host's messages, as the plugin does by
+# default (clients/openclaw, assembleTailMessages).
+PLUGIN_TAIL = 64
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,10 @@ class Side:
     def check_commit(self, response: httpx.Response, archived: int) -> None:
         raise NotImplementedError
 
-    def rebuild(self, sid: str, transcript: list[Message], prompt: str) -> Request:
+    def rebuild(
+        self, sid: str, transcript: list[Message], prompt: str, whole: bool = False
+    ) -> Request:
+        """The history rebuild; ``whole``: a client that sends the host's whole transcript."""
         raise NotImplementedError
 
     def rebuild_summary(self, response: httpx.Response) -> str:
@@ -247,13 +253,17 @@ class Ours(Side):
         if body.get("status") != "accepted" or not body.get("archiveId"):
             raise RuntimeError(f"commit did not archive: {body}")
 
-    def rebuild(self, sid: str, transcript: list[Message], prompt: str) -> Request:
+    def rebuild(
+        self, sid: str, transcript: list[Message], prompt: str, whole: bool = False
+    ) -> Request:
+        omitted = 0 if whole else max(0, len(transcript) - PLUGIN_TAIL)
         body = {
             "sessionId": sid,
-            "messages": transcript,
+            "messages": transcript[omitted:],
             "tokenBudget": BUDGET,
             "prompt": prompt,
             "phase": "pre_prompt",
+            **({"omittedMessageCount": omitted} if omitted else {}),
         }
         return Request("POST", "/assemble", encode(body))
 
@@ -262,6 +272,8 @@ class Ours(Side):
         diag = body.get("diagnostics") or {}
         msgs = diag.get("messages") or {}
         overview = (diag.get("archives") or {}).get("overviewIncluded")
+        if diag.get("mode") != "assembled":
+            raise RuntimeError(f"ours: the rebuild was not assembled: {diag}")
         return (
             f"{len(body.get('messages') or [])} messages (stored {msgs.get('stored')}, "
             f"reconciled {msgs.get('reconciled')}), ~{body.get('estimatedTokens')} tokens, "
@@ -362,7 +374,9 @@ class Peer(Side):
             raise RuntimeError(f"peer commit did not archive: {result}")
         self.pending_tasks.setdefault(result["session_id"], []).append(result["task_id"])
 
-    def rebuild(self, sid: str, transcript: list[Message], prompt: str) -> Request:
+    def rebuild(
+        self, sid: str, transcript: list[Message], prompt: str, whole: bool = False
+    ) -> Request:
         return Request("GET", f"/api/v1/sessions/{quote(sid)}/context?token_budget={BUDGET}")
 
     def rebuild_summary(self, response: httpx.Response) -> str:

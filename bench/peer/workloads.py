@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from bench.peer.sides import Request, Side, run, send
+from bench.peer.sides import PLUGIN_TAIL, Request, Side, run, send
 from bench.workload import (
     CHINESE_TERM,
     COMMON_TERM,
@@ -388,19 +388,20 @@ def history_and_archives(sides: Sequence[Side], plan: Plan) -> list[Result]:
         goal=5,
     )
     rebuild.notes.append(
-        f"ours: pre_prompt /assemble, the host sends all 2,000 messages; returns {summaries['ours']}"
+        f"ours: pre_prompt /assemble as the plugin sends it, the newest {PLUGIN_TAIL} of the "
+        f"host's 2,000 messages with omittedMessageCount; returns {summaries['ours']}"
     )
     rebuild.notes.append(f"peer: GET …/context?token_budget=128000; returns {summaries['peer']}")
-    ours_tail = alternate(
+    ours_whole = alternate(
         sides[:1],
         2,
         per_round,
         2,
-        lambda s: s.rebuild(sid, transcript[-50:], PROMPT),
+        lambda s: s.rebuild(sid, transcript, PROMPT, whole=True),
         check_rebuild,
     )["ours"]
     rebuild.notes.append(
-        f"ours with the host sending only its last 50 messages: p50 {_p50(ours_tail):.1f} ms"
+        f"ours with a client that sends the host's whole 2,000 messages: p50 {_p50(ours_whole):.1f} ms"
     )
     per_thread = plan.pick(5, 2)
     measures = concurrent(

@@ -315,3 +315,56 @@ class TestReconciliation:
         body = await pre_prompt(client, history)
         assert body["messages"] == history
         assert body["diagnostics"]["messages"]["reconciled"] == 180
+
+
+class TestNewestMessagesOnly:
+    """A client may send only the host's newest messages with ``omittedMessageCount``."""
+
+    async def test_a_tail_in_step_with_the_store_answers_as_the_whole_history(self, client):
+        history = [m for i in range(1, 61) for m in turn(i)]
+        await after_turn(client, history)
+        whole = await pre_prompt(client, history)
+        tail = await pre_prompt(client, history[-40:], omittedMessageCount=len(history) - 40)
+        assert tail["diagnostics"]["mode"] == "assembled"
+        assert tail["messages"] == whole["messages"] == history
+        assert tail["estimatedTokens"] == whole["estimatedTokens"]
+        assert tail["diagnostics"]["messages"]["omitted"] == len(history) - 40
+        assert tail["diagnostics"]["messages"]["input"] == 40
+
+    async def test_unstored_newest_messages_inside_the_tail_are_stored_from_it(self, client):
+        history = [m for i in range(1, 61) for m in turn(i)]
+        await after_turn(client, history[:-10])
+        body = await pre_prompt(client, history[-40:], omittedMessageCount=len(history) - 40)
+        assert body["diagnostics"]["messages"]["reconciled"] == 10
+        assert body["messages"] == history
+
+    async def test_a_store_behind_the_tail_asks_for_the_whole_history_and_stores_nothing(
+        self, client
+    ):
+        history = [m for i in range(1, 61) for m in turn(i)]
+        await after_turn(client, history[:30])
+        tail = history[-40:]
+        body = await pre_prompt(client, tail, omittedMessageCount=len(history) - 40)
+        assert body["diagnostics"]["mode"] == "passthrough"
+        assert body["diagnostics"]["reason"] == "host_history_needed"
+        assert body["messages"] == tail
+        view = (await client.get("/sessions/s1")).json()
+        assert view["totalMessageCount"] == 30  # nothing captured out of order
+        whole = await pre_prompt(client, history)
+        assert whole["diagnostics"]["messages"]["reconciled"] == len(history) - 30
+        assert whole["messages"] == history
+
+    async def test_the_same_tail_without_the_count_is_reconciled_as_a_whole_history(self, client):
+        history = [m for i in range(1, 61) for m in turn(i)]
+        await after_turn(client, history[:30])
+        body = await pre_prompt(client, history[-40:])
+        assert body["diagnostics"]["mode"] == "assembled"
+        assert body["diagnostics"]["messages"]["reconciled"] == 40
+
+    async def test_a_negative_count_is_refused(self, client):
+        response = await client.post(
+            "/assemble",
+            json={"sessionId": "s1", "messages": [], "prompt": "q", "omittedMessageCount": -1},
+        )
+        assert response.status_code in (400, 422)
+        assert "omittedMessageCount" in response.text

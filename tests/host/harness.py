@@ -346,7 +346,13 @@ class Host:
                 "load": {"paths": [str(PLUGIN_DIR)]},
                 "slots": {"contextEngine": "context-engine"},
                 "entries": {
-                    "context-engine": {"enabled": True, "config": {"baseUrl": self.service_url}}
+                    "context-engine": {
+                        "enabled": True,
+                        # Tiny (the default is 64, more than the whole conversation), so that
+                        # tool-loop calls send their newest messages and the plugin puts the
+                        # rest back, and pre-prompt calls are asked for the whole history.
+                        "config": {"baseUrl": self.service_url, "assembleTailMessages": 2},
+                    }
                 },
             },
             "logging": {"file": str(self.log_file), "level": "debug"},

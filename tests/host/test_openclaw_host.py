@@ -1,7 +1,8 @@
 """The plugin in `clients/openclaw` driven by the real OpenClaw 2026.9.6 host, end to end.
 
 The host, a Node 24 runtime and the service run on loopback; the model is a scripted streaming
-stub (`stub_model.py`); the plugin is configured only with `baseUrl`. The conversation runs once
+stub (`stub_model.py`); the plugin is configured with `baseUrl` and a tiny
+`assembleTailMessages` (2), so that both ways of sending a long history run. The conversation runs once
 per module (`conversation.py`); each test checks one behaviour of what it left behind: what the
 service stored, what the model received, what the plugin sent the service.
 
@@ -291,10 +292,12 @@ def test_a_reply_cut_inside_an_emoji_is_stored_and_later_turns_assemble(
         r for t in conv.turns[3:] if t.service_up for r in t.requests if r["path"] == "/assemble"
     ]
     assert later and all(r["status"] == 200 for r in later), [r["status"] for r in later]
+    # (a call that sent only the newest messages is asked for the whole history, then answered)
     assert all(
         r["answer"]["diagnostics"].get("mode") == "assembled"
         for r in later
         if r["body"].get("phase") == "pre_prompt"
+        and r["answer"]["diagnostics"].get("reason") != "host_history_needed"
     )
 
 
@@ -377,6 +380,63 @@ def test_no_model_request_holds_a_stored_message_twice(conv: Conversation) -> No
                     f"{t.name} request #{ex.n}: summaries={summaries} twice={json.dumps(twice)[:600]}"
                 )
     assert not problems, "\n".join(problems)
+
+
+def _assembles(conv: Conversation, phase: str) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in conv.requests
+        if r["path"] == "/assemble" and r["status"] == 200 and r["body"].get("phase") == phase
+    ]
+
+
+def test_a_pre_prompt_tail_that_cannot_be_reconciled_is_sent_again_whole(
+    conv: Conversation,
+) -> None:
+    """The plugin sends the newest 2 messages (harness.py): too few to show where the stored
+    history ends, so the service asks for the whole history and the plugin sends it at once."""
+    pre_prompt = _assembles(conv, "pre_prompt")
+    tails = [r for r in pre_prompt if r["body"].get("omittedMessageCount")]
+    assert tails, [len(r["body"]["messages"]) for r in pre_prompt]
+    for record in tails:
+        omitted = record["body"]["omittedMessageCount"]
+        assert len(record["body"]["messages"]) == 2
+        diagnostics = record["answer"]["diagnostics"]
+        assert (diagnostics["mode"], diagnostics["reason"]) == (
+            "passthrough",
+            "host_history_needed",
+        )
+        again = pre_prompt[pre_prompt.index(record) + 1]
+        assert "omittedMessageCount" not in again["body"]
+        assert len(again["body"]["messages"]) == 2 + omitted
+        assert again["answer"]["diagnostics"]["mode"] == "assembled"
+
+
+def test_a_tool_loop_answer_for_the_newest_messages_follows_the_ones_left_out(
+    conv: Conversation,
+) -> None:
+    loop = _assembles(conv, "tool_loop")
+    recalled = [
+        r
+        for r in loop
+        if r["body"].get("omittedMessageCount")
+        and r["answer"]["diagnostics"]["mode"] == "assembled"
+    ]
+    assert recalled, [
+        (len(r["body"]["messages"]), r["body"].get("omittedMessageCount")) for r in loop
+    ]
+    record = recalled[0]
+    host_messages = record["body"]["omittedMessageCount"] + len(record["body"]["messages"])
+    turn = next(t for t in conv.turns if record in t.requests)
+    exchange = turn.exchanges[0]
+    history = [m for m in exchange.messages if m.get("role") != "system"]
+    envelope_at = next(
+        i for i, m in enumerate(history) if "<openviking-context>" in text_of(m.get("content"))
+    )
+    # The model got the host's whole history (the messages left out, then the newest ones sent)
+    # before the recalled envelope, each once.
+    assert envelope_at >= host_messages, (envelope_at, host_messages)
+    assert not [u for u, n in Counter(request_units(exchange)).items() if n > 1]
 
 
 def test_turn1_fact_reaches_the_model_in_turn6_through_the_history(conv: Conversation) -> None:

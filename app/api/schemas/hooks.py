@@ -36,6 +36,17 @@ class AssembleRequest(HookBase):
     model: str | None = None
     prompt: str | None = None
     options: AssembleOptions | None = None
+    omitted_message_count: Integer = Field(
+        0,
+        ge=0,
+        description=(
+            "How many of the host's oldest messages were left out of `messages`, which then "
+            "holds its newest ones. pre_prompt: the answer is a passthrough with reason "
+            "`host_history_needed` when they do not show where the stored history ends. "
+            "tool_loop: the answer is for the messages sent; the client puts the ones it left "
+            "out back before it."
+        ),
+    )
 
 
 class AssembleResponse(ApiModel):

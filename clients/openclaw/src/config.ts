@@ -6,6 +6,11 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 // Below the host's compaction safety timeout (180 s), so the plugin answers
 // `ok: false` before the host gives up on the call.
 export const DEFAULT_COMPACT_TIMEOUT_MS = 150_000;
+// An assemble sends only the host's newest messages: the pre-prompt service reconciles from the
+// newest back and stops after a run of 16 it holds (it asks for the whole history when they do
+// not reach that far, as always below 16); the tool loop reads only the end. 0 sends the whole
+// history every time.
+export const DEFAULT_ASSEMBLE_TAIL_MESSAGES = 64;
 
 export type AgentExperienceConfig = {
   enabled?: boolean;
@@ -20,6 +25,7 @@ export type PluginConfig = {
   apiKey?: string;
   timeoutMs: number;
   compactTimeoutMs: number;
+  assembleTailMessages: number;
   autoRecall?: boolean;
   agentExperience?: AgentExperienceConfig;
 };
@@ -40,6 +46,7 @@ export function resolveConfig(raw: unknown): PluginConfig {
     baseUrl,
     timeoutMs: positiveInt(cfg.timeoutMs, DEFAULT_TIMEOUT_MS),
     compactTimeoutMs: positiveInt(cfg.compactTimeoutMs, DEFAULT_COMPACT_TIMEOUT_MS),
+    assembleTailMessages: tailSize(cfg.assembleTailMessages),
   };
   if (typeof cfg.apiKey === "string" && cfg.apiKey) out.apiKey = cfg.apiKey;
   if (typeof cfg.autoRecall === "boolean") out.autoRecall = cfg.autoRecall;
@@ -54,6 +61,10 @@ export function resolveConfig(raw: unknown): PluginConfig {
     if (Object.keys(experience).length > 0) out.agentExperience = experience;
   }
   return out;
+}
+
+function tailSize(value: unknown): number {
+  return value === 0 ? 0 : positiveInt(value, DEFAULT_ASSEMBLE_TAIL_MESSAGES);
 }
 
 function positiveInt(value: unknown, fallback: number): number {

@@ -38,6 +38,29 @@ export function assemblePhase(params: Params): Phase {
   return Object.prototype.hasOwnProperty.call(params, "runtimeContext") ? "pre_prompt" : "tool_loop";
 }
 
+/** The /assemble body: the host's parameters with `messages` (the newest ones when `omitted` > 0). */
+function assembleBody(config: PluginConfig, params: Params, phase: Phase, messages: unknown[], omitted: number) {
+  return compact({
+    sessionId: str(params.sessionId),
+    sessionKey: str(params.sessionKey),
+    agentId: agentIdOf(params),
+    phase,
+    messages: messagesJson(messages),
+    omittedMessageCount: omitted > 0 ? omitted : undefined,
+    tokenBudget: num(params.tokenBudget),
+    prompt: typeof params.prompt === "string" ? params.prompt : undefined,
+    availableTools: toolNames(params.availableTools),
+    model: str(params.model),
+    options: assembleOptions(config),
+  });
+}
+
+/** The reason of a passthrough answer, undefined for an assembled one. */
+function passthroughReason(answer: Params): string | undefined {
+  const diagnostics = answer.diagnostics && typeof answer.diagnostics === "object" ? (answer.diagnostics as Params) : {};
+  return diagnostics.mode === "passthrough" ? (str(diagnostics.reason) ?? "") : undefined;
+}
+
 function runtimeContextOf(params: Params): Params {
   const rc = params.runtimeContext;
   return rc && typeof rc === "object" ? (rc as Params) : {};
@@ -132,32 +155,41 @@ export function createContextEngine(deps: EngineDeps) {
       const started = now();
       const phase = assemblePhase(params);
       const hostMessages = Array.isArray(params.messages) ? (params.messages as unknown[]) : [];
+      const passthrough = () => ({ messages: hostMessages, estimatedTokens: estimateTokens(hostMessages) });
       try {
-        const body = compact({
-          sessionId: str(params.sessionId),
-          sessionKey: str(params.sessionKey),
-          agentId: agentIdOf(params),
-          phase,
-          messages: messagesJson(hostMessages),
-          tokenBudget: num(params.tokenBudget),
-          prompt: typeof params.prompt === "string" ? params.prompt : undefined,
-          availableTools: toolNames(params.availableTools),
-          model: str(params.model),
-          options: assembleOptions(config),
-        });
-        const answer = await client.request<Params>("POST", "/assemble", { body });
+        const request = (messages: unknown[], omitted: number) =>
+          client.request<Params>("POST", "/assemble", { body: assembleBody(config, params, phase, messages, omitted) });
+        // A long history is sent by its newest messages: pre_prompt rebuilds the prompt from what
+        // the service stores and reads the host's only to find turns it lacks; tool_loop reads
+        // only the end of the history and its answer goes back after the messages left out.
+        const tail = config.assembleTailMessages;
+        const omitted = tail > 0 ? Math.max(0, hostMessages.length - tail) : 0;
+        let answer = await request(hostMessages.slice(omitted), omitted);
+        let sent = omitted > 0 ? "tail" : "whole";
+        if (omitted > 0 && passthroughReason(answer) === "host_history_needed") {
+          answer = await request(hostMessages, 0);
+          sent = "whole-again";
+        }
         if (!Array.isArray(answer.messages)) throw new Error("the answer has no messages array");
+        const detail = `in=${hostMessages.length} sent=${sent} out=${answer.messages.length}`;
+        if (sent === "tail" && passthroughReason(answer) !== undefined) {
+          // A passthrough answers with what it was sent: the host's own history is the whole one.
+          timed(`assemble.${phase}`, started, "ok", `${detail} passthrough`);
+          return passthrough();
+        }
+        const head = sent === "tail" && phase === "tool_loop" ? hostMessages.slice(0, omitted) : [];
+        const messages = head.length > 0 ? head.concat(answer.messages) : answer.messages;
         const result: AssembleResult = {
-          messages: answer.messages,
-          estimatedTokens: num(answer.estimatedTokens) ?? estimateTokens(answer.messages),
+          messages,
+          estimatedTokens: (num(answer.estimatedTokens) ?? estimateTokens(answer.messages)) + estimateTokens(head),
         };
         const addition = str(answer.systemPromptAddition);
         if (addition) result.systemPromptAddition = addition;
-        timed(`assemble.${phase}`, started, "ok", `in=${hostMessages.length} out=${answer.messages.length}`);
+        timed(`assemble.${phase}`, started, "ok", detail);
         return result;
       } catch (error) {
         timed(`assemble.${phase}`, started, "passthrough", `error=${JSON.stringify(describe(error))}`);
-        return { messages: hostMessages, estimatedTokens: estimateTokens(hostMessages) };
+        return passthrough();
       }
     },
 

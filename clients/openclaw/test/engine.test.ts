@@ -113,6 +113,93 @@ describe("engine", () => {
     assert.equal("systemPromptAddition" in result, false);
   });
 
+  const longHistory = (n: number) =>
+    Array.from({ length: n }, (_, i) => (i % 2 === 0 ? { ...userMessage, content: `u${i}` } : { ...assistantMessage, id: `a${i}` }));
+
+  test("pre_prompt sends a long history by its newest messages with the count left out", async () => {
+    service.on("POST /assemble", { json: assembleAnswer });
+    const history = longHistory(100);
+    const { engine } = engineFor(service.url, { assembleTailMessages: 40 });
+    const result = await engine.assemble(prePromptParams(history));
+    assert.deepEqual(result.messages, assembleAnswer.messages);
+    const [sent] = service.bodies("/assemble");
+    assert.equal(service.received.length, 1);
+    assert.equal(sent.omittedMessageCount, 60);
+    assert.deepEqual(sent.messages, history.slice(60));
+    // a short history is sent whole, without the count
+    await engine.assemble(prePromptParams(history.slice(0, 40)));
+    const [, short] = service.bodies("/assemble");
+    assert.equal(short.messages.length, 40);
+    assert.equal("omittedMessageCount" in short, false);
+  });
+
+  test("tool_loop sends the newest messages and puts the ones left out back before the answer", async () => {
+    const history = longHistory(100);
+    const envelope = { role: "user", content: "<openviking-context>\n- [preferences] mangosteen\n</openviking-context>" };
+    service.on("POST /assemble", (req) => ({
+      json: { messages: [...req.json.messages, envelope], estimatedTokens: 500, diagnostics: { mode: "assembled" } },
+    }));
+    const { engine } = engineFor(service.url, { assembleTailMessages: 40 });
+    const params = toolLoopParams(history);
+    const result = await engine.assemble(params);
+    const [sent] = service.bodies("/assemble");
+    assert.equal(sent.phase, "tool_loop");
+    assert.equal(sent.omittedMessageCount, 60);
+    assert.deepEqual(sent.messages, history.slice(60));
+    assert.deepEqual(result.messages, [...history, envelope]);
+    for (let i = 0; i < 60; i++) assert.equal(result.messages[i], params.messages[i]); // the host's own objects
+    assert.ok(result.estimatedTokens > 500);
+  });
+
+  test("a tool_loop passthrough of the newest messages gives the host its whole history back", async () => {
+    service.on("POST /assemble", (req) => ({
+      json: { messages: req.json.messages, estimatedTokens: 1, diagnostics: { mode: "passthrough", reason: "no_recall_hits" } },
+    }));
+    const { engine } = engineFor(service.url, { assembleTailMessages: 40 });
+    const params = toolLoopParams(longHistory(100));
+    const result = await engine.assemble(params);
+    assert.equal(result.messages, params.messages);
+  });
+
+  test("pre_prompt sends the whole history again when the service asks for it", async () => {
+    const history = longHistory(100);
+    service.on("POST /assemble", (req) =>
+      req.json.omittedMessageCount
+        ? { json: { messages: req.json.messages, estimatedTokens: 1, diagnostics: { mode: "passthrough", reason: "host_history_needed" } } }
+        : { json: assembleAnswer },
+    );
+    const { engine, log } = engineFor(service.url, { assembleTailMessages: 40 });
+    const result = await engine.assemble(prePromptParams(history));
+    assert.deepEqual(result.messages, assembleAnswer.messages);
+    const [tail, whole] = service.bodies("/assemble");
+    assert.equal(tail.messages.length, 40);
+    assert.equal(whole.messages.length, 100);
+    assert.equal("omittedMessageCount" in whole, false);
+    assert.ok(log.lines.some((l) => l.message.includes("sent=whole-again")));
+  });
+
+  test("a passthrough answer to the newest messages gives the host its whole history back", async () => {
+    const history = longHistory(100);
+    service.on("POST /assemble", (req) => ({
+      json: { messages: req.json.messages, estimatedTokens: 1, diagnostics: { mode: "passthrough", reason: "no_stored_context" } },
+    }));
+    const { engine } = engineFor(service.url, { assembleTailMessages: 40 });
+    const params = prePromptParams(history);
+    const result = await engine.assemble(params);
+    assert.equal(result.messages, params.messages);
+    assert.equal(service.received.length, 1);
+  });
+
+  test("assembleTailMessages: 0 sends the whole history, the default the newest 64", async () => {
+    service.on("POST /assemble", { json: assembleAnswer });
+    const history = longHistory(100);
+    await engineFor(service.url, { assembleTailMessages: 0 }).engine.assemble(prePromptParams(history));
+    await engineFor(service.url, { assembleTailMessages: 3 }).engine.assemble(prePromptParams(history));
+    await engineFor(service.url).engine.assemble(prePromptParams(history));
+    const sizes = service.bodies("/assemble").map((b) => [b.messages.length, b.omittedMessageCount]);
+    assert.deepEqual(sizes, [[100, undefined], [3, 97], [64, 36]]);
+  });
+
   for (const [name, setup] of [
     ["a 500 answer", (s: StubService) => s.on("POST /assemble", { status: 500, json: { error: { code: "INTERNAL", message: "x", details: {} } } })],
     ["a body that is not JSON", (s: StubService) => s.on("POST /assemble", { text: "oops" })],

@@ -34,7 +34,7 @@ describe("plugin entry", () => {
     assert.equal(schema.additionalProperties, false);
     assert.deepEqual(schema.required, ["baseUrl"]);
     assert.deepEqual(Object.keys(schema.properties).sort(),
-      ["agentExperience", "apiKey", "autoRecall", "baseUrl", "compactTimeoutMs", "timeoutMs"]);
+      ["agentExperience", "apiKey", "assembleTailMessages", "autoRecall", "baseUrl", "compactTimeoutMs", "timeoutMs"]);
     assert.equal(schema.properties.agentExperience.additionalProperties, false);
     assert.deepEqual(Object.keys(schema.properties.agentExperience.properties).sort(),
       ["enabled", "maxInjectedChars", "minQueryChars", "recallLimit", "scoreThreshold"]);
