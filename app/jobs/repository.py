@@ -47,6 +47,14 @@ def enqueue_phase2(db: Session, archive: Archive, now: datetime) -> Job:
     return job
 
 
+def has_claimable(db: Session, now: datetime) -> bool:
+    """Whether a job is queued and due, or running past its lease: a read, so an idle worker's
+    poll neither takes the write lock nor waits for a sync of the log."""
+    due = (Job.status == JobStatus.QUEUED) & (Job.run_after <= now)
+    expired = (Job.status == JobStatus.RUNNING) & (Job.lease_expires_at < now)
+    return bool(db.execute(select(exists().where(due | expired))).scalar())
+
+
 def requeue_expired(db: Session, now: datetime) -> int:
     """Jobs whose worker stopped renewing the lease become claimable again."""
     expired = (

@@ -138,6 +138,10 @@ class Phase2Worker:
 
     def _claim(self) -> ClaimedJob | None:
         now = utcnow()
+        # Most polls find nothing: they are answered by a read, never blocking a hook's write.
+        with self._uow.read() as db:
+            if not queue.has_claimable(db, now):
+                return None
         with self._uow.write() as db:
             queue.requeue_expired(db, now)
             return queue.claim_next(db, self.worker_id, now, self._lease)

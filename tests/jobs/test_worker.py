@@ -180,3 +180,30 @@ def test_retry_strategy_backoff_and_retry_after():
     assert strategy.decide(TransientProviderError("x"), 4, rng).retry is False
     assert strategy.decide(PermanentProviderError("x"), 1, rng).retry is False
     assert strategy.decide(ValueError("bug"), 1, rng).retry is False
+
+
+async def test_an_idle_worker_polls_without_writing(make_settings, monkeypatch):
+    """Polls that find nothing are reads: no write lock (nor, on SQLite, a sync of the log)."""
+    settings = make_settings(worker={"poll_interval_ms": 10})
+    uow = UnitOfWork(create_db_engine(settings))
+    setup_sessions(uow, settings, ["w"], archives=1)
+    await run_until_idle(Phase2Worker(uow, ScriptedBuilder(), settings.worker), uow)
+    writes = 0
+    write = uow.write
+
+    def counted_write():  # type: ignore[no-untyped-def]
+        nonlocal writes
+        writes += 1
+        return write()
+
+    monkeypatch.setattr(uow, "write", counted_write)
+    worker = Phase2Worker(uow, ScriptedBuilder(), settings.worker)
+    await worker.start(reclaim_own=False)
+    try:
+        await asyncio.sleep(0.3)  # about 30 polls
+        polls_written = writes
+    finally:
+        await worker.stop()
+    assert polls_written == 0
+    with uow.read() as db:
+        assert queue.has_claimable(db, utcnow()) is False
