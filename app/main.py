@@ -19,6 +19,7 @@ from app.api.exception_handlers import add_method_guards, install_exception_hand
 from app.api.middleware import RequestContextMiddleware
 from app.api.rate_limit import RATE_LIMITED, rate_limit
 from app.api.schemas.base import ErrorEnvelope
+from app.assembly.service import StoredHistoryCache
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
@@ -178,7 +179,9 @@ async def _start_services(
         )
         # The embedded default owns its database: jobs left running belong to a dead process.
         await worker.start(reclaim_own=True)
-    return Services(settings, uow, metrics, recall, worker, memory)
+    cache_chars = int(settings.assemble.history_cache_mb * 1_000_000)
+    history = StoredHistoryCache(cache_chars) if cache_chars > 0 else None
+    return Services(settings, uow, metrics, recall, worker, memory, history_cache=history)
 
 
 def chat_model(settings: Settings, http: httpx.AsyncClient, metrics: Metrics) -> ChatModel | None:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Header, Request
 from starlette.concurrency import run_in_threadpool
 
+from app.assembly.service import StoredHistoryCache
 from app.core.bypass import resolve_agent_id
 from app.core.recall import RecallSource
 from app.core.token_bucket import TokenBuckets
@@ -32,6 +33,7 @@ class Services:
     worker: Phase2Worker | None
     memory: MemoryService
     rate_limits: TokenBuckets = field(default_factory=TokenBuckets)
+    history_cache: StoredHistoryCache | None = None
 
     def notify_worker(self) -> None:
         if self.worker is not None:

@@ -55,7 +55,9 @@ async def assemble_endpoint(
         runtime_context=body.runtime_context,
         omitted_messages=body.omitted_message_count if pre_prompt else 0,
     )
-    result = await assemble(services.uow, services.settings, services.recall, request)
+    result = await assemble(
+        services.uow, services.settings, services.recall, request, services.history_cache
+    )
     return assemble_response(result)
 
 

@@ -29,6 +29,7 @@ from app.core.sanitize import is_conversation_message, sanitize_message_for_capt
 from app.db.uow import UnitOfWork
 from app.sessions.capture import TurnInput, capture_turn
 from app.sessions.history import (
+    HeldVersion,
     HistorySnapshot,
     StoredContext,
     fingerprint_counts,
@@ -58,16 +59,17 @@ def reconcile_and_read(
     ident: SessionIdentity,
     messages: list[Any],
     omitted: int = 0,
+    held: HeldVersion | None = None,
 ) -> tuple[int, StoredContext | None]:
     """Store the host messages the session lacks, then read what it holds: (how many were stored,
     the stored context, None for an unknown session). A host in step with the store costs one
     read transaction: the lookup of its newest messages and the stored context are read together.
     ``omitted``: how many older host messages were left out of ``messages``; raises
-    HostHistoryNeeded when the scan would have to go on into them."""
+    HostHistoryNeeded when the scan would have to go on into them. ``held``: see StoredContext."""
     newest_first = _host_fingerprints(reversed(messages))
     first = list(islice(newest_first, FIRST_SCAN_BATCH))
     snapshot = history_snapshot(
-        uow, ident.tenant_id, ident.session_id, [fingerprint for _, fingerprint in first]
+        uow, ident.tenant_id, ident.session_id, [fingerprint for _, fingerprint in first], held
     )
     if snapshot is None:
         return 0, None
@@ -78,7 +80,7 @@ def reconcile_and_read(
     if not unstored:
         return 0, snapshot.context
     ingested = capture_turn(uow, settings, TurnInput(identity=ident, messages=unstored)).ingested
-    return ingested, stored_context(uow, ident.tenant_id, ident.session_id)
+    return ingested, stored_context(uow, ident.tenant_id, ident.session_id, held)
 
 
 def _unstored_host_messages(

@@ -6,55 +6,37 @@ docs/lifecycle.md, Assemble. A passthrough returns the host's messages unchanged
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Hashable
+from dataclasses import replace
 from typing import Any
 
-from app.assembly.budget import message_budget, reserved_tokens, resolve_budget
-from app.assembly.guide import SESSION_CONTEXT_GUIDE, archive_index_line
+from app.assembly.budget import reserved_tokens, resolve_budget
+from app.assembly.history_cache import HistoryCache
 from app.assembly.injection import recall_query
-from app.assembly.provider_validity import make_provider_valid
+from app.assembly.rebuild import StoredHistory, fitted, stored_history
 from app.assembly.reconcile import HostHistoryNeeded, reconcile_and_read
-from app.assembly.result import (
-    AssembleInput,
-    AssembleResult,
-    elapsed_ms,
-    estimate,
-    passthrough,
-)
-from app.assembly.steps import fit_steps_to_budget
-from app.assembly.timestamps import summary_timestamp, with_timestamps
+from app.assembly.result import AssembleInput, AssembleResult, elapsed_ms, passthrough
 from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, recall_request
 from app.core.bypass import is_bypassed
-from app.core.canonical_json import decode_many
-from app.core.messages import Message, message_tokens
 from app.core.recall import RecallBlock, RecallSource
-from app.core.redaction import redact_text
-from app.core.sanitize import contains_injected_context, is_conversation_message
+from app.core.sanitize import contains_injected_context
 from app.core.tokens import estimate_text_tokens
-from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions.history import StoredContext
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
 
-SUMMARY_PREFIX = "[Session History Summary]\n"
-
-
-@dataclass(slots=True)
-class _Stored:
-    overview: str = ""
-    messages: list[Message] = field(default_factory=list)
-    tokens: list[int] = field(default_factory=list)
-    archives: dict[str, Any] = field(default_factory=dict)
-    known: bool = False
-    # (archive id, message count) of the archives the summary stands for, oldest first.
-    summarised: list[tuple[str, int]] = field(default_factory=list)
+# Per process, shared by the requests (app/assembly/history_cache.py).
+StoredHistoryCache = HistoryCache[StoredHistory]
 
 
 async def assemble(
-    uow: UnitOfWork, settings: Settings, recall: RecallSource, req: AssembleInput
+    uow: UnitOfWork,
+    settings: Settings,
+    recall: RecallSource,
+    req: AssembleInput,
+    cache: StoredHistoryCache | None = None,
 ) -> AssembleResult:
     """Dispatch on the phase; never raises for recall problems."""
     started = time.perf_counter()
@@ -62,7 +44,7 @@ async def assemble(
     if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
         return passthrough(req, "session_bypassed", started)
     if req.phase == "pre_prompt":
-        result = await asyncio.to_thread(assemble_pre_prompt, uow, settings, req, started)
+        result = await asyncio.to_thread(assemble_pre_prompt, uow, settings, req, started, cache)
         return await _with_memories(settings, recall, req, result)
     return await assemble_tool_loop(settings, recall, req, started)
 
@@ -116,86 +98,71 @@ async def _with_tool_memories(
 
 
 def assemble_pre_prompt(
-    uow: UnitOfWork, settings: Settings, req: AssembleInput, started: float
+    uow: UnitOfWork,
+    settings: Settings,
+    req: AssembleInput,
+    started: float,
+    cache: StoredHistoryCache | None = None,
 ) -> AssembleResult:
     """History rebuild: summary first, then unsummarised and live messages, within the budget."""
+    ident = req.identity
+    held = _Held(cache, (ident.tenant_id, ident.session_id)) if cache is not None else None
     try:
         reconciled, context = reconcile_and_read(
-            uow, settings, req.identity, req.messages, req.omitted_messages
+            uow, settings, ident, req.messages, req.omitted_messages, held
         )
     except HostHistoryNeeded:
         return passthrough(req, "host_history_needed", started)
-    stored = _stored_from(context)
+    stored = _stored_of(context, held)
     if not stored.known or (not stored.overview and not stored.messages):
         return passthrough(req, "no_stored_context", started)
     # Stored bodies are read in their redacted form (docs/quality.md, Security).
-    candidates = stored.messages
     budget = resolve_budget(req.token_budget)
-    overview, guide = stored.overview, SESSION_CONTEXT_GUIDE if stored.overview else ""
-    summary, overview_tokens = _summary_message(overview, candidates, stored.summarised)
-    guide_tokens = estimate_text_tokens(guide)
-    overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(
-        budget
-    )
-    if overview_dropped:
-        summary, guide, overview_tokens, guide_tokens = None, "", 0, 0
-    costs = stored.tokens
-    kept, dropped = fit_steps_to_budget(
-        candidates, costs, message_budget(budget, guide_tokens, overview_tokens)
-    )
-    assembled = ([summary] if summary else []) + [candidates[i] for i in kept]
-    output = with_timestamps(make_provider_valid(assembled))
+    fit = fitted(stored, budget)
     diagnostics: dict[str, Any] = {
         "phase": "pre_prompt",
         "mode": "assembled",
-        "reason": "overview_exceeds_budget" if overview_dropped else "ok",
-        "archives": {**stored.archives, "overviewIncluded": summary is not None},
+        "reason": "overview_exceeds_budget" if fit.overview_dropped else "ok",
+        "archives": {**stored.archives, "overviewIncluded": fit.overview_included},
         "messages": {
             "input": len(req.messages),
             "omitted": req.omitted_messages,
             "stored": len(stored.messages),
             "reconciled": reconciled,
-            "returned": len(output),
-            "dropped": dropped,
+            "returned": len(fit.messages),
+            "dropped": fit.dropped,
         },
         "budget": {"total": budget, "reserved": int(reserved_tokens(budget))},
+        "durationMs": elapsed_ms(started),
     }
-    known = dict(zip(map(id, candidates), costs, strict=True))
-    if summary:
-        known[id(summary)] = overview_tokens
-    tokens = estimate(output, known) + guide_tokens
-    diagnostics["durationMs"] = elapsed_ms(started)
-    return AssembleResult(output, tokens, diagnostics, system_prompt_addition=guide or None)
-
-
-def _stored_from(context: StoredContext | None) -> _Stored:
-    """Overview of the newest completed archive + later unsummarised archives + live messages."""
-    if context is None:
-        return _Stored()
-    archives, latest, rows = context.archives, context.latest_completed, context.rows
-    floor = latest.archive_index if latest else 0
-    statuses = [a.status for a in archives]
-    # Host bookkeeping stored by earlier releases is never shown to the model.
-    bodies = decode_many([row.body for row in rows])
-    loaded = [
-        (message, row.tokens)
-        for message, row in zip(bodies, rows, strict=True)
-        if is_conversation_message(message)
-    ]
-    return _Stored(
-        overview=context.overview,  # redacted with the summary text (_summary_content)
-        messages=[message for message, _ in loaded],  # redacted bodies (see StoredMessage)
-        tokens=[tokens for _, tokens in loaded],
-        archives={
-            "total": len(archives),
-            "completed": statuses.count(ArchiveStatus.COMPLETED),
-            "pending": statuses.count(ArchiveStatus.PENDING)
-            + statuses.count(ArchiveStatus.RUNNING),
-            "failed": statuses.count(ArchiveStatus.FAILED),
-        },
-        known=True,
-        summarised=[(a.archive_id, a.message_count) for a in archives if a.archive_index <= floor],
+    # A new list: the fit may be shared with other requests.
+    return AssembleResult(
+        list(fit.messages), fit.tokens, diagnostics, system_prompt_addition=fit.guide or None
     )
+
+
+class _Held:
+    """Asked by the store with the context's version: takes the cached history for it, if any."""
+
+    def __init__(self, cache: StoredHistoryCache, key: tuple[str, str]) -> None:
+        self.cache, self.key = cache, key
+        self.value: StoredHistory | None = None
+
+    def __call__(self, version: Hashable) -> bool:
+        self.value = self.cache.get(self.key, version)
+        return self.value is not None
+
+
+def _stored_of(context: StoredContext | None, held: _Held | None) -> StoredHistory:
+    """The decoded history: the cached messages the store did not read again (with the overview
+    it read), else decoded from the rows read (and cached for this version)."""
+    if context is not None and context.rows is None and held is not None and held.value:
+        return replace(held.value, overview=context.overview)
+    stored = stored_history(context)
+    if held is not None and context is not None and context.rows is not None:
+        chars = len(context.overview) + sum(len(row.body) for row in context.rows)
+        held.cache.put(held.key, context.version, stored, chars)
+    return stored
 
 
 def assembled_tokens(
@@ -204,26 +171,6 @@ def assembled_tokens(
     """The estimated tokens of what a pre_prompt assemble would return now (no host messages)."""
     req = AssembleInput(identity=ident, messages=[], phase="pre_prompt", token_budget=token_budget)
     return assemble_pre_prompt(uow, settings, req, 0.0).estimated_tokens
-
-
-def _summary_message(
-    overview: str, after: list[Message], archives: list[tuple[str, int]]
-) -> tuple[Message | None, int]:
-    """The Working Memory as the first user message, dated with the messages it precedes, with
-    the ids of the archives behind it (the model needs them to read originals back); its tokens."""
-    if not overview:
-        return None, 0
-    text, tokens = _summary_content(overview, archive_index_line(archives))
-    return {"role": "user", "content": text, "timestamp": summary_timestamp(after)}, tokens
-
-
-@functools.lru_cache(maxsize=64)
-def _summary_content(overview: str, index_line: str) -> tuple[str, int]:
-    """The summary's text, redacted, and its tokens. Remembered for the latest overviews: a
-    session's overview changes once per commit, but is read on every assemble, and redacting and
-    weighing 10 KB of it costs about a millisecond. A pure function of its arguments."""
-    text = SUMMARY_PREFIX + redact_text(overview).rstrip("\n") + index_line
-    return text, message_tokens({"role": "user", "content": text})
 
 
 __all__ = [

@@ -3,7 +3,7 @@ prompt from, and which of the host's messages are stored already."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,12 +25,22 @@ class SessionKeys:
 class StoredContext:
     """The session's archives (oldest first, their long texts not read), the newest completed
     one and its overview, and the (body, tokens) rows of the messages after it: unsummarised
-    archives' then live ones, bodies redacted."""
+    archives' then live ones, bodies redacted.
+
+    ``version`` changes whenever any of that can: a message stored, a commit, an archive's
+    status or completion (its overview is written with it), the session deleted and made again.
+    Stored messages are never rewritten. ``rows`` is None when the reader said it holds them
+    for this version."""
 
     archives: list[Archive]
     latest_completed: Archive | None
-    rows: list[Any]
+    rows: list[Any] | None
     overview: str = ""
+    version: Hashable = ()
+
+
+# Asked with a context's version before its texts are read: True when the caller holds them.
+HeldVersion = Callable[[Hashable], bool]
 
 
 def fingerprint_counts(
@@ -52,7 +62,11 @@ class HistorySnapshot:
 
 
 def history_snapshot(
-    uow: UnitOfWork, tenant_id: str, session_id: str, fingerprints: Sequence[str]
+    uow: UnitOfWork,
+    tenant_id: str,
+    session_id: str,
+    fingerprints: Sequence[str],
+    held: HeldVersion | None = None,
 ) -> HistorySnapshot | None:
     """The fingerprint counts and the stored context in one read transaction (a pre-prompt
     assemble whose host is in step with the store needs nothing else); None when the session is
@@ -62,29 +76,49 @@ def history_snapshot(
         if session is None:
             return None
         counts = repo.fingerprint_counts_of(db, session.tenant_id, session.id, fingerprints)
-        context = _stored_context_of(db, session)
+        context = _stored_context_of(db, session, held)
         return HistorySnapshot(SessionKeys(session.id, session.tenant_id), counts, context)
 
 
-def stored_context(uow: UnitOfWork, tenant_id: str, session_id: str) -> StoredContext | None:
+def stored_context(
+    uow: UnitOfWork, tenant_id: str, session_id: str, held: HeldVersion | None = None
+) -> StoredContext | None:
     """Overview archive + later unsummarised archives + live messages, in one read transaction;
     None when the session is unknown."""
     with uow.read() as db:
         session = repo.find_session(db, tenant_id, session_id)
         if session is None:
             return None
-        return _stored_context_of(db, session)
+        return _stored_context_of(db, session, held)
 
 
-def _stored_context_of(db: Session, session: AgentSession) -> StoredContext:
+def _stored_context_of(
+    db: Session, session: AgentSession, held: HeldVersion | None
+) -> StoredContext:
     # Only the newest overview is shown: the others (a Working Memory each) are not read.
     archives = archives_store.list_archives(db, session, texts=False)
     completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
     latest = completed[-1] if completed else None
+    # Read every time (one short row): an overview rewritten in place shows at once.
     overview = archives_store.overview_of(db, latest) if latest is not None else ""
+    version = _version(session, archives)
+    if held is not None and held(version):
+        return StoredContext(archives, latest, None, overview, version)
     floor = latest.archive_index if latest else 0
     unsummarised = [
         a.id for a in archives if a.archive_index > floor and a.status != ArchiveStatus.COMPLETED
     ]
     rows = archives_store.bodies_of_archives(db, unsummarised) + repo.live_bodies(db, session)
-    return StoredContext(archives, latest, rows, overview)
+    return StoredContext(archives, latest, rows, overview, version)
+
+
+def _version(session: AgentSession, archives: list[Archive]) -> Hashable:
+    """What the stored context depends on: the session row (its id and birth, its last message
+    and live window) and each archive's status and completion time."""
+    return (
+        session.id,
+        session.created_at,
+        session.last_seq,
+        session.live_count,
+        tuple((a.id, a.status, a.completed_at) for a in archives),
+    )

@@ -83,6 +83,14 @@ class AssembleSettings(BaseModel):
     recall_timeout_ms: int = Field(
         5000, ge=1, description="Time budget of recall inside /assemble."
     )
+    history_cache_mb: float = Field(
+        32,
+        ge=0,
+        description=(
+            "Stored history of recently assembled sessions kept decoded between pre-prompt "
+            "assembles, in MB of stored message text (0: none)."
+        ),
+    )
 
 
 class RecallSettings(BaseModel):
