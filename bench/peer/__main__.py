@@ -439,7 +439,8 @@ def render(
             "",
             "One session per service grows in 1,000-message chunks, each followed by a commit keeping 20, "
             "so most of the session is archived, as with a host that commits. At each size: the "
-            "4-message turn, the history rebuild (ours: the host sends its last 200 messages) and a "
+            "4-message turn, the history rebuild (ours: the newest 64 of the host's last 200 messages, as "
+            "the plugin sends them) and a "
             "search for a term in exactly 5 messages (all in the first 1,000).",
             "",
             report.md_table(report.SERIES_HEADERS, series_cells, {1, 2, 3, 4}),
