@@ -15,7 +15,7 @@ from app.db.dialects import Dialect
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.memory import repository as repo
-from app.memory.experience import normalise_text
+from app.memory.experience import content_key
 from app.memory.fields import CleanMemory, NewMemory
 from app.memory.records import (
     memory_record,
@@ -46,22 +46,26 @@ def commit_write(
 ) -> tuple[CommitOutcome, str | None]:
     """The outcome, and the id of a merged profile whose new text still needs its vectors."""
     now = utcnow()
-    # The row and its word index entries, before the write lock: pure work, of the same values.
+    # The row, its content key and its word index entries, before the write lock: pure work.
     memory = _new_row(writer, new, clean, now)
+    memory.content_key = content_key(memory.content)
     index = chunk_index(memory, prepared.texts)
     with uow.write() as db:
-        siblings = repo.same_category(db, writer.tenant_id, writer.owner, new.category, now)
-        duplicate = _duplicate(db, uow.dialect, writer, clean.content, prepared, siblings)
+        duplicate = _duplicate(db, uow.dialect, writer, new.category, memory, prepared, now)
         if duplicate is not None:
             view = memory_record(duplicate, can_read_sensitive=writer.can_read_sensitive)
             return CommitOutcome("NONE", reason="duplicate", memory=view), None
-        if not (new.category == "profile" and siblings):
+        profile = (
+            repo.first_in_category(db, writer.tenant_id, writer.owner, new.category, now)
+            if new.category == "profile"
+            else None
+        )
+        if profile is None:
             repo.add_memory(db, memory)
             write_chunks(db, uow.dialect, memory, prepared, index)
             audit(db, memory, "ADD", writer.actor, "commit_memory", None, now)
             view = memory_record(memory, can_read_sensitive=writer.can_read_sensitive)
             return CommitOutcome("ADD", memory=view), None
-        profile = siblings[0]
         return _merge_profile(db, uow.dialect, writer, profile, clean.content, now), profile.id
 
 
@@ -69,21 +73,26 @@ def _duplicate(
     db: Session,
     dialect: Dialect,
     writer: Writer,
-    content: str,
+    category: str,
+    memory: Memory,
     prepared: PreparedChunks,
-    siblings: list[Memory],
+    now: datetime,
 ) -> Memory | None:
-    wanted = normalise_text(content)
-    for memory in siblings:
-        if normalise_text(memory.content) == wanted:
-            return memory
+    """A current memory of the owner and category with the same normalised text (an index
+    lookup by content key), or whose first chunk's vector is nearly the same."""
+    key = memory.content_key or content_key(memory.content)
+    for other in repo.same_content(db, writer.tenant_id, writer.owner, category, key, now):
+        # A key written by an earlier release may be missing: then the texts are compared.
+        if other.content_key is not None or content_key(other.content) == key:
+            return other
     if prepared.vectors:
         partition = owner_key(writer.tenant_id, writer.owner)
         near = dialect.nearest_memory_chunks(db, partition, prepared.vectors[0], 5)
         close = {hit.row_id for hit in near if (hit.score or 0) <= DUPLICATE_DISTANCE}
-        for _chunk, memory in repo.chunks_with_memories(db, list(close), utcnow()):
-            if memory in siblings:
-                return memory
+        for _chunk, other in repo.chunks_with_memories(db, list(close), now):
+            owner = (other.tenant_id, other.owner_kind, other.owner_id)
+            if other.category == category and owner == (writer.tenant_id, *writer.owner):
+                return other
     return None
 
 

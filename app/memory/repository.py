@@ -4,11 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, delete, or_, select, text
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, bindparam, delete, event, inspect, or_, select, text
+from sqlalchemy.orm import Mapper, Session
 
 from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
+from app.memory.experience import content_key
+
+
+# Every memory row carries the key of its content, whichever path writes it: computed when it is
+# inserted without one, and again whenever its content changes.
+@event.listens_for(Memory, "before_insert")
+def _key_new_content(_mapper: Mapper[Any], _connection: Any, memory: Memory) -> None:
+    if memory.content_key is None:
+        memory.content_key = content_key(memory.content)
+
+
+@event.listens_for(Memory, "before_update")
+def _key_changed_content(_mapper: Mapper[Any], _connection: Any, memory: Memory) -> None:
+    if inspect(memory).attrs.content.history.has_changes():
+        memory.content_key = content_key(memory.content)
 
 
 def add_memory(db: Session, memory: Memory) -> Memory:
@@ -77,16 +93,39 @@ def all_memories(db: Session, tenant_id: str, owners: Sequence[tuple[str, str]])
     return list(db.execute(stmt).scalars())
 
 
-def same_category(
-    db: Session, tenant_id: str, owner: tuple[str, str], category: str, now: datetime
+def same_content(
+    db: Session, tenant_id: str, owner: tuple[str, str], category: str, key: str, now: datetime
 ) -> list[Memory]:
+    """The owner's current memories of the category whose content has this key (and any written
+    without a key, which the caller compares by text)."""
     stmt = select(Memory).where(
         Memory.tenant_id == tenant_id,
-        *visible(now),
-        _owner_filter([owner]),
+        Memory.owner_kind == owner[0],
+        Memory.owner_id == owner[1],
         Memory.category == category,
+        or_(Memory.content_key == key, Memory.content_key.is_(None)),
+        *visible(now),
     )
     return list(db.execute(stmt).scalars())
+
+
+def first_in_category(
+    db: Session, tenant_id: str, owner: tuple[str, str], category: str, now: datetime
+) -> Memory | None:
+    """The owner's oldest current memory of the category."""
+    stmt = (
+        select(Memory)
+        .where(
+            Memory.tenant_id == tenant_id,
+            Memory.owner_kind == owner[0],
+            Memory.owner_id == owner[1],
+            Memory.category == category,
+            *visible(now),
+        )
+        .order_by(Memory.created_at, Memory.id)
+        .limit(1)
+    )
+    return db.execute(stmt).scalars().first()
 
 
 def _owner_filter(owners: Sequence[tuple[str, str]]) -> ColumnElement[bool]:

@@ -16,6 +16,7 @@ import httpx
 import pysqlite3.dbapi2 as sqlite
 import pytest
 import sqlite_vec
+from sqlalchemy import text
 
 from app.settings import Settings
 from tests.conftest import app_client
@@ -977,3 +978,29 @@ async def test_export_is_per_user_and_agent(client: httpx.AsyncClient) -> None:
         "Frank likes sailing",
         "Use the staging DB for load tests",
     }
+
+
+async def test_an_edited_memory_is_a_duplicate_of_its_new_text_not_of_its_old_one(
+    client: httpx.AsyncClient,
+) -> None:
+    memory = await add(client, "The user drinks oolong tea.")
+    response = await client.patch(
+        f"/memories/{memory['id']}", json={"content": "The user drinks jasmine tea.", "version": 1}
+    )
+    assert response.status_code == 200, response.text
+    again = await remember(client, "the user drinks JASMINE tea")
+    assert (again["action"], again["memory"]["id"]) == ("NONE", memory["id"])
+    assert (await remember(client, "The user drinks oolong tea."))["action"] == "ADD"
+
+
+async def test_a_memory_stored_without_a_content_key_is_still_found_as_a_duplicate(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A row written before content keys (or by hand) has none: its text is compared instead."""
+    harness = app_client(make_settings())
+    async with harness as client:
+        memory = await add(client, "The user's team ships on Thursdays.")
+        with harness.app.state.services.uow.write() as db:
+            db.execute(text("UPDATE memories SET content_key = NULL"))
+        again = await remember(client, "the user's team ships on thursdays")
+        assert (again["action"], again["memory"]["id"]) == ("NONE", memory["id"])

@@ -426,3 +426,28 @@ def test_archives_start_indexed_and_live_messages_leave_the_text_index(engine: E
     with engine.connect() as conn:
         columns = {c["name"] for c in inspect(conn).get_columns("archives")}
     assert "messages_indexed" not in columns
+
+
+def test_memories_stored_before_content_keys_get_theirs(engine: Engine) -> None:
+    """0015: every memory gets the key of its normalised content, in batches."""
+    from app.memory.experience import content_key
+
+    run_command(engine, "upgrade", "0014_archive_messages_indexed")
+    texts = {f"m{n:04d}": f"Fact number {n}, said AGAIN." for n in range(1203)}
+    with engine.begin() as conn:
+        conn.execute(
+            Base.metadata.tables["memories"].insert(),
+            [
+                {"id": memory_id, "tenant_id": "t", "owner_kind": "user", "owner_id": "u"}
+                | {"uri": memory_id, "category": "events", "title": "", "content": content}
+                | {"created_at": datetime(2026, 1, 1, tzinfo=UTC)}
+                | {"updated_at": datetime(2026, 1, 1, tzinfo=UTC)}
+                for memory_id, content in texts.items()
+            ],
+        )
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, content_key FROM memories")).all()
+    keys = {row.id: row.content_key for row in rows}
+    assert keys == {memory_id: content_key(content) for memory_id, content in texts.items()}
+    assert content_key("fact number 7 said again") == keys["m0007"]

@@ -14,6 +14,14 @@ class Memory(Base):
     __tablename__ = "memories"
     __table_args__ = (
         Index("ix_memories_owner_category", "tenant_id", "owner_kind", "owner_id", "category"),
+        Index(
+            "ix_memories_owner_category_key",
+            "tenant_id",
+            "owner_kind",
+            "owner_id",
+            "category",
+            "content_key",
+        ),
         Index("ix_memories_tenant_uri", "tenant_id", "uri"),
     )
 
@@ -26,6 +34,9 @@ class Memory(Base):
     title: Mapped[str] = mapped_column(Text, default="")
     abstract: Mapped[str] = mapped_column(Text, default="")
     content: Mapped[str] = mapped_column(Text, default="")
+    # A digest of the normalised content (app/memory/experience.py, content_key): an exact
+    # duplicate is found by an index lookup, not by reading the owner's every memory.
+    content_key: Mapped[str | None] = mapped_column(String(32))
     confidence: Mapped[float] = mapped_column(Float, default=1.0)
     sensitivity: Mapped[str] = mapped_column(String(16), default="allowed")
     priority: Mapped[int] = mapped_column(Integer, default=0)
