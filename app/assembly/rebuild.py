@@ -46,7 +46,8 @@ class FittedHistory:
 
 @dataclass(slots=True)
 class StoredHistory:
-    """A session's stored context, decoded: never mutated once built (shared between requests)."""
+    """A session's stored context, decoded, shared between requests: nothing in it changes once
+    built except ``fits``, a memo that only gains entries (or is cleared)."""
 
     overview: str = ""
     messages: list[Message] = field(default_factory=list)
