@@ -48,10 +48,10 @@ def commit_write(
     now = utcnow()
     # The row, its content key and its word index entries, before the write lock: pure work.
     memory = _new_row(writer, new, clean, now)
-    memory.content_key = content_key(memory.content)
+    memory.content_key = key = content_key(memory.content)
     index = chunk_index(memory, prepared.texts)
     with uow.write() as db:
-        duplicate = _duplicate(db, uow.dialect, writer, new.category, memory, prepared, now)
+        duplicate = _duplicate(db, uow.dialect, writer, new.category, key, prepared, now)
         if duplicate is not None:
             view = memory_record(duplicate, can_read_sensitive=writer.can_read_sensitive)
             return CommitOutcome("NONE", reason="duplicate", memory=view), None
@@ -74,13 +74,12 @@ def _duplicate(
     dialect: Dialect,
     writer: Writer,
     category: str,
-    memory: Memory,
+    key: str,
     prepared: PreparedChunks,
     now: datetime,
 ) -> Memory | None:
     """A current memory of the owner and category with the same normalised text (an index
     lookup by content key), or whose first chunk's vector is nearly the same."""
-    key = memory.content_key or content_key(memory.content)
     for other in repo.same_content(db, writer.tenant_id, writer.owner, category, key, now):
         # A key written by an earlier release may be missing: then the texts are compared.
         if other.content_key is not None or content_key(other.content) == key:

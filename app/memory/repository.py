@@ -99,12 +99,8 @@ def same_content(
     """The owner's current memories of the category whose content has this key (and any written
     without a key, which the caller compares by text)."""
     stmt = select(Memory).where(
-        Memory.tenant_id == tenant_id,
-        Memory.owner_kind == owner[0],
-        Memory.owner_id == owner[1],
-        Memory.category == category,
+        *_in_category(tenant_id, owner, category, now),
         or_(Memory.content_key == key, Memory.content_key.is_(None)),
-        *visible(now),
     )
     return list(db.execute(stmt).scalars())
 
@@ -115,17 +111,24 @@ def first_in_category(
     """The owner's oldest current memory of the category."""
     stmt = (
         select(Memory)
-        .where(
-            Memory.tenant_id == tenant_id,
-            Memory.owner_kind == owner[0],
-            Memory.owner_id == owner[1],
-            Memory.category == category,
-            *visible(now),
-        )
+        .where(*_in_category(tenant_id, owner, category, now))
         .order_by(Memory.created_at, Memory.id)
         .limit(1)
     )
     return db.execute(stmt).scalars().first()
+
+
+def _in_category(
+    tenant_id: str, owner: tuple[str, str], category: str, now: datetime
+) -> tuple[ColumnElement[bool], ...]:
+    """The owner's current memories of one category (the leading columns of its indexes)."""
+    return (
+        Memory.tenant_id == tenant_id,
+        Memory.owner_kind == owner[0],
+        Memory.owner_id == owner[1],
+        Memory.category == category,
+        *visible(now),
+    )
 
 
 def _owner_filter(owners: Sequence[tuple[str, str]]) -> ColumnElement[bool]:
