@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, cast
 
@@ -11,6 +11,7 @@ from sqlalchemy import CursorResult, Table, bindparam, delete, func, select, tex
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.db.driver_query import DriverLoad, DriverQuery
 from app.db.models import AgentSession, Archive, Job, StoredMessage, TurnCommit
 
 
@@ -30,8 +31,9 @@ class NewMessageRow:
 # Those that read or write plain columns run on the session's connection (``db.connection()``,
 # the same transaction): the ORM's execution path adds about 30 µs a statement to SQLAlchemy
 # Core's, and nothing of it is needed where no mapped object is loaded.
-_FIND_SESSION = select(AgentSession).where(
-    AgentSession.tenant_id == bindparam("tenant"), AgentSession.session_id == bindparam("sid")
+_FIND_SESSION = DriverLoad(
+    AgentSession,
+    (AgentSession.tenant_id == bindparam("tenant")) & (AgentSession.session_id == bindparam("sid")),
 )
 _FINGERPRINT_COUNTS = (
     select(StoredMessage.fingerprint, func.count())
@@ -61,11 +63,20 @@ _FIND_TURN_COMMIT = select(TurnCommit.id).where(
     TurnCommit.session_pk == bindparam("s"), TurnCommit.advancement_key == bindparam("key")
 )
 _INSERT_TURN_COMMIT = cast(Table, TurnCommit.__table__).insert()
+_MESSAGE_COLUMNS = [f.name for f in fields(NewMessageRow)] + [
+    "tenant_id",
+    "session_pk",
+    "created_at",
+]
+# Those of a stored turn run on the driver, inside the turn's transaction (app/db/driver_query.py).
+_FINGERPRINT_COUNTS_ON_DRIVER = DriverQuery(_FINGERPRINT_COUNTS)
+_TOKENS_BY_SEQ_ON_DRIVER = DriverQuery(_TOKENS_BY_SEQ)
+_INSERT_MESSAGES_ON_DRIVER = DriverQuery(_INSERT_MESSAGES, _MESSAGE_COLUMNS)
+_FIND_TURN_COMMIT_ON_DRIVER = DriverQuery(_FIND_TURN_COMMIT)
 
 
 def find_session(db: Session, tenant_id: str, session_id: str) -> AgentSession | None:
-    found = db.execute(_FIND_SESSION, {"tenant": tenant_id, "sid": session_id})
-    return found.scalar_one_or_none()
+    return _FIND_SESSION.first(db, {"tenant": tenant_id, "sid": session_id})
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +96,7 @@ _SAVE_TURN_COUNTERS = (
     .where(AgentSession.id == bindparam("session_pk"))
     .values({f.name: bindparam(f"new_{f.name}") for f in fields(TurnCounters)})
 )
+_SAVE_TURN_COUNTERS_ON_DRIVER = DriverQuery(_SAVE_TURN_COUNTERS)
 
 
 def save_turn_counters(db: Session, session: AgentSession, counters: TurnCounters) -> None:
@@ -92,9 +104,9 @@ def save_turn_counters(db: Session, session: AgentSession, counters: TurnCounter
     its saved state. Assigned as attributes instead, they were written by the ORM's flush at
     commit, for 0.4 ms of CPU (a tenth of the turn); changes made to the object later in the
     transaction (a commit) are flushed as before."""
-    values = asdict(counters)
+    values = _shallow_dict(counters)
     params = {"session_pk": session.id, **{f"new_{k}": v for k, v in values.items()}}
-    db.connection().execute(_SAVE_TURN_COUNTERS, params)
+    _SAVE_TURN_COUNTERS_ON_DRIVER.in_session(db).run(params)
     for name, value in values.items():
         set_committed_value(session, name, value)
 
@@ -119,7 +131,8 @@ def fingerprint_counts_of(
     if not fingerprints:
         return {}
     params = {"tenant": tenant_id, "s": session_pk, "fps": list(set(fingerprints))}
-    return {fp: int(count) for fp, count in db.connection().execute(_FINGERPRINT_COUNTS, params)}
+    rows = _FINGERPRINT_COUNTS_ON_DRIVER.in_session(db).all_rows(params)
+    return {fp: int(count) for fp, count in rows}
 
 
 def insert_messages(
@@ -141,14 +154,14 @@ def insert_messages(
         }
         for row in rows
     ]
-    db.connection().execute(_INSERT_MESSAGES, values)
+    _INSERT_MESSAGES_ON_DRIVER.in_session(db).run_many(values)
 
 
 def live_tokens_by_seq(db: Session, session: AgentSession, seqs: Sequence[int]) -> dict[int, int]:
     """Tokens of live messages with the given sequence numbers."""
     if not seqs:
         return {}
-    found = db.connection().execute(_TOKENS_BY_SEQ, {"s": session.id, "seqs": list(seqs)})
+    found = _TOKENS_BY_SEQ_ON_DRIVER.in_session(db).all_rows({"s": session.id, "seqs": list(seqs)})
     return {int(seq): int(tokens) for seq, tokens in found}
 
 
@@ -210,8 +223,8 @@ def delete_session_rows(db: Session, session: AgentSession) -> tuple[int, int]:
 
 def turn_committed(db: Session, session: AgentSession, advancement_key: str) -> bool:
     """Whether the session already stored the turn with this advancement key."""
-    found = db.connection().execute(_FIND_TURN_COMMIT, {"s": session.id, "key": advancement_key})
-    return found.first() is not None
+    params = {"s": session.id, "key": advancement_key}
+    return _FIND_TURN_COMMIT_ON_DRIVER.in_session(db).first_row(params) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,9 +240,14 @@ class NewTurnCommit:
     created_at: datetime
 
 
+_INSERT_TURN_COMMIT_ON_DRIVER = DriverQuery(
+    _INSERT_TURN_COMMIT, [f.name for f in fields(NewTurnCommit)]
+)
+
+
 def add_turn_commit(db: Session, row: NewTurnCommit) -> None:
     """One insert statement: the row is not read back, so the ORM's flush is not needed."""
-    db.connection().execute(_INSERT_TURN_COMMIT, asdict(row))
+    _INSERT_TURN_COMMIT_ON_DRIVER.in_session(db).run(_shallow_dict(row))
 
 
 # One statement, written out: it runs inside every /after-turn, where building the equivalent
@@ -247,10 +265,17 @@ _ARCHIVED_ACTIVE_TOKENS = text(
                                                 WHERE session_pk = :s AND status = 'completed'), 0)), 0)
     """
 )
+_ARCHIVED_ACTIVE_TOKENS_ON_DRIVER = DriverQuery(_ARCHIVED_ACTIVE_TOKENS)
 
 
 def active_tokens(db: Session, session: AgentSession) -> int:
     """The session's active context, what /assemble would put in front of the model: overview of
     the newest completed archive + later unsummarised archives + live messages."""
-    archived = int(db.connection().execute(_ARCHIVED_ACTIVE_TOKENS, {"s": session.id}).scalar_one())
+    row = _ARCHIVED_ACTIVE_TOKENS_ON_DRIVER.in_session(db).first_row({"s": session.id})
+    archived = int(row[0]) if row is not None else 0
     return archived + session.live_tokens
+
+
+def _shallow_dict(row: TurnCounters | NewTurnCommit) -> dict[str, Any]:
+    """A row's fields by name: ``dataclasses.asdict`` deep-copies every value (a datetime too)."""
+    return {f.name: getattr(row, f.name) for f in fields(row)}

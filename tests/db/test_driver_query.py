@@ -4,14 +4,15 @@ through SQLAlchemy, and the key lookup made on it sees every key change at once.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
-from sqlalchemy import Engine, bindparam, literal, literal_column, select, table
+from sqlalchemy import Engine, Table, bindparam, literal, literal_column, select, table
 from sqlalchemy.exc import DBAPIError
 
-from app.db.driver_query import DriverQuery
+from app.db.driver_query import DriverLoad, DriverQuery
 from app.db.models import ApiKey
 from app.db.uow import UnitOfWork
 from app.keys.service import create_key, resolve_key, revoke_key
@@ -46,12 +47,79 @@ def test_rows_and_repeated_parameters_read_as_through_sqlalchemy(engine: Engine)
     )
 
 
-def test_a_parameter_that_needs_conversion_is_refused(engine: Engine) -> None:
-    query = DriverQuery(
-        select(ApiKey.id).where(ApiKey.revoked_at < bindparam("at", type_=ApiKey.revoked_at.type))
+def test_parameters_are_converted_as_sqlalchemy_converts_them(engine: Engine) -> None:
+    # A UTC datetime is stored as the column type stores it, then found by the same comparison.
+    uow = UnitOfWork(engine)
+    at = datetime(2026, 5, 1, 12, 30, 15, 250000, tzinfo=UTC)
+    keys = cast(Table, ApiKey.__table__)
+    columns = ["tenant_id", "name", "prefix", "key_hash", "scopes", "created_at", "revoked_at"]
+    insert = DriverQuery(keys.insert(), columns)
+    rows = [
+        {
+            "tenant_id": "t",
+            "name": f"k{i}",
+            "prefix": "p",
+            "key_hash": f"h{i}",
+            "scopes": "",
+            "created_at": at,
+            "revoked_at": at + timedelta(seconds=i),
+        }
+        for i in range(3)
+    ]
+    with uow.write() as db:
+        insert.in_session(db).run_many(rows)
+    revoked_by = DriverQuery(
+        select(ApiKey.name, ApiKey.revoked_at)
+        .where(ApiKey.revoked_at <= bindparam("at", type_=ApiKey.revoked_at.type))
+        .order_by(ApiKey.name),
+        convert_results=True,
     )
-    with pytest.raises(TypeError, match="needs conversion"):
-        UnitOfWork(engine).driver_row(query, {"at": datetime.now(UTC)})
+    with uow.read() as db:
+        found = revoked_by.in_session(db).all_rows({"at": at + timedelta(seconds=1)})
+        through_sqlalchemy = db.execute(
+            select(ApiKey.name, ApiKey.revoked_at).order_by(ApiKey.name)
+        ).all()
+    assert found == [("k0", at), ("k1", at + timedelta(seconds=1))]
+    assert [tuple(r) for r in through_sqlalchemy][:2] == found
+
+
+def test_an_in_list_is_expanded_per_call(engine: Engine) -> None:
+    uow = UnitOfWork(engine)
+    for name in ("a", "b", "c"):
+        create_key(uow, tenant_id="t", name=name, scopes=())
+    named = DriverQuery(
+        select(ApiKey.name)
+        .where(ApiKey.name.in_(bindparam("names", expanding=True)))
+        .order_by(ApiKey.name)
+    )
+    with uow.read() as db:
+        statement = named.in_session(db)
+        assert statement.all_rows({"names": ["c", "a"]}) == [("a",), ("c",)]
+        assert statement.all_rows({"names": ["b"]}) == [("b",)]
+        assert statement.all_rows({"names": ["a", "b", "c", "x"]}) == [("a",), ("b",), ("c",)]
+
+
+def test_a_missing_parameter_is_refused(engine: Engine) -> None:
+    query = DriverQuery(select(ApiKey.id).where(ApiKey.name == bindparam("name")))
+    with pytest.raises(TypeError, match="name"), UnitOfWork(engine).read() as db:
+        query.in_session(db).all_rows({})
+
+
+def test_a_loaded_object_joins_the_session_as_a_query_would(engine: Engine) -> None:
+    uow = UnitOfWork(engine)
+    created = create_key(uow, tenant_id="acme", name="before", scopes=())
+    load = DriverLoad(ApiKey, ApiKey.tenant_id == bindparam("tenant"))
+    with uow.write() as db:
+        loaded = load.first(db, {"tenant": "acme"})
+        assert loaded is not None and loaded.name == "before"
+        assert loaded.created_at.tzinfo is not None  # converted as the ORM converts it
+        assert load.first(db, {"tenant": "acme"}) is loaded  # the session's own object
+        assert db.get(ApiKey, loaded.id) is loaded
+        assert load.first(db, {"tenant": "nobody"}) is None
+        loaded.name = "after"  # flushed at commit like any loaded object's change
+    with uow.read() as db:
+        stored = db.get(ApiKey, int(created.view.key_id))
+        assert stored is not None and stored.name == "after"
 
 
 def test_key_lookups_follow_creation_and_revocation_at_once(engine: Engine) -> None:
@@ -72,4 +140,7 @@ def test_driver_errors_are_raised_as_sqlalchemy_raises_them(engine: Engine) -> N
     query = DriverQuery(select(literal_column("1")).select_from(table("no_such_table")))
     with pytest.raises(DBAPIError) as raised:
         UnitOfWork(engine).driver_row(query, {})
+    assert "no_such_table" in str(raised.value)
+    with pytest.raises(DBAPIError) as raised, UnitOfWork(engine).read() as db:
+        query.in_session(db).first_row({})
     assert "no_such_table" in str(raised.value)
