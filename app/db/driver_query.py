@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from sqlalchemy import ColumnElement, select
 from sqlalchemy import inspect as sa_inspect
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
@@ -249,8 +249,7 @@ class SessionStatement:
         self._call(self._query.run_many, rows)
 
     def _call(self, method: Callable[[Any, Dialect, Any], R], params: Any) -> R:
-        # The session's connection: its transaction has begun (BEGIN IMMEDIATE on SQLite).
-        connection = self._db.connection()
+        connection = _session_connection(self._db)
         dialect = connection.dialect
         dbapi_error = dialect.loaded_dbapi.Error
         try:
@@ -288,3 +287,16 @@ class DriverLoad(Generic[T]):
         make_transient_to_detached(loaded)
         db.add(loaded)
         return loaded
+
+
+_CONNECTION = "driver_query.connection"
+
+
+def _session_connection(db: Session) -> Connection:
+    """The connection of the session's transaction, begun (BEGIN IMMEDIATE on SQLite). Kept in
+    the session's ``info``: a unit of work binds its session to one connection for its life, and
+    asking the session for it each time cost about 25 µs per statement."""
+    found = db.info.get(_CONNECTION)
+    if found is None or found.closed or not found.in_transaction():
+        found = db.info[_CONNECTION] = db.connection()
+    return cast(Connection, found)
