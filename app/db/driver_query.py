@@ -10,9 +10,10 @@ them, each about 0.15 ms of CPU through SQLAlchemy Core.
 Parameters are converted on the way in as SQLAlchemy converts them (a ``datetime`` becomes what
 the column type stores), with the bind processors read once when the statement compiles. An
 expanding parameter (``IN``) is expanded by SQLAlchemy's compiled statement, once per length of
-its list; its values must need no conversion. Rows come back as the driver reads them, without SQLAlchemy's result
-conversion (an ``EXISTS`` is 0 or 1 on SQLite, a bool on PostgreSQL): only for statements whose
-results are strings and numbers. Driver errors are raised as SQLAlchemy raises them.
+its list; its values must need no conversion. Rows come back as the driver reads them (an
+``EXISTS`` is 0 or 1 on SQLite, a bool on PostgreSQL) unless the query asks for the columns'
+result conversion (``convert_results``, as ``DriverLoad`` does for a mapped row). Driver errors
+are raised as SQLAlchemy raises them.
 """
 
 from __future__ import annotations
