@@ -88,14 +88,15 @@ class DriverQuery:
         """The first row of the statement on a DBAPI connection, or None."""
         with self._cursor(connection, dialect, params) as cursor:
             row = cursor.fetchone()
-        return None if row is None else self._row(dialect, row)
+        return None if row is None else _row(self._compiled[dialect.name].results, row)
 
     def all_rows(
         self, connection: Any, dialect: Dialect, params: Mapping[str, Any]
     ) -> list[tuple[Any, ...]]:
         """Every row of the statement on a DBAPI connection."""
+        results = (self._compiled.get(dialect.name) or self._compile(dialect)).results
         with self._cursor(connection, dialect, params) as cursor:
-            return [self._row(dialect, row) for row in cursor.fetchall()]
+            return [_row(results, row) for row in cursor.fetchall()]
 
     def run(self, connection: Any, dialect: Dialect, params: Mapping[str, Any]) -> int:
         """Execute a write; returns the driver's row count."""
@@ -117,15 +118,6 @@ class DriverQuery:
             cursor.executemany(compiled.sql, values)
         finally:
             cursor.close()
-
-    def _row(self, dialect: Dialect, row: Sequence[Any]) -> tuple[Any, ...]:
-        results = self._compiled[dialect.name].results
-        if results is None:
-            return tuple(row)
-        return tuple(
-            value if convert is None or value is None else convert(value)
-            for convert, value in zip(results, row, strict=True)
-        )
 
     def in_session(self, db: Session) -> SessionStatement:
         """This statement on the connection of ``db``'s transaction."""
@@ -204,6 +196,17 @@ class DriverQuery:
         )
 
 
+def _row(
+    results: tuple[Callable[[Any], Any] | None, ...] | None, row: Sequence[Any]
+) -> tuple[Any, ...]:
+    if results is None:
+        return tuple(row)
+    return tuple(
+        value if convert is None or value is None else convert(value)
+        for convert, value in zip(results, row, strict=True)
+    )
+
+
 def _expanded(compiled: _Compiled, lengths: tuple[int, ...], named: dict[str, Any]) -> _Shape:
     """SQLAlchemy's expansion of the IN lists at these lengths (about 25 µs), kept for the next
     call with the same lengths."""
@@ -214,6 +217,18 @@ def _expanded(compiled: _Compiled, lengths: tuple[int, ...], named: dict[str, An
     if len(compiled.shapes) < _MAX_SHAPES:
         compiled.shapes[lengths] = shape
     return shape
+
+
+@contextmanager
+def raised_as_sqlalchemy(
+    dbapi_error: type[Exception], statement: str, params: Any
+) -> Iterator[None]:
+    """Driver errors raised as SQLAlchemy raises them, for the storage errors' answers (503,
+    /readyz) and the rollback, which read SQLAlchemy's exceptions."""
+    try:
+        yield
+    except dbapi_error as exc:
+        raise DBAPIError.instance(statement, params, exc, dbapi_error) from exc
 
 
 def _converted(
@@ -252,11 +267,8 @@ class SessionStatement:
     def _call(self, method: Callable[[Any, Dialect, Any], R], params: Any) -> R:
         connection = _session_connection(self._db)
         dialect = connection.dialect
-        dbapi_error = dialect.loaded_dbapi.Error
-        try:
+        with raised_as_sqlalchemy(dialect.loaded_dbapi.Error, self._query.statement_text, params):
             return method(connection.connection, dialect, params)
-        except dbapi_error as exc:
-            raise DBAPIError.instance(self._query.statement_text, params, exc, dbapi_error) from exc
 
 
 class DriverLoad(Generic[T]):

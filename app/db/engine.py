@@ -31,8 +31,8 @@ import pysqlite3.dbapi2 as sqlite_dbapi
 import sqlite_vec
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError
 
+from app.db.driver_query import raised_as_sqlalchemy
 from app.db.group_commit import GroupCommit
 from app.settings import Settings
 
@@ -125,9 +125,8 @@ def _create_sqlite_engine(settings: Settings, url: Any) -> Engine:
         statement = f"BEGIN {mode}"
         cursor = conn.connection.cursor()
         try:
-            cursor.execute(statement)
-        except sqlite_dbapi.Error as exc:
-            raise DBAPIError.instance(statement, None, exc, sqlite_dbapi.Error) from exc
+            with raised_as_sqlalchemy(sqlite_dbapi.Error, statement, None):
+                cursor.execute(statement)
         finally:
             cursor.close()
 

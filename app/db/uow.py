@@ -8,11 +8,10 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import Engine, text
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from app.db.dialects import Dialect, dialect_for
-from app.db.driver_query import DriverQuery
+from app.db.driver_query import DriverQuery, raised_as_sqlalchemy
 from app.db.engine import BEGIN_MODE_OPTION, group_commit_for
 from app.db.storage import StorageHealth, storage_problem
 
@@ -64,18 +63,12 @@ class UnitOfWork:
         """The first row of a one-statement read, on a pooled driver connection without a
         session (app/db/driver_query.py): for the read every request makes."""
         dbapi_error = self.engine.dialect.loaded_dbapi.Error
-        with self._watched():
+        with self._watched(), raised_as_sqlalchemy(dbapi_error, query.statement_text, params):
+            connection = self.engine.raw_connection()
             try:
-                connection = self.engine.raw_connection()
-                try:
-                    return query.first_row(connection, self.engine.dialect, params)
-                finally:
-                    connection.close()  # back to the pool, which rolls back what the read began
-            except dbapi_error as exc:
-                # As SQLAlchemy raises it, for the storage errors' answers (503, /readyz).
-                raise DBAPIError.instance(
-                    query.statement_text, dict(params), exc, dbapi_error
-                ) from exc
+                return query.first_row(connection, self.engine.dialect, params)
+            finally:
+                connection.close()  # back to the pool, which rolls back what the read began
 
     def ping(self) -> None:
         """Run the cheapest query there is: raises when the database does not answer (a failure

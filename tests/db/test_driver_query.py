@@ -11,6 +11,7 @@ from typing import cast
 import pytest
 from sqlalchemy import Engine, Table, bindparam, literal, literal_column, select, table
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from app.db.driver_query import DriverLoad, DriverQuery
 from app.db.models import ApiKey
@@ -144,3 +145,20 @@ def test_driver_errors_are_raised_as_sqlalchemy_raises_them(engine: Engine) -> N
     with pytest.raises(DBAPIError) as raised, UnitOfWork(engine).read() as db:
         query.in_session(db).first_row({})
     assert "no_such_table" in str(raised.value)
+
+
+def test_a_write_after_the_session_commits_joins_its_next_transaction(engine: Engine) -> None:
+    # The connection is kept between statements; a write made after the session committed must
+    # still be in the session's (new) transaction, so its rollback undoes it.
+    keys = cast(Table, ApiKey.__table__)
+    columns = ["tenant_id", "name", "prefix", "key_hash", "scopes", "created_at"]
+    insert = DriverQuery(keys.insert(), columns)
+    row = {"tenant_id": "t", "prefix": "p", "scopes": "", "created_at": datetime.now(UTC)}
+    with engine.connect() as conn, Session(bind=conn) as db:
+        insert.in_session(db).run({**row, "name": "kept", "key_hash": "h1"})
+        db.commit()
+        insert.in_session(db).run({**row, "name": "undone", "key_hash": "h2"})
+        db.rollback()
+    with UnitOfWork(engine).read() as db:
+        names = db.execute(select(ApiKey.name)).scalars().all()
+    assert names == ["kept"]
