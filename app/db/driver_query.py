@@ -77,9 +77,8 @@ class DriverQuery:
         self.convert_results = convert_results
         self._compiled: dict[str, _Compiled] = {}
 
-    @property
     def statement_text(self) -> str:
-        """The statement, for error messages."""
+        """The statement, for error messages (a compilation: call it only on an error)."""
         return str(self.statement)
 
     def first_row(
@@ -159,7 +158,7 @@ class DriverQuery:
             dialect=dialect, column_keys=self.columns, for_executemany=self.columns is not None
         )
         if not isinstance(compiled, SQLCompiler):
-            raise TypeError(f"not a SQL statement: {self.statement_text}")
+            raise TypeError(f"not a SQL statement: {self.statement_text()}")
         binds = compiled.binds  # by the name the SQL gives each (an anonymous literal has one)
         processors: dict[str, Callable[[Any], Any]] = {}
         for name, bind in binds.items():
@@ -221,14 +220,17 @@ def _expanded(compiled: _Compiled, lengths: tuple[int, ...], named: dict[str, An
 
 @contextmanager
 def raised_as_sqlalchemy(
-    dbapi_error: type[Exception], statement: str, params: Any
+    dbapi_error: type[Exception], statement: str | Callable[[], str], params: Any
 ) -> Iterator[None]:
     """Driver errors raised as SQLAlchemy raises them, for the storage errors' answers (503,
-    /readyz) and the rollback, which read SQLAlchemy's exceptions."""
+    /readyz) and the rollback, which read SQLAlchemy's exceptions. A callable ``statement`` is
+    called only when an error is raised: the text of a statement is a compilation (about 8 ms of
+    CPU for the session row's select), not something to pay on every call."""
     try:
         yield
     except dbapi_error as exc:
-        raise DBAPIError.instance(statement, params, exc, dbapi_error) from exc
+        text = statement() if callable(statement) else statement
+        raise DBAPIError.instance(text, params, exc, dbapi_error) from exc
 
 
 def _converted(

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import Engine, Table, bindparam, literal, literal_column, select, table
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import CompilerElement
 
 from app.db.driver_query import DriverLoad, DriverQuery
 from app.db.models import ApiKey
@@ -145,6 +146,22 @@ def test_driver_errors_are_raised_as_sqlalchemy_raises_them(engine: Engine) -> N
     with pytest.raises(DBAPIError) as raised, UnitOfWork(engine).read() as db:
         query.in_session(db).first_row({})
     assert "no_such_table" in str(raised.value)
+
+
+def test_a_statement_is_not_printed_unless_it_fails(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Printing a statement compiles it again (milliseconds for a wide select): only an error's
+    # message may pay for it, never a statement that succeeds.
+    query = DriverQuery(select(literal_column("1")))
+
+    def printed(element: object) -> str:
+        raise AssertionError("a statement was printed on success")
+
+    monkeypatch.setattr(CompilerElement, "__str__", printed)
+    assert UnitOfWork(engine).driver_row(query, {}) == (1,)
+    with UnitOfWork(engine).read() as db:
+        assert query.in_session(db).first_row({}) == (1,)
 
 
 def test_a_write_after_the_session_commits_joins_its_next_transaction(engine: Engine) -> None:
