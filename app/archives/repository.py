@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, cast
+from datetime import datetime
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Table, bindparam, delete, func, insert, select, update
-from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm import Session
 
+from app.db.driver_load import DriverLoad
+from app.db.driver_query import DriverQuery
 from app.db.models import (
     AgentSession,
     Archive,
@@ -37,12 +40,18 @@ _ARCHIVE_TEXTS = (
 )
 
 
-# Read by every pre-prompt assemble: built once (building a statement costs more than running it).
-# Those of plain columns run on the session's connection, without the ORM's execution path.
-_LIST_ARCHIVES = (
-    select(Archive).where(Archive.session_pk == bindparam("s")).order_by(Archive.archive_index)
+# Read by every pre-prompt assemble and archive search: built once (building a statement costs
+# more than running it), run on the driver inside the caller's transaction (app/db/driver_query.py:
+# SQLAlchemy's execution path and the ORM's load cost more than SQLite's own work).
+_LIST_ARCHIVES = DriverLoad(
+    Archive, Archive.session_pk == bindparam("s"), order_by=[Archive.archive_index]
 )
-_LIST_ARCHIVES_WITHOUT_TEXTS = _LIST_ARCHIVES.options(*(defer(c) for c in _ARCHIVE_TEXTS))
+_LIST_ARCHIVES_WITHOUT_TEXTS = DriverLoad(
+    Archive,
+    Archive.session_pk == bindparam("s"),
+    order_by=[Archive.archive_index],
+    deferred=_ARCHIVE_TEXTS,
+)
 _OVERVIEW = select(Archive.overview).where(Archive.id == bindparam("id"))
 _BODIES_OF_ARCHIVES = (
     # The redacted copy when there is one (see StoredMessage).
@@ -53,13 +62,22 @@ _BODIES_OF_ARCHIVES = (
     .where(StoredMessage.archive_pk.in_(bindparam("ids", expanding=True)))
     .order_by(StoredMessage.seq)
 )
+_SESSION_OVERVIEWS = select(Archive.id, Archive.overview).where(
+    Archive.session_pk == bindparam("s"), Archive.overview != ""
+)
+_OVERVIEWS_OF_SESSION = DriverQuery(_SESSION_OVERVIEWS.order_by(Archive.archive_index))
+_OVERVIEWS_AMONG = DriverQuery(
+    _SESSION_OVERVIEWS.where(Archive.id.in_(bindparam("ids", expanding=True))).order_by(
+        Archive.archive_index
+    )
+)
 
 
 def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> list[Archive]:
     """The session's archives in order; without ``texts`` their long text columns are deferred
     (read on first access)."""
-    stmt = _LIST_ARCHIVES if texts else _LIST_ARCHIVES_WITHOUT_TEXTS
-    return list(db.execute(stmt, {"s": session.id}).scalars())
+    load = _LIST_ARCHIVES if texts else _LIST_ARCHIVES_WITHOUT_TEXTS
+    return load.all(db, {"s": session.id})
 
 
 def overview_of(db: Session, archive_pk: int) -> str:
@@ -69,15 +87,18 @@ def overview_of(db: Session, archive_pk: int) -> str:
 def overview_texts(
     db: Session, session: AgentSession, archive_pks: Sequence[int] | None, only: int | None
 ) -> dict[int, str]:
-    """The non-empty overviews of the session's archives (of ``archive_pks`` when given), by id."""
-    stmt = select(Archive.id, Archive.overview).where(
-        Archive.session_pk == session.id, Archive.overview != ""
-    )
-    if archive_pks is not None:
-        stmt = stmt.where(Archive.id.in_(list(archive_pks)))
+    """The non-empty overviews of the session's archives (of ``archive_pks`` when given, of
+    ``only`` when given), by id."""
+    ids = archive_pks
     if only is not None:
-        stmt = stmt.where(Archive.id == only)
-    return {int(pk): text for pk, text in db.execute(stmt.order_by(Archive.archive_index))}
+        ids = [only] if ids is None else [pk for pk in ids if pk == only]
+    if ids is None:
+        rows = _OVERVIEWS_OF_SESSION.in_session(db).all_rows({"s": session.id})
+    elif ids:
+        rows = _OVERVIEWS_AMONG.in_session(db).all_rows({"s": session.id, "ids": list(ids)})
+    else:
+        return {}
+    return {int(pk): text for pk, text in rows}
 
 
 def get_archive(db: Session, session: AgentSession, archive_index: int) -> Archive | None:
@@ -139,17 +160,30 @@ _SEARCH_FIELDS = (
 )
 
 
-_MESSAGES_BY_IDS = select(*_SEARCH_FIELDS).where(
-    StoredMessage.id.in_(bindparam("ids", expanding=True))
+class SearchFields(NamedTuple):
+    """A message's search fields, by name (as ``iter_archived_texts`` gives its rows)."""
+
+    id: int
+    archive_pk: int | None
+    seq: int
+    role: str
+    search_text: str
+    created_at: datetime
+    body: str
+
+
+_MESSAGES_BY_IDS = DriverQuery(
+    select(*_SEARCH_FIELDS).where(StoredMessage.id.in_(bindparam("ids", expanding=True))),
+    convert_results=True,
 )
 
 
-def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, Any]:
-    """The search fields of these messages (plain rows, as ``iter_archived_texts`` gives them)."""
+def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, SearchFields]:
+    """The search fields of these messages."""
     if not ids:
         return {}
-    found = db.connection().execute(_MESSAGES_BY_IDS, {"ids": list(ids)}).all()
-    return {row.id: row for row in found}
+    found = _MESSAGES_BY_IDS.in_session(db).all_rows({"ids": list(ids)})
+    return {row[0]: SearchFields(*row) for row in found}
 
 
 def iter_archived_texts(

@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
+from app.db.driver_query import DriverQuery
 from app.db.models import Archive, StoredMessage
 
-# Run before every archive search: built once, plain columns on the session's connection.
-_UNINDEXED_OF_SESSION = (
+# Run before every archive search: built once, on the driver in the caller's transaction
+# (app/db/driver_query.py).
+_UNINDEXED_OF_SESSION = DriverQuery(
     select(Archive.id)
     .where(Archive.session_pk == bindparam("s"), Archive.messages_indexed.is_(False))
     .order_by(Archive.id)
@@ -19,7 +21,7 @@ _UNINDEXED_OF_SESSION = (
 
 
 def unindexed_archives_of_session(db: Session, session_pk: int) -> list[int]:
-    return list(db.connection().execute(_UNINDEXED_OF_SESSION, {"s": session_pk}).scalars())
+    return [int(pk) for (pk,) in _UNINDEXED_OF_SESSION.in_session(db).all_rows({"s": session_pk})]
 
 
 def unindexed_among(db: Session, archive_pks: Sequence[int]) -> list[int]:

@@ -21,18 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import ColumnElement, select
-from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, make_transient_to_detached
-from sqlalchemy.orm.util import identity_key
+from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
-T = TypeVar("T")
 R = TypeVar("R")
 
 _MAX_SHAPES = 256  # IN-list lengths remembered per statement and database
@@ -273,37 +269,6 @@ class SessionStatement:
             return method(connection.connection, dialect, params)
 
 
-class DriverLoad(Generic[T]):
-    """Loads one mapped object by a select of its columns on the driver, as the ORM would: the
-    object joins the session as if a query had loaded it (its changes are flushed at commit), and
-    one already in the session is returned as it is. The ORM's own load of a session row cost
-    about 0.5 ms of CPU, an eighth of a stored turn."""
-
-    def __init__(self, entity: type[T], where: ColumnElement[bool]) -> None:
-        self.entity = entity
-        mapper = sa_inspect(entity)
-        self._keys = [prop.key for prop in mapper.column_attrs]
-        self._primary_keys = [mapper.get_property_by_column(c).key for c in mapper.primary_key]
-        self._query = DriverQuery(
-            select(*(getattr(entity, key) for key in self._keys)).where(where),
-            convert_results=True,
-        )
-
-    def first(self, db: Session, params: Mapping[str, Any]) -> T | None:
-        row = self._query.in_session(db).first_row(params)
-        if row is None:
-            return None
-        values = dict(zip(self._keys, row, strict=True))
-        key = identity_key(self.entity, tuple(values[k] for k in self._primary_keys))
-        held = db.identity_map.get(key)
-        if held is not None:
-            return held
-        loaded = self.entity(**values)
-        make_transient_to_detached(loaded)
-        db.add(loaded)
-        return loaded
-
-
 _CONNECTION = "driver_query.connection"
 
 
@@ -315,3 +280,19 @@ def _session_connection(db: Session) -> Connection:
     if found is None or found.closed or not found.in_transaction():
         found = db.info[_CONNECTION] = db.connection()
     return cast(Connection, found)
+
+
+def session_rows(db: Session, sql: str, params: Mapping[str, Any]) -> Iterator[tuple[Any, ...]]:
+    """Rows of SQL written for the driver of ``db`` (in its own parameter style) on the
+    connection of the session's transaction, read as they are consumed: for a dialect's statements
+    whose text changes with the query (a full-text lookup), where building a SQLAlchemy ``text()``
+    and running it through Core cost more than SQLite's own work. The cursor closes with the
+    iterator."""
+    connection = _session_connection(db)
+    cursor = connection.connection.cursor()
+    try:
+        with raised_as_sqlalchemy(connection.dialect.loaded_dbapi.Error, sql, params):
+            cursor.execute(sql, params)
+            yield from cast(Iterator[tuple[Any, ...]], cursor)
+    finally:
+        cursor.close()

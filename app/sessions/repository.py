@@ -11,7 +11,8 @@ from sqlalchemy import Table, bindparam, delete, func, select, text, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from app.db.driver_query import DriverLoad, DriverQuery
+from app.db.driver_load import DriverLoad
+from app.db.driver_query import DriverQuery
 from app.db.models import AgentSession, Archive, Job, StoredMessage, TurnCommit
 
 

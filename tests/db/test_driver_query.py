@@ -14,7 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import CompilerElement
 
-from app.db.driver_query import DriverLoad, DriverQuery
+from app.db.driver_query import DriverQuery, session_rows
 from app.db.models import ApiKey
 from app.db.uow import UnitOfWork
 from app.keys.service import create_key, resolve_key, revoke_key
@@ -107,23 +107,6 @@ def test_a_missing_parameter_is_refused(engine: Engine) -> None:
         query.in_session(db).all_rows({})
 
 
-def test_a_loaded_object_joins_the_session_as_a_query_would(engine: Engine) -> None:
-    uow = UnitOfWork(engine)
-    created = create_key(uow, tenant_id="acme", name="before", scopes=())
-    load = DriverLoad(ApiKey, ApiKey.tenant_id == bindparam("tenant"))
-    with uow.write() as db:
-        loaded = load.first(db, {"tenant": "acme"})
-        assert loaded is not None and loaded.name == "before"
-        assert loaded.created_at.tzinfo is not None  # converted as the ORM converts it
-        assert load.first(db, {"tenant": "acme"}) is loaded  # the session's own object
-        assert db.get(ApiKey, loaded.id) is loaded
-        assert load.first(db, {"tenant": "nobody"}) is None
-        loaded.name = "after"  # flushed at commit like any loaded object's change
-    with uow.read() as db:
-        stored = db.get(ApiKey, int(created.view.key_id))
-        assert stored is not None and stored.name == "after"
-
-
 def test_key_lookups_follow_creation_and_revocation_at_once(engine: Engine) -> None:
     uow = UnitOfWork(engine)
     assert resolve_key(uow, "ce_missing").keys_exist is False
@@ -162,6 +145,22 @@ def test_a_statement_is_not_printed_unless_it_fails(
     assert UnitOfWork(engine).driver_row(query, {}) == (1,)
     with UnitOfWork(engine).read() as db:
         assert query.in_session(db).first_row({}) == (1,)
+
+
+def test_session_rows_read_the_sessions_transaction_in_the_drivers_style(engine: Engine) -> None:
+    # A dialect's SQL in its driver's own parameter style, on the session's connection: it sees
+    # the session's uncommitted writes, and its errors are SQLAlchemy's.
+    style = "?" if engine.dialect.name == "sqlite" else "%s"
+    named = ":n" if engine.dialect.name == "sqlite" else "%(n)s"
+    with UnitOfWork(engine).write() as db:
+        now = datetime.now(UTC)
+        db.add(ApiKey(tenant_id="t", name="mine", prefix="p", key_hash="h", created_at=now))
+        db.flush()
+        rows = session_rows(db, f"SELECT name FROM api_keys WHERE name = {named}", {"n": "mine"})
+        assert list(rows) == [("mine",)]
+        assert list(session_rows(db, f"SELECT {style}", ("x",))) == [("x",)]
+        with pytest.raises(DBAPIError, match="no_such_table"):
+            list(session_rows(db, "SELECT 1 FROM no_such_table", {}))
 
 
 def test_a_write_after_the_session_commits_joins_its_next_transaction(engine: Engine) -> None:

@@ -25,6 +25,7 @@ from app.db.dialects.sqlite_message_text import (
 )
 from app.db.dialects.sqlite_short_terms import short_terms_expression
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
+from app.db.driver_query import session_rows
 
 ARCHIVE_FTS = "archive_fts"
 MESSAGE_VEC = "message_vec"
@@ -97,7 +98,7 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
             )
         else:
             sql = matching_in_order(terms, params, archive_filter)
-        for row_id, raw_score, *_ in db.execute(text(sql), params):
+        for row_id, raw_score, *_ in session_rows(db, sql, params):
             yield TextHit(row_id, None if raw_score is None else -float(raw_score))
 
     def short_term_message_ids(
@@ -111,7 +112,7 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
         )
         params: dict[str, object] = {"q": expression, "s": session_pk, "a": archive_pk}
         sql = matching_in_order(terms, params, archive_filter)
-        return [int(row_id) for row_id, *_ in db.execute(text(sql), params)]
+        return [int(row_id) for row_id, *_ in session_rows(db, sql, params)]
 
     def match_overviews(
         self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, ranked: bool
@@ -123,7 +124,7 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
             "CROSS JOIN archives a ON a.id = f.rowid "
             f"WHERE {ARCHIVE_FTS} MATCH :q AND a.session_pk = :s {archive_filter} ORDER BY rank"
         )
-        for row_id, raw_score in db.execute(text(sql), params):
+        for row_id, raw_score in session_rows(db, sql, params):
             yield TextHit(row_id, -float(raw_score) if ranked else None)
 
     def min_indexed_term_chars(self) -> int:
@@ -149,7 +150,7 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
         for i, term in enumerate(terms):
             params[f"t{i}"] = term if case_sensitive else term.lower()
         sql = f"SELECT m.id FROM messages m WHERE m.session_pk = :s {archive_filter} AND {conditions} ORDER BY m.seq"
-        return [row_id for (row_id,) in db.execute(text(sql), params)]
+        return [row_id for (row_id,) in session_rows(db, sql, params)]
 
     def _candidate_sources(
         self,
