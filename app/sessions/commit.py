@@ -99,6 +99,7 @@ def _create_archive(
     custom_instructions: str | None,
     now: datetime,
 ) -> Archive:
+    times = sessions_repo.stored_times(db, session, [rows[0].seq, rows[-1].seq])
     session.archive_count += 1
     archive = Archive(
         tenant_id=session.tenant_id,
@@ -115,8 +116,8 @@ def _create_archive(
         keep_recent_count=keep,
         # At most 20,000 characters (the API's limit): redacting them here costs well under a ms.
         custom_instructions=redact_text(custom_instructions) if custom_instructions else None,
-        started_at=rows[0].created_at,
-        ended_at=rows[-1].created_at,
+        started_at=times[rows[0].seq],
+        ended_at=times[rows[-1].seq],
         created_at=now,
     )
     return archives.add_archive(db, archive)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -127,6 +128,38 @@ async def test_expand_json_returns_completed_archive_with_verbatim_messages(
     assert [m["message"] for m in view["messages"]] == messages
     for key in ("startedAt", "endedAt", "createdAt", "completedAt"):
         assert isinstance(view[key], str) and view[key].endswith("Z"), key
+
+
+async def test_an_archive_spans_the_times_its_messages_were_stored(
+    client: httpx.AsyncClient,
+) -> None:
+    # startedAt is when the first archived message was stored, endedAt the last; a kept message
+    # (keep 1) is not part of the span.
+    def now() -> datetime:
+        return datetime.now(UTC)
+
+    async def store(snapshot: list[dict[str, Any]], new: int) -> None:
+        body = {"sessionId": "s-span", "messages": snapshot}
+        response = await client.post("/after-turn", json=body)
+        assert response.status_code == 200 and response.json()["ingested"] == new, response.text
+
+    before = now()
+    first = [user("the first turn"), assistant("noted")]
+    await store(first, 2)
+    await asyncio.sleep(0.05)
+    between = now()
+    await asyncio.sleep(0.05)
+    second = [*first, user("the second turn"), assistant("noted again")]
+    await store(second, 2)
+    after = now()
+    await asyncio.sleep(0.05)
+    await store([*second, user("kept live")], 1)
+    archive_id = (await commit(client, "s-span", keep=1))["archiveId"]
+    view = (await client.get(f"/archives/{archive_id}", params={"sessionId": "s-span"})).json()
+    started = datetime.fromisoformat(view["startedAt"].replace("Z", "+00:00"))
+    ended = datetime.fromisoformat(view["endedAt"].replace("Z", "+00:00"))
+    assert (view["firstSeq"], view["lastSeq"]) == (1, 4)
+    assert before <= started <= between <= ended <= after
 
 
 async def test_expand_offset_and_limit_page_through_messages(client: httpx.AsyncClient) -> None:
