@@ -282,7 +282,9 @@ def _session_connection(db: Session) -> Connection:
     return cast(Connection, found)
 
 
-def session_rows(db: Session, sql: str, params: Mapping[str, Any]) -> Iterator[tuple[Any, ...]]:
+def session_rows(
+    db: Session, sql: str, params: Mapping[str, Any] | Sequence[Any]
+) -> Iterator[tuple[Any, ...]]:
     """Rows of SQL written for the driver of ``db`` (in its own parameter style) on the
     connection of the session's transaction, read as they are consumed: for a dialect's statements
     whose text changes with the query (a full-text lookup), where building a SQLAlchemy ``text()``
