@@ -274,6 +274,7 @@ class Server:
                 "--rate",
                 "250",
                 "--nonblocking",
+                *(["--gil"] if os.environ.get("CE_BENCH_PROFILE_GIL") else []),
                 "--output",
                 str(out),
             ],

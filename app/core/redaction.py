@@ -320,17 +320,27 @@ def without_secrets(text: str) -> str:
     return _TAG_RE.sub(" ", redact_text(text), concurrent=True)
 
 
-def redact_value(value: Any) -> tuple[Any, int]:
+Redactions = dict[str, tuple[str, int]]
+
+
+def redact_value(value: Any, seen: Redactions | None = None) -> tuple[Any, int]:
     """A JSON-like value (str, list, dict, scalars) with every string redacted, keys included, and
-    how many secrets were replaced. Unchanged values come back as the same objects."""
+    how many secrets were replaced. Unchanged values come back as the same objects. ``seen``, when
+    given, keeps each string's result: a string met twice is scanned once, and a caller that must
+    redact one of the same strings again reads it there (redaction is deterministic)."""
     if isinstance(value, str):
-        return redact_secrets(value)
+        if seen is None:
+            return redact_secrets(value)
+        found = seen.get(value)
+        if found is None:
+            found = seen[value] = redact_secrets(value)
+        return found
     if isinstance(value, list):
-        items = [redact_value(item) for item in value]
+        items = [redact_value(item, seen) for item in value]
         count = sum(c for _, c in items)
         return ([v for v, _ in items] if count else value), count
     if isinstance(value, dict):
-        pairs = [(redact_value(k), redact_value(v)) for k, v in value.items()]
+        pairs = [(redact_value(k, seen), redact_value(v, seen)) for k, v in value.items()]
         count = sum(kc + vc for (_, kc), (_, vc) in pairs)
         return ({k: v for (k, _), (v, _) in pairs} if count else value), count
     return value, 0

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from app.core.canonical_json import compact_json
 from app.core.messages import Message, message_text, message_tokens
-from app.core.redaction import redact_text, redact_value
+from app.core.redaction import Redactions, redact_text, redact_value
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,11 +26,21 @@ class StoredForm:
 
 def stored_form(message: Message, image_tokens: int, redact_body: bool) -> StoredForm:
     """The row fields of a sanitized message; the tokens are those of the message as the host sent it."""
-    redacted, secrets = redact_value(message)
+    seen: Redactions = {}
+    redacted, secrets = redact_value(message, seen)
     redacted_json = compact_json(redacted) if secrets else None
     return StoredForm(
         body=redacted_json if redact_body and redacted_json is not None else compact_json(message),
         redacted_body=None if redact_body else redacted_json,
-        search_text=redact_text(message_text(message)),
+        search_text=_redacted_text(message_text(message), seen),
         tokens=message_tokens(message, image_tokens),
     )
+
+
+def _redacted_text(text: str, seen: Redactions) -> str:
+    """The search text redacted. Most messages' text is one of their strings (a single text block),
+    already redacted with the body: scanning a megabyte tool result twice cost a third of its
+    capture. Text joined from several blocks, or built from a tool call, is scanned whole, since a
+    secret can span the pieces (a key and its value in a call's arguments)."""
+    found = seen.get(text)
+    return found[0] if found is not None else redact_text(text)
