@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, delete, event, inspect, or_, select, text
+from sqlalchemy import ColumnElement, bindparam, delete, event, insert, inspect, or_, select, text
 from sqlalchemy.orm import Mapper, Session
 
 from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
@@ -163,22 +163,27 @@ def chunk_ids_of(db: Session, memory_ids: Sequence[str]) -> list[int]:
     return list(db.execute(stmt).scalars())
 
 
+_INSERT_CHUNKS = insert(MemoryChunk).returning(MemoryChunk.id, sort_by_parameter_order=True)
+
+
 def add_chunks(
     db: Session, memory: Memory, texts: Sequence[str], model_id: str | None
-) -> list[MemoryChunk]:
-    chunks = [
-        MemoryChunk(
-            tenant_id=memory.tenant_id,
-            memory_id=memory.id,
-            chunk_index=i,
-            text=t,
-            embedding_model=model_id,
-        )
+) -> list[int]:
+    """The ids of the memory's new chunks, in order: one insert, without an ORM object per chunk
+    (a 100 KB memory has hundreds, written while the write lock is held)."""
+    if not texts:
+        return []
+    params = [
+        {
+            "tenant_id": memory.tenant_id,
+            "memory_id": memory.id,
+            "chunk_index": i,
+            "text": t,
+            "embedding_model": model_id,
+        }
         for i, t in enumerate(texts)
     ]
-    db.add_all(chunks)
-    db.flush()
-    return chunks
+    return list(db.scalars(_INSERT_CHUNKS, params))
 
 
 def add_chunks_many(

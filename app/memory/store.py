@@ -70,18 +70,18 @@ def write_chunks(
     index = index or chunk_index(memory, prepared.texts)
     dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, [memory.id]))
     repo.delete_chunks(db, [memory.id])
-    chunks = repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
+    chunk_ids = repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
     partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
     dialect.index_memory_chunks(
         db,
-        [(c.id, partition, text) for c, text in zip(chunks, index.texts, strict=True)],
+        [(i, partition, text) for i, text in zip(chunk_ids, index.texts, strict=True)],
         index.words,
         index.counts,
     )
     if prepared.vectors is not None:
         # Only the first chunks of a long memory have vectors (MemoryService.embedded_part).
         dialect.store_chunk_vectors(
-            db, [(c.id, partition, v) for c, v in zip(chunks, prepared.vectors, strict=False)]
+            db, [(i, partition, v) for i, v in zip(chunk_ids, prepared.vectors, strict=False)]
         )
     memory.embedding_model = prepared.model_id
 

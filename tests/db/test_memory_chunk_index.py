@@ -5,6 +5,7 @@ every chunk, every posting)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,3 +72,32 @@ async def test_words_computed_before_the_lock_equal_those_built_inside(engine: E
         write_chunks(db, uow.dialect, memory, PreparedChunks(texts, None, None), bare)
     assert indexed_words(engine) == before
     assert indexed_postings(engine) == postings_before  # term counts computed early, or inside
+
+
+WORDS_BY_CHUNK_SQL = {
+    "sqlite": "SELECT chunk_id, tokens FROM memory_words",
+    "postgresql": "SELECT id, array_to_string(tokens, ' ') FROM memory_fts",
+}
+
+
+async def test_each_chunk_is_indexed_under_its_own_id(engine: Engine) -> None:
+    uow = UnitOfWork(engine)
+    content = " ".join(f"Paragraph marker{n} holds its own words. " * 8 for n in range(30))
+    outcome = await MemoryService(uow, None).commit_memory(
+        Caller("t"), NewMemory(content=content, category="events")
+    )
+    assert outcome.action == "ADD"
+    with engine.connect() as conn:
+        chunks = list(conn.execute(text("SELECT id, text FROM memory_chunks ORDER BY chunk_index")))
+        words = {
+            int(i): str(w) for i, w in conn.execute(text(WORDS_BY_CHUNK_SQL[engine.dialect.name]))
+        }
+    assert len(chunks) > 3 and set(words) == {int(i) for i, _ in chunks}
+    # Each chunk's index text is its own text after the memory's title line, the same for all.
+    extras = set()
+    for chunk_id, chunk_text in chunks:
+        own = set(re.findall(r"marker\d+", chunk_text))
+        indexed = set(re.findall(r"marker\d+", words[int(chunk_id)]))
+        assert own and own <= indexed
+        extras.add(frozenset(indexed - own))
+    assert len({frozenset()} | extras) <= 2
