@@ -28,7 +28,9 @@ T = TypeVar("T")
 
 
 class DriverLoad(Generic[T]):
-    """``entity`` rows matching ``where`` (in ``order_by`` order), as mapped objects of ``db``."""
+    """``entity`` rows matching ``where`` (in ``order_by`` order), as mapped objects of ``db``.
+    ``leading`` columns (of a table ``where`` joins) are selected before the entity's own and
+    come back beside each object (``all_led``)."""
 
     def __init__(
         self,
@@ -37,8 +39,12 @@ class DriverLoad(Generic[T]):
         *,
         order_by: Sequence[ColumnElement[Any] | InstrumentedAttribute[Any]] = (),
         deferred: Sequence[InstrumentedAttribute[Any]] = (),
+        leading: Sequence[InstrumentedAttribute[Any]] = (),
+        attach: bool = True,
     ) -> None:
         self.entity = entity
+        self._leading = len(leading)
+        self._attach = attach
         mapper = sa_inspect(entity)
         left_out = {attribute.key for attribute in deferred}
         self._keys = [prop.key for prop in mapper.column_attrs if prop.key not in left_out]
@@ -47,17 +53,26 @@ class DriverLoad(Generic[T]):
         missing = set(self._primary_keys).difference(self._keys)
         if missing:
             raise ValueError(f"a primary key cannot be deferred: {sorted(missing)}")
-        statement = select(*(getattr(entity, key) for key in self._keys)).where(where)
+        if left_out and not attach:
+            raise ValueError("an object that is not attached cannot read a deferred column")
+        columns = (getattr(entity, key) for key in self._keys)
+        statement = select(*leading, *columns).where(where)
         self._query = DriverQuery(statement.order_by(*order_by), convert_results=True)
 
     def first(self, db: Session, params: Mapping[str, Any]) -> T | None:
         _flush_pending(db)
         row = self._query.in_session(db).first_row(params)
-        return None if row is None else self._attached(db, row)
+        return None if row is None else self._attached(db, row[self._leading :])
 
     def all(self, db: Session, params: Mapping[str, Any]) -> list[T]:
+        return [loaded for _, loaded in self.all_led(db, params)]
+
+    def all_led(self, db: Session, params: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], T]]:
+        """Each row's leading columns and its object (one object for rows of the same entity)."""
         _flush_pending(db)
-        return [self._attached(db, row) for row in self._query.in_session(db).all_rows(params)]
+        lead = self._leading
+        rows = self._query.in_session(db).all_rows(params)
+        return [(row[:lead], self._attached(db, row[lead:])) for row in rows]
 
     def _attached(self, db: Session, row: tuple[Any, ...]) -> T:
         values = dict(zip(self._keys, row, strict=True))
@@ -69,8 +84,9 @@ class DriverLoad(Generic[T]):
         # attribute events (they were two thirds of the load).
         loaded = self._manager.new_instance()
         instance_state(loaded).dict.update(values)
-        make_transient_to_detached(loaded)  # the columns not given are expired: read on access
-        db.add(loaded)
+        if self._attach:
+            make_transient_to_detached(loaded)  # the columns not given are expired: read on access
+            db.add(loaded)  # walking the save cascade, about a third of the load
         return cast(T, loaded)
 
 

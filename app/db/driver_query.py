@@ -34,6 +34,9 @@ R = TypeVar("R")
 _MAX_SHAPES = 256  # IN-list lengths remembered per statement and database
 
 
+_Conversions = tuple[Callable[[Any], Any] | None, ...] | None
+
+
 @dataclass(frozen=True, slots=True)
 class _Shape:
     sql: str
@@ -50,8 +53,6 @@ class _Compiled:
     required: frozenset[str]  # names the caller must give
     processors: dict[str, Callable[[Any], Any]]  # conversions of parameters on the way in
     expanding: tuple[str, ...]  # IN lists: the SQL depends on their lengths
-    # Conversions of the result's columns (None: rows as the driver reads them).
-    results: tuple[Callable[[Any], Any] | None, ...] | None
     # The SQL for each combination of IN-list lengths met so far.
     shapes: dict[tuple[int, ...], _Shape] = field(default_factory=dict)
 
@@ -72,6 +73,8 @@ class DriverQuery:
         self.columns = list(columns) if columns is not None else None
         self.convert_results = convert_results
         self._compiled: dict[str, _Compiled] = {}
+        # Conversions of the result's columns per dialect (None: rows as the driver reads them).
+        self._results: dict[str, _Conversions] = {}
 
     def statement_text(self) -> str:
         """The statement, for error messages (a compilation: call it only on an error)."""
@@ -83,15 +86,17 @@ class DriverQuery:
         """The first row of the statement on a DBAPI connection, or None."""
         with self._cursor(connection, dialect, params) as cursor:
             row = cursor.fetchone()
-        return None if row is None else _row(self._compiled[dialect.name].results, row)
+            results = self._conversions(dialect, cursor)
+        return None if row is None else _row(results, row)
 
     def all_rows(
         self, connection: Any, dialect: Dialect, params: Mapping[str, Any]
     ) -> list[tuple[Any, ...]]:
         """Every row of the statement on a DBAPI connection."""
-        results = (self._compiled.get(dialect.name) or self._compile(dialect)).results
         with self._cursor(connection, dialect, params) as cursor:
-            return [_row(results, row) for row in cursor.fetchall()]
+            rows = cursor.fetchall()
+            results = self._conversions(dialect, cursor)
+        return [_row(results, row) for row in rows]
 
     def run(self, connection: Any, dialect: Dialect, params: Mapping[str, Any]) -> int:
         """Execute a write; returns the driver's row count."""
@@ -173,27 +178,29 @@ class DriverQuery:
             required=frozenset(name for name, b in binds.items() if b.required),
             processors=processors,
             expanding=tuple(name for name, b in binds.items() if b.expanding),
-            results=self._result_processors(dialect),
         )
         self._compiled[dialect.name] = found
         return found
 
-    def _result_processors(
-        self, dialect: Dialect
-    ) -> tuple[Callable[[Any], Any] | None, ...] | None:
+    def _conversions(self, dialect: Dialect, cursor: Any) -> _Conversions:
+        """The result's conversions, made at the first execution on a dialect: a column's may
+        depend on the type the driver reports for it (PostgreSQL's numbers), as SQLAlchemy's do."""
         if not self.convert_results:
             return None
+        if dialect.name in self._results:
+            return self._results[dialect.name]
         columns = getattr(self.statement, "selected_columns", None)
         if columns is None:
             raise TypeError("only a select has result columns to convert")
-        return tuple(
-            column.type.dialect_impl(dialect).result_processor(dialect, None) for column in columns
+        types = [entry[1] for entry in cursor.description]
+        found = self._results[dialect.name] = tuple(
+            column.type.dialect_impl(dialect).result_processor(dialect, type_code)
+            for column, type_code in zip(columns, types, strict=True)
         )
+        return found
 
 
-def _row(
-    results: tuple[Callable[[Any], Any] | None, ...] | None, row: Sequence[Any]
-) -> tuple[Any, ...]:
+def _row(results: _Conversions, row: Sequence[Any]) -> tuple[Any, ...]:
     if results is None:
         return tuple(row)
     return tuple(

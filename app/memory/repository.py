@@ -6,9 +6,22 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, delete, event, insert, inspect, or_, select, text
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    and_,
+    bindparam,
+    delete,
+    event,
+    insert,
+    inspect,
+    or_,
+    select,
+    text,
+)
 from sqlalchemy.orm import Mapper, Session
 
+from app.db.driver_load import DriverLoad
 from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
 from app.memory.experience import content_key
 
@@ -38,8 +51,11 @@ def get_memory(db: Session, tenant_id: str, memory_id: str) -> Memory | None:
     return memory if memory is not None and memory.tenant_id == tenant_id else None
 
 
-def visible(now: datetime) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
-    """Conditions for a memory that is current: not superseded, not expired."""
+def visible(
+    now: datetime | BindParameter[datetime],
+) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+    """Conditions for a memory that is current: not superseded, not expired (at ``now``, a time
+    or the parameter of a statement built once)."""
     return (
         Memory.superseded_by.is_(None),
         or_(Memory.expires_at.is_(None), Memory.expires_at > now),
@@ -218,18 +234,27 @@ def delete_memories(db: Session, memory_ids: Sequence[str]) -> None:
         db.execute(delete(Memory).where(Memory.id.in_(list(memory_ids))))
 
 
+# Every search loads its candidates' memories (up to 80 rows): on the driver, with no chunk objects.
+_CURRENT_MEMORIES_OF_CHUNKS = DriverLoad(
+    Memory,
+    and_(
+        MemoryChunk.memory_id == Memory.id,
+        MemoryChunk.id.in_(bindparam("chunk_ids", expanding=True)),
+        *visible(bindparam("now", type_=Memory.expires_at.type)),
+    ),
+    leading=(MemoryChunk.id,),
+    attach=False,  # read, never changed: a search's read transaction, a duplicate's check
+)
+
+
 def chunks_with_memories(
     db: Session, chunk_ids: Sequence[int], now: datetime
-) -> list[tuple[MemoryChunk, Memory]]:
-    """Chunks and their (current) memories."""
+) -> list[tuple[int, Memory]]:
+    """The chunks whose memories are current, by id, each with its memory."""
     if not chunk_ids:
         return []
-    stmt = (
-        select(MemoryChunk, Memory)
-        .join(Memory, Memory.id == MemoryChunk.memory_id)
-        .where(MemoryChunk.id.in_(list(chunk_ids)), *visible(now))
-    )
-    return [(chunk, memory) for chunk, memory in db.execute(stmt).all()]
+    params = {"chunk_ids": list(chunk_ids), "now": now}
+    return [(lead[0], m) for lead, m in _CURRENT_MEMORIES_OF_CHUNKS.all_led(db, params)]
 
 
 def add_audit(db: Session, entry: MemoryAudit) -> None:

@@ -16,7 +16,7 @@ from app.core.clock import utcnow
 from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
 from app.db.dialects import Dialect
-from app.db.models import Memory, MemoryChunk
+from app.db.models import Memory
 from app.memory import repository as repo
 from app.memory.ranking import LEAF_LEVEL
 from app.memory.records import memory_record, owner_key
@@ -42,7 +42,7 @@ from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
 from app.providers.protocols import ProviderError
 
 MIN_POOL = 20
-ChunkRow = tuple[MemoryChunk, Memory]
+ChunkRow = tuple[int, Memory]  # a chunk's id and its memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +135,7 @@ async def _collect(
         (text_ranks, ideal, text_rows), (distances, vector_rows) = await asyncio.gather(
             asyncio.to_thread(words), asyncio.to_thread(nearest)
         )
-    rows = {chunk.id: (chunk, memory) for chunk, memory in [*text_rows, *vector_rows]}
+    rows = {chunk_id: (chunk_id, memory) for chunk_id, memory in [*text_rows, *vector_rows]}
     return _merge(service, req, mode, text_ranks, ideal, distances, list(rows.values()))
 
 
@@ -178,7 +178,7 @@ def _merge(
     rows: list[ChunkRow],
 ) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
-    owner_of_chunk = {chunk.id: memory.id for chunk, memory in rows if memory.id in memories}
+    owner_of_chunk = {chunk_id: memory.id for chunk_id, memory in rows if memory.id in memories}
     floor = service.embedder.similarity_floor if service.embedder is not None else 0.0
     vector_hits = [
         ChunkHit(c, owner_of_chunk[c], vector_score(1.0 - d, floor))

@@ -97,3 +97,37 @@ def test_without_autoflush_nothing_is_flushed(engine: Engine) -> None:
         db.add(_key("pending"))
         assert load.all(db, {"tenant": "acme"}) == []
         assert db.new  # still pending, as the ORM leaves it
+
+
+def test_leading_columns_come_beside_each_object(engine: Engine) -> None:
+    with UnitOfWork(engine).write() as db:
+        db.add_all([_key("b"), _key("a")])
+    load = DriverLoad(
+        ApiKey, BY_TENANT, order_by=[ApiKey.name], leading=[ApiKey.prefix, ApiKey.name]
+    )
+    with UnitOfWork(engine).read() as db:
+        led = load.all_led(db, {"tenant": "acme"})
+        assert [(lead, key.name) for lead, key in led] == [(("p", "a"), "a"), (("p", "b"), "b")]
+        first = load.first(db, {"tenant": "acme"})
+        assert first is led[0][1] and first.name == "a"
+
+
+def test_an_unattached_load_leaves_the_session_alone(engine: Engine) -> None:
+    uow = UnitOfWork(engine)
+    with uow.write() as db:
+        db.add_all([_key("held"), _key("free")])
+    load = DriverLoad(ApiKey, BY_TENANT, order_by=[ApiKey.name], attach=False)
+    with uow.write() as db:
+        held = db.execute(select(ApiKey).where(ApiKey.name == "held")).scalar_one()
+        free, again = load.all(db, {"tenant": "acme"})
+        assert again is held  # an object the session holds is still the one returned
+        assert free.name == "free" and free.created_at.tzinfo is not None
+        assert free not in db
+        free.name = "changed"  # read only: nothing of it reaches the database
+    with uow.read() as db:
+        assert db.execute(select(ApiKey.name).order_by(ApiKey.name)).scalars().all() == [
+            "free",
+            "held",
+        ]
+    with pytest.raises(ValueError, match="deferred"):
+        DriverLoad(ApiKey, BY_TENANT, deferred=[ApiKey.scopes], attach=False)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import CompilerElement
 
 from app.db.driver_query import DriverQuery, session_rows
-from app.db.models import ApiKey
+from app.db.models import ApiKey, Memory
 from app.db.uow import UnitOfWork
 from app.keys.service import create_key, resolve_key, revoke_key
 from tests.helpers.databases import migrated_engine
@@ -83,6 +83,42 @@ def test_parameters_are_converted_as_sqlalchemy_converts_them(engine: Engine) ->
         ).all()
     assert found == [("k0", at), ("k1", at + timedelta(seconds=1))]
     assert [tuple(r) for r in through_sqlalchemy][:2] == found
+
+
+def test_numbers_are_converted_as_sqlalchemy_converts_them(engine: Engine) -> None:
+    # PostgreSQL's conversion of a number depends on the type the driver reports for its column.
+    uow = UnitOfWork(engine)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    with uow.write() as db:
+        db.add(
+            Memory(
+                id="m1",
+                tenant_id="t",
+                owner_kind="user",
+                owner_id="u",
+                uri="mem://m1",
+                category="events",
+                title="",
+                abstract="",
+                content="x",
+                confidence=0.25,
+                sensitivity="allowed",
+                priority=0,
+                version=1,
+                source_json="{}",
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    confidence = DriverQuery(
+        select(Memory.confidence, Memory.priority).where(Memory.id == bindparam("id")),
+        convert_results=True,
+    )
+    with uow.read() as db:
+        found = confidence.in_session(db).first_row({"id": "m1"})
+        through_sqlalchemy = db.execute(select(Memory.confidence, Memory.priority)).one()
+    assert found == (0.25, 0) == tuple(through_sqlalchemy)
+    assert type(found[0]) is float and type(found[1]) is int
 
 
 def test_an_in_list_is_expanded_per_call(engine: Engine) -> None:
