@@ -630,7 +630,8 @@ def size_series(
     """One session per side grows by 1,000-message chunks, each followed by a commit keeping 20
     (the live window stays small, as with a host that commits), to each size in ``sizes``. At each
     size: the 4-message turn, the history rebuild and the selective archive search. Growth stops
-    early when building has used ``budget_s``; the last point is then the size reached."""
+    early when building has used ``budget_s``; the last point is then the size reached. A side
+    whose session cannot grow (a failed commit) stops the growth too; the note says why."""
     sid = "series"
     chunk = 1000
     target = max(sizes)
@@ -677,6 +678,10 @@ def size_series(
                     f"{budget_s:.0f} s before {target:,}"
                 )
                 break
+    except RuntimeError as exc:  # a side could not grow its session: the sizes measured stand
+        reached = points[-1].size if points else 0
+        stop_note = f"growth stopped after {reached:,} messages, on the way to {size:,}: {exc}"
+        log(f"  {stop_note}")
     finally:
         for c in clients.values():
             c.close()
