@@ -9,6 +9,10 @@ expired, so the first access reads them, as a deferred column of the ORM does.
 
 The ORM flushes pending changes before a query (autoflush); a load does the same when the
 session has any, so a row added or changed earlier in the transaction is found as it now is.
+
+A load made with ``attach=False`` is for objects that are only read: a new one stays out of the
+session (adding it walks the save cascade, about a third of the load), so a change made to it is
+never written; an object the session already holds is still returned as it is.
 """
 
 from __future__ import annotations
