@@ -55,8 +55,8 @@ class Dialect(ABC):
     # One writer per database (SQLite): the unit of work queues this process's writers on a lock,
     # which is fairer and cheaper than letting them spin in the database's busy handler.
     single_writer: bool = False
-    # Reads run in this process (SQLite): two reads at once share its cores and the interpreter's
-    # lock, and a search's word and vector sides are faster one after the other than together.
+    # Reads run in this process (SQLite): an indexed read of one row costs less than a hop to a
+    # worker thread.
     in_process_reads: bool = False
 
     @abstractmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import threadpoolctl
 
 from app.core.vector_matrix import VectorMatrix
 
@@ -93,3 +94,16 @@ def test_grows_past_its_first_capacity_and_reports_its_size_in_bytes() -> None:
     query = unit(rng).tolist()
     assert [n.row_id for n in matrix.nearest(query, 10)] == brute_force(rows, query, 10)
     assert matrix.nbytes >= 1000 * DIM * 4
+
+
+def test_a_search_leaves_numpys_blas_on_the_calling_thread() -> None:
+    # Its own pool would spin a second core after every product (app/core/vector_matrix.py).
+    matrix = VectorMatrix(4)
+    matrix.extend(np.arange(3), np.eye(3, 4, dtype=np.float32), np.zeros(3, np.int64))
+    assert [n.row_id for n in matrix.nearest([1.0, 0.0, 0.0, 0.0], 1)] == [0]
+    blas = threadpool_info_of("blas")
+    assert blas and all(pool["num_threads"] == 1 for pool in blas)
+
+
+def threadpool_info_of(api: str) -> list[dict[str, object]]:
+    return [pool for pool in threadpoolctl.threadpool_info() if pool["user_api"] == api]
