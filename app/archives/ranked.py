@@ -183,8 +183,12 @@ def _hits(
     literals: list[str],
     limit: int,
 ) -> list[SearchHit]:
-    """Up to ``limit + 1`` hits in fused order (one more tells the caller the list was cut)."""
+    """Up to ``limit + 1`` hits in fused order (one more tells the caller the list was cut). A
+    message whose text repeats a better hit's is listed after every distinct one: a repeated
+    greeting or tool output would otherwise fill the list with one answer."""
     hits: list[SearchHit] = []
+    repeats: list[SearchHit] = []
+    seen: set[str] = set()
     order = ranking.ranked(fused)
     step = 4 * (limit + 1)
     for start in range(0, len(order), step):
@@ -207,7 +211,7 @@ def _hits(
                 continue
             text = row.search_text if hasattr(row, "search_text") else row.text
             view = _RowView(row.seq, row.role, text)
-            hits.append(
+            (repeats if text in seen else hits).append(
                 message_hit(
                     scope.archives[row.archive_pk],
                     view,
@@ -216,9 +220,10 @@ def _hits(
                     moment,
                 )
             )
+            seen.add(text)
             if len(hits) > limit:
                 return hits
-    return hits
+    return (hits + repeats)[: limit + 1]
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,6 +147,22 @@ async def test_speaker_names_are_not_evidence(client: httpx.AsyncClient) -> None
     assert [h["seq"] for h in hits] == [9]
 
 
+async def test_repeated_messages_follow_every_distinct_hit(client: httpx.AsyncClient) -> None:
+    await archive(
+        client,
+        "s-repeats",
+        [user("deploy failed")] * 3
+        + [
+            user("the deploy failed twice with a timeout on the staging cluster"),
+            user("deploy notes"),
+        ],
+    )
+    first = message_hits(await search(client, "s-repeats", "deploy failed", mode="ranked", limit=3))
+    assert [h["seq"] for h in first] == [1, 4, 5]
+    every = message_hits(await search(client, "s-repeats", "deploy failed", mode="ranked"))
+    assert [h["seq"] for h in every] == [1, 4, 5, 2, 3]
+
+
 async def test_phase2_vectors_find_a_paraphrase(make_settings: Any) -> None:
     async with app_client(make_settings(embedding={"provider": "local"})) as client:
         await archive(
