@@ -10,8 +10,9 @@ with frequencies counted over all of its candidates, as before they existed.
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,6 +23,7 @@ from app.archives import ranking
 from app.archives import repository as repo
 from app.archives.hits import TimeWindow, first_span, host_time, message_hit, time_of_body
 from app.archives.results import SearchHit
+from app.core.diversity import mmr_order, mmr_tokens
 from app.core.query import Query, clauses, parse_query
 from app.db.dialects.base import CandidateRow, TimeRange
 from app.db.models import AgentSession, Archive
@@ -183,12 +185,40 @@ def _hits(
     literals: list[str],
     limit: int,
 ) -> list[SearchHit]:
-    """Up to ``limit + 1`` hits in fused order (one more tells the caller the list was cut). A
-    message whose text repeats a better hit's is listed after every distinct one: a repeated
-    greeting or tool output would otherwise fill the list with one answer."""
+    """Up to ``limit + 1`` hits (one more tells the caller the list was cut): the best few in MMR
+    order, so that a near-duplicate of a better hit steps back, then the rest in fused order; a
+    message whose text repeats a better hit's word for word comes after every distinct one."""
+    admitted = _admitted(db, scope, fused, candidates, literals, limit)
+    head = list(itertools.islice(admitted, min(3 * (limit + 1), ranking.MMR_POOL)))
     hits: list[SearchHit] = []
     repeats: list[SearchHit] = []
     seen: set[str] = set()
+    for hit, text in itertools.chain(_diversified(head), admitted):
+        (repeats if text in seen else hits).append(hit)
+        seen.add(text)
+        if len(hits) > limit:
+            return hits
+    return (hits + repeats)[: limit + 1]
+
+
+def _diversified(head: list[tuple[SearchHit, str]]) -> list[tuple[SearchHit, str]]:
+    """The hits in MMR order, relevance being the fused score over the best one's."""
+    best = max((hit.score or 0.0 for hit, _ in head), default=0.0)
+    relevance = [(hit.score or 0.0) / best if best > 0 else 0.0 for hit, _ in head]
+    tokens = [mmr_tokens(text) for _, text in head]
+    return [head[i] for i, _ in mmr_order(relevance, tokens, ranking.MMR_LAMBDA)]
+
+
+def _admitted(
+    db: Session,
+    scope: Scope,
+    fused: Mapping[int, float],
+    candidates: Mapping[int, CandidateRow],
+    literals: list[str],
+    limit: int,
+) -> Iterator[tuple[SearchHit, str]]:
+    """Each hit inside the scope and its time window, with its text, in fused order; the rows
+    not among the candidates are read in batches."""
     order = ranking.ranked(fused)
     step = 4 * (limit + 1)
     for start in range(0, len(order), step):
@@ -211,19 +241,9 @@ def _hits(
                 continue
             text = row.search_text if hasattr(row, "search_text") else row.text
             view = _RowView(row.seq, row.role, text)
-            (repeats if text in seen else hits).append(
-                message_hit(
-                    scope.archives[row.archive_pk],
-                    view,
-                    first_span(text, literals),
-                    round(fused[row_id], 6),
-                    moment,
-                )
-            )
-            seen.add(text)
-            if len(hits) > limit:
-                return hits
-    return (hits + repeats)[: limit + 1]
+            span = first_span(text, literals)
+            archive = scope.archives[row.archive_pk]
+            yield message_hit(archive, view, span, round(fused[row_id], 6), moment), text
 
 
 @dataclass(frozen=True, slots=True)

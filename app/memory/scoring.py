@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from app.memory.text import tokens_for_mmr
+from app.core.diversity import mmr_order, mmr_tokens
 
 DEFAULT_VECTOR_WEIGHT = 0.7
 DEFAULT_TEXT_WEIGHT = 0.3
@@ -197,31 +197,13 @@ def mmr_rerank(
     are calibrated on an absolute [0, 1] scale (``vector_score``, ``text_coverage``), and stretching
     the best of the lot to 1 would let an exact duplicate of it (relevance 1, similarity 1, value
     0.4) outrank any other memory less than 57% as relevant."""
-    if not 0.0 <= lambda_ <= 1.0:
-        raise ValueError("lambda_ must be within [0, 1]")
-    count = len(items) if limit is None else min(max(0, limit), len(items))
-    if count == 0:
-        return []
-    relevance = [min(1.0, max(0.0, item.score)) for item in items]
-    tokens = [tokens_for_mmr(item.text) for item in items]
-    sizes = [len(t) for t in tokens]
-    max_sim = [0.0] * len(items)
-    remaining = list(range(len(items)))
-    chosen: list[ScoredMemory] = []
-    while len(chosen) < count:
-        values = {i: lambda_ * relevance[i] - (1 - lambda_) * max_sim[i] for i in remaining}
-        # Ties go to the higher original score, then to the earlier position.
-        pick = max(remaining, key=lambda i: (values[i], items[i].score, -i))
-        remaining.remove(pick)
-        chosen.append(replace(items[pick], explain=replace(items[pick].explain, mmr=values[pick])))
-        picked, picked_size = tokens[pick], sizes[pick]
-        for i in remaining:
-            # jaccard() inlined, the union's size from the sets' sizes: the hot loop of a search.
-            shared = len(tokens[i] & picked)
-            union = sizes[i] + picked_size - shared
-            if union and shared / union > max_sim[i]:
-                max_sim[i] = shared / union
-    return chosen
+    order = mmr_order(
+        [item.score for item in items],
+        [mmr_tokens(item.text) for item in items],
+        lambda_,
+        limit,
+    )
+    return [replace(items[i], explain=replace(items[i].explain, mmr=value)) for i, value in order]
 
 
 def threshold_and_limit(

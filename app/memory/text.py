@@ -6,11 +6,10 @@ search). CJK here means the Han, kana and Hangul blocks; their punctuation is no
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
-from app.core.query import CHINESE_STOPWORDS, CJK_CHARS, ENGLISH_STOPWORDS, Query, document_tokens
+from app.core.query import CJK_CHARS, Query
 from app.core.tokens import estimate_text_tokens, text_weight
 
 MAX_FTS_PHRASES = 24
@@ -63,20 +62,6 @@ def cjk_spaced(text: str) -> str:
     """The text with every CJK character set apart by spaces, for the unicode61 tokenizer."""
     # docs/recall.md, Hybrid search step 2: CJK text segmented so that Chinese queries match.
     return _CJK_GAP_RE.sub(" ", text)
-
-
-# A search compares the same memories again and again: their MMR tokens are kept by text.
-@functools.lru_cache(maxsize=2048)
-def tokens_for_mmr(text: str) -> frozenset[str]:
-    """What MMR compares (docs/peers.md, OpenClaw §2.4 step 8, Jaccard over token sets): the text's tokens as
-    search sees them (``app.core.query.document_tokens``: stemmed, CJK bigrams) without stop words.
-    "before you deploy the" and "before deploying the" then read as the near-duplicates they are:
-    surface tokens would count "you", "the" and the word forms as differences."""
-    return frozenset(
-        t
-        for t in document_tokens(text)
-        if t not in ENGLISH_STOPWORDS and t not in CHINESE_STOPWORDS
-    )
 
 
 # A piece of a chunk: its text, its token weight, and what joins it to the piece before it

@@ -163,6 +163,21 @@ async def test_repeated_messages_follow_every_distinct_hit(client: httpx.AsyncCl
     assert [h["seq"] for h in every] == [1, 4, 5, 2, 3]
 
 
+async def test_a_near_duplicate_of_a_better_hit_steps_back(client: httpx.AsyncClient) -> None:
+    await archive(
+        client,
+        "s-near",
+        [
+            user("deploy failed: the migration timed out"),
+            user("Deploy failed - the migration timed out!"),
+            user("deploy failed again, the build host ran out of disk space"),
+        ],
+    )
+    hits = message_hits(await search(client, "s-near", "deploy failed", mode="ranked"))
+    assert [h["seq"] for h in hits] == [1, 3, 2], [(h["seq"], h["score"]) for h in hits]
+    assert hits[2]["score"] > hits[1]["score"]  # ranked below on its own score: the MMR step
+
+
 async def test_phase2_vectors_find_a_paraphrase(make_settings: Any) -> None:
     async with app_client(make_settings(embedding={"provider": "local"})) as client:
         await archive(

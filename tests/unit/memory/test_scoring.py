@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.core.diversity import mmr_tokens
 from app.memory.scoring import (
     DECAYING_CATEGORIES,
     ChunkHit,
@@ -22,7 +23,6 @@ from app.memory.scoring import (
     temporal_decay,
     threshold_and_limit,
 )
-from app.memory.text import tokens_for_mmr
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -169,7 +169,7 @@ def test_mmr_with_lambda_one_is_pure_relevance() -> None:
 
 def _mmr_by_definition(items: list[ScoredMemory], lambda_: float) -> list[tuple[str, float]]:
     """MMR as written: each pick maximises λ·rel − (1−λ)·max jaccard to the picks so far."""
-    tokens = [tokens_for_mmr(item.text) for item in items]
+    tokens = [mmr_tokens(item.text) for item in items]
     left, picks, out = list(range(len(items))), [], []
     while left:
 

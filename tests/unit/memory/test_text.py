@@ -7,6 +7,7 @@ import sqlite3
 
 import pytest
 
+from app.core.diversity import mmr_tokens
 from app.core.query import parse_query
 from app.core.tokens import estimate_text_tokens
 from app.memory.text import (
@@ -15,7 +16,6 @@ from app.memory.text import (
     cjk_spaced,
     fts_match_expression,
     fts_phrases,
-    tokens_for_mmr,
 )
 
 # fts_phrases: the word-index phrases of a query parsed by app.core.query.
@@ -127,21 +127,19 @@ def test_fts5_unicode61_matches_chinese_after_spacing() -> None:
     assert search("红茶") == []
 
 
-# tokens_for_mmr.
+# mmr_tokens.
 
 
-def test_tokens_for_mmr() -> None:
-    assert tokens_for_mmr("Green TEA, green tea!") == {"green", "tea"}
-    assert tokens_for_mmr("喝绿茶") == {"喝绿", "绿茶"}
-    assert tokens_for_mmr("茶 tea_time") == {"茶", "tea_time"}
-    assert tokens_for_mmr("") == set()
+def test_mmr_tokens() -> None:
+    assert mmr_tokens("Green TEA, green tea!") == {"green", "tea"}
+    assert mmr_tokens("喝绿茶") == {"喝绿", "绿茶"}
+    assert mmr_tokens("茶 tea_time") == {"茶", "tea_time"}
+    assert mmr_tokens("") == set()
 
 
 def test_mmr_tokens_see_near_duplicates_through_word_forms_and_stop_words() -> None:
-    one = tokens_for_mmr(
-        "Always run the database migrations before you deploy the backend service."
-    )
-    two = tokens_for_mmr("Always run database migrations before deploying the backend service.")
+    one = mmr_tokens("Always run the database migrations before you deploy the backend service.")
+    two = mmr_tokens("Always run database migrations before deploying the backend service.")
     assert (
         one == two
         and {"database", "migration", "deploy"} <= one
