@@ -193,7 +193,7 @@ def _hits(
     hits: list[SearchHit] = []
     repeats: list[SearchHit] = []
     seen: set[str] = set()
-    for hit, text in itertools.chain(_diversified(head), admitted):
+    for hit, text in itertools.chain(_diversified(head, limit + 1), admitted):
         (repeats if text in seen else hits).append(hit)
         seen.add(text)
         if len(hits) > limit:
@@ -201,12 +201,15 @@ def _hits(
     return (hits + repeats)[: limit + 1]
 
 
-def _diversified(head: list[tuple[SearchHit, str]]) -> list[tuple[SearchHit, str]]:
-    """The hits in MMR order, relevance being the fused score over the best one's."""
+def _diversified(head: list[tuple[SearchHit, str]], count: int) -> list[tuple[SearchHit, str]]:
+    """The first ``count`` hits chosen in MMR order (relevance: the fused score over the best
+    one's), then the rest in fused order."""
     best = max((hit.score or 0.0 for hit, _ in head), default=0.0)
     relevance = [(hit.score or 0.0) / best if best > 0 else 0.0 for hit, _ in head]
     tokens = [mmr_tokens(text) for _, text in head]
-    return [head[i] for i, _ in mmr_order(relevance, tokens, ranking.MMR_LAMBDA)]
+    picked = [i for i, _ in mmr_order(relevance, tokens, ranking.MMR_LAMBDA, count)]
+    rest = sorted(set(range(len(head))) - set(picked))
+    return [head[i] for i in [*picked, *rest]]
 
 
 def _admitted(

@@ -46,10 +46,12 @@ def mmr_order(
     remaining = list(range(len(relevance)))
     chosen: list[tuple[int, float]] = []
     while len(chosen) < count:
-        values = {i: lambda_ * clamped[i] - (1 - lambda_) * max_sim[i] for i in remaining}
-        pick = max(remaining, key=lambda i: (values[i], ties[i], -i))
+        pick = max(
+            remaining,
+            key=lambda i: (lambda_ * clamped[i] - (1 - lambda_) * max_sim[i], ties[i], -i),
+        )
         remaining.remove(pick)
-        chosen.append((pick, values[pick]))
+        chosen.append((pick, lambda_ * clamped[pick] - (1 - lambda_) * max_sim[pick]))
         picked, picked_size = tokens[pick], sizes[pick]
         for i in remaining:
             # Jaccard written out, the union's size from the sets' sizes: the hot loop of a search.
