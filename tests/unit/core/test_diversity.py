@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.core.diversity import mmr_order, mmr_tokens
+from app.core.diversity import MMR_TEXT_CHARS, mmr_order, mmr_tokens
 
 
 def by_definition(
@@ -52,3 +52,10 @@ def test_a_near_duplicate_steps_back_and_values_are_reported() -> None:
 def test_lambda_outside_zero_to_one_is_refused() -> None:
     with pytest.raises(ValueError, match="lambda_"):
         mmr_order([1.0], [frozenset()], 1.5)
+
+
+def test_only_a_texts_opening_is_compared() -> None:
+    opening = "release notes for the billing service " * (MMR_TEXT_CHARS // 38 + 1)
+    cut = opening[:MMR_TEXT_CHARS]
+    assert mmr_tokens(cut + " zebra quokka") == mmr_tokens(cut) == mmr_tokens(opening)
+    assert "zebra" in mmr_tokens("zebra " + cut)
