@@ -3,6 +3,7 @@ imports redact and refuse masked exports, edits re-index, cursors survive delete
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from tests.conftest import app_client
@@ -130,3 +131,15 @@ async def test_user_header_wins_over_the_body(client):
         client, {"X-User-Id": "alice"}, content="likes chess", category="preferences", userId="bob"
     )
     assert added["memory"]["ownerId"] == "alice"
+
+
+async def test_a_month_written_with_a_long_s_is_a_date_not_a_hung_request(client):
+    # IGNORECASE reads "\u017fep" as "sep"; the month lookup once raised StopIteration on it, which
+    # a worker thread cannot hand back to the event loop: the request never answered.
+    async def bounded(call):  # type: ignore[no-untyped-def]
+        return await asyncio.wait_for(call, timeout=60)
+
+    added = await bounded(add(client, content="Release cut on \u017fep 3 2022", category="events"))
+    hits = await bounded(search(client, "what shipped on 2022-09-03", mode="bm25"))
+    by_name = await bounded(search(client, "\u017fep 3 2022", mode="bm25"))
+    assert [h["id"] for h in hits] == [added["memory"]["id"]] == [h["id"] for h in by_name]
