@@ -40,16 +40,14 @@ def mmr_order(
     tokens: Sequence[frozenset[str]],
     lambda_: float,
     limit: int | None = None,
-    tie_scores: Sequence[float] | None = None,
 ) -> list[tuple[int, float]]:
     """(index, MMR value) of up to ``limit`` items, chosen one at a time by the largest
-    λ·relevance − (1−λ)·(largest similarity to a chosen item). Relevance is clamped to [0, 1]; ties
-    go to the larger ``tie_scores`` (the relevance when not given), then to the earlier index."""
+    λ·relevance − (1−λ)·(largest similarity to a chosen item). Relevance is clamped to [0, 1] for
+    the value; ties go to the larger relevance as given, then to the earlier index."""
     if not 0.0 <= lambda_ <= 1.0:
         raise ValueError("lambda_ must be within [0, 1]")
     count = len(relevance) if limit is None else min(max(0, limit), len(relevance))
     clamped = [min(1.0, max(0.0, r)) for r in relevance]
-    ties = tie_scores if tie_scores is not None else relevance
     sizes = [len(t) for t in tokens]
     max_sim = [0.0] * len(relevance)
     remaining = list(range(len(relevance)))
@@ -57,7 +55,7 @@ def mmr_order(
     while len(chosen) < count:
         pick = max(
             remaining,
-            key=lambda i: (lambda_ * clamped[i] - (1 - lambda_) * max_sim[i], ties[i], -i),
+            key=lambda i: (lambda_ * clamped[i] - (1 - lambda_) * max_sim[i], relevance[i], -i),
         )
         remaining.remove(pick)
         chosen.append((pick, lambda_ * clamped[pick] - (1 - lambda_) * max_sim[pick]))
