@@ -152,14 +152,16 @@ async def client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
 class app_client:
     """An httpx client bound to a fresh app (lifespan run) for the given settings."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, raise_app_exceptions: bool = True) -> None:
         self.app = create_app(settings, configure_logs=False)
         self._manager = LifespanManager(self.app, startup_timeout=30, shutdown_timeout=30)
         self._client: httpx.AsyncClient | None = None
+        # False: an unexpected exception is seen as the 500 a real server answers with it.
+        self._raise = raise_app_exceptions
 
     async def __aenter__(self) -> httpx.AsyncClient:
         await self._manager.__aenter__()
-        transport = httpx.ASGITransport(app=self._manager.app)
+        transport = httpx.ASGITransport(app=self._manager.app, raise_app_exceptions=self._raise)
         self._client = httpx.AsyncClient(transport=transport, base_url="http://ce.test", timeout=60)
         return self._client
 

@@ -21,6 +21,7 @@ from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, recall_r
 from app.core.bypass import is_bypassed
 from app.core.recall import RecallBlock, RecallSource
 from app.core.sanitize import contains_injected_context
+from app.core.threads import to_thread
 from app.core.tokens import estimate_text_tokens
 from app.db.uow import UnitOfWork
 from app.sessions.history import StoredContext
@@ -44,7 +45,7 @@ async def assemble(
     if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
         return passthrough(req, "session_bypassed", started)
     if req.phase == "pre_prompt":
-        result = await asyncio.to_thread(assemble_pre_prompt, uow, settings, req, started, cache)
+        result = await to_thread(assemble_pre_prompt, uow, settings, req, started, cache)
         return await _with_memories(settings, recall, req, result)
     return await assemble_tool_loop(settings, recall, req, started)
 
@@ -57,7 +58,7 @@ async def _with_memories(
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     if req.available_tools:
         result = await _with_tool_memories(recall, req, result, timeout_s)
-    query = await asyncio.to_thread(recall_query, req.prompt or "")
+    query = await to_thread(recall_query, req.prompt or "")
     if (
         len(query) >= MIN_QUERY_CHARS
         and not contains_injected_context(req.prompt or "")

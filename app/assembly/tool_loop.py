@@ -18,6 +18,7 @@ from app.core.bypass import is_cron_session
 from app.core.messages import role_of
 from app.core.recall import RecallRequest, RecallSource, RecallUnavailable
 from app.core.sanitize import contains_injected_context
+from app.core.threads import to_thread
 from app.settings import Settings
 
 MIN_QUERY_CHARS = 5
@@ -47,7 +48,7 @@ async def assemble_tool_loop(
             req, "already_injected", started, recall={"experience": _gate("already_injected")}
         )
     # CPU work on a long message runs in a thread.
-    query = await asyncio.to_thread(
+    query = await to_thread(
         latest_user_query, messages if tail_is_user else [{"role": "user", "content": prompt}]
     )
     if len(query) < MIN_QUERY_CHARS:

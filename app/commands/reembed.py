@@ -18,6 +18,7 @@ from app.commands.runtime import (
     memory_service,
     open_database,
 )
+from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.memory.reembed import BATCH, count_stale, reembed_stale
 from app.settings import Settings
@@ -64,6 +65,6 @@ async def _reembed(settings: Settings, uow: UnitOfWork, bar: ProgressBar, batch:
     async with memory_service(settings, uow) as service:
         if service.embedder is None:
             return None
-        bar.update(0, await asyncio.to_thread(count_stale, service))
+        bar.update(0, await to_thread(count_stale, service))
         await reembed_stale(service, progress=bar.update, batch=batch)
-        return await asyncio.to_thread(count_stale, service)
+        return await to_thread(count_stale, service)

@@ -10,6 +10,7 @@ import sys
 import httpx
 
 from app.commands.runtime import EXIT_OK, open_database
+from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.jobs.worker import Phase2Worker
 from app.main import build_embedder, chat_model, make_learner
@@ -62,7 +63,7 @@ async def _work(settings: Settings, uow: UnitOfWork, until_idle: bool) -> None:
         )
         try:
             if until_idle:
-                while not stop.is_set() and await asyncio.to_thread(queue_depth, uow) > 0:  # noqa: ASYNC110 (polls the database)
+                while not stop.is_set() and await to_thread(queue_depth, uow) > 0:  # noqa: ASYNC110 (polls the database)
                     await asyncio.sleep(IDLE_CHECK_S)
             else:
                 await stop.wait()

@@ -31,6 +31,7 @@ from app.archives.indexing import (
 from app.core.canonical_json import decode_many
 from app.core.clock import isoformat, utcnow
 from app.core.redaction import redact_message, redact_text
+from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.jobs import repository as queue
 from app.jobs.repository import ClaimedJob
@@ -84,16 +85,16 @@ class SearchIndex:
 
 async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
     """Process one claimed archive job end to end."""
-    await asyncio.to_thread(_index_text, ctx.uow, job)
-    inputs, archive, facts = await asyncio.to_thread(_load_inputs, ctx.uow, job)
+    await to_thread(_index_text, ctx.uow, job)
+    inputs, archive, facts = await to_thread(_load_inputs, ctx.uow, job)
     if ctx.fault_delay_s:
         await asyncio.sleep(ctx.fault_delay_s)
-    result = await asyncio.to_thread(_redacted_result, await ctx.builder.build(inputs))
+    result = await to_thread(_redacted_result, await ctx.builder.build(inputs))
     memories: dict[str, Any] = {}
     if ctx.learn is not None:
         memories = await _learn(ctx.learn, archive, inputs, result)
     index = SearchIndex(facts, await _vectors(ctx, archive, facts))
-    await asyncio.to_thread(_write_results, ctx, job, result, memories, index)
+    await to_thread(_write_results, ctx, job, result, memories, index)
     return result
 
 

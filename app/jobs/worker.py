@@ -19,6 +19,7 @@ import structlog
 from app.archives.indexing import PassageEmbedder
 from app.core.clock import utcnow
 from app.core.redaction import redact_text
+from app.core.threads import to_thread
 from app.db.storage import storage_problem
 from app.db.uow import UnitOfWork
 from app.jobs import repository as queue
@@ -67,7 +68,7 @@ class Phase2Worker:
         """Start the loop; ``reclaim_own`` requeues jobs a previous process left running."""
         self._loop = asyncio.get_running_loop()
         if reclaim_own:
-            count = await asyncio.to_thread(self._requeue_all_running)
+            count = await to_thread(self._requeue_all_running)
             if count:
                 log.info("phase2_jobs_reclaimed", count=count)
         self._main = asyncio.create_task(self._run(), name="phase2-worker")
@@ -97,7 +98,7 @@ class Phase2Worker:
         # A cancelled job's thread may still be writing; its write checks that the job is still
         # ours (JobLost) and so cannot land after this release.
         try:
-            count = await asyncio.to_thread(self._release_owned)
+            count = await to_thread(self._release_owned)
             log.info("phase2_jobs_released", count=count, worker_id=self.worker_id)
         except Exception:
             log.warning("phase2_jobs_not_released", worker_id=self.worker_id, exc_info=True)
@@ -116,7 +117,7 @@ class Phase2Worker:
         while not self._stopping:
             try:
                 while not self._stopping and len(self._running) < self._settings.concurrency:
-                    job = await asyncio.to_thread(self._claim)
+                    job = await to_thread(self._claim)
                     if job is None:
                         break
                     task = asyncio.create_task(self._process(job))
@@ -176,7 +177,7 @@ class Phase2Worker:
         while True:
             await asyncio.sleep(period)
             try:
-                await asyncio.to_thread(self._renew, job)
+                await to_thread(self._renew, job)
             except Exception:
                 log.warning("phase2_lease_not_renewed", job_id=job.job_id, exc_info=True)
 
@@ -189,7 +190,7 @@ class Phase2Worker:
         delay = 0.25
         while True:
             try:
-                return await asyncio.to_thread(self._record_failure, job, exc)
+                return await to_thread(self._record_failure, job, exc)
             except Exception as record_error:  # noqa: BLE001 - retried below, then left to the lease
                 if loop.time() + delay >= deadline:
                     log.error(

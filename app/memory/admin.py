@@ -3,7 +3,6 @@ audit trail, export and import them in batches (JSON Lines)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from app.core.clock import isoformat, utcnow
+from app.core.threads import to_thread
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.errors import NotFound
@@ -164,7 +164,7 @@ async def import_batch(
     run again resumes where it stopped and re-embeds nothing. A record whose id another tenant
     holds gets an id derived from the tenant and the original, the same on every run.
     """
-    holders = await asyncio.to_thread(_holders, service.uow, tenant_id, [r.id for r in records])
+    holders = await to_thread(_holders, service.uow, tenant_id, [r.id for r in records])
     fresh: list[MemoryRecord] = []
     for record in records:
         held = holders.get(record.id)
@@ -174,9 +174,9 @@ async def import_batch(
         if held is None or not _same_revision(held, record):
             fresh.append(record)
     if fresh:
-        fresh = await asyncio.to_thread(redact_records, fresh)
+        fresh = await to_thread(redact_records, fresh)
         prepared = await prepare_batch(service, [r.content for r in fresh])
-        await asyncio.to_thread(store_records, service, Caller(tenant_id), fresh, prepared)
+        await to_thread(store_records, service, Caller(tenant_id), fresh, prepared)
     return BatchOutcome(imported=len(fresh), skipped=len(records) - len(fresh))
 
 

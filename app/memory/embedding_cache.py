@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from app.core.clock import utcnow
+from app.core.threads import to_thread
 from app.db.models import EmbeddingCacheEntry
 from app.db.uow import UnitOfWork
 from app.memory import repository as repo
@@ -110,7 +111,7 @@ class CachedEmbedder:
 
     async def _embed(self, kind: str, texts: list[str]) -> list[list[float]]:
         keys = [self._key(kind, t) for t in texts]
-        found = await asyncio.to_thread(self._lookup, keys)
+        found = await to_thread(self._lookup, keys)
         missing = [i for i, k in enumerate(keys) if k not in found]
         if self._observe is not None and len(keys) > len(missing):
             self._observe("cache_hit", len(keys) - len(missing), 0.0)
@@ -130,7 +131,7 @@ class CachedEmbedder:
             if self._observe is not None:
                 self._observe("ok", len(batch), time.perf_counter() - started)
             new = {keys[i]: vector for i, vector in zip(missing, fresh, strict=True)}
-            await asyncio.to_thread(self._store, new)
+            await to_thread(self._store, new)
             found.update(new)
         return [found[k] for k in keys]
 

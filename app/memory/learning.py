@@ -3,7 +3,6 @@ ADD / UPDATE / DELETE / NONE decisions, each audited (docs/recall.md, Writing me
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,6 +10,7 @@ from typing import Any
 
 from app.core.clock import utcnow
 from app.core.redaction import redact_secrets
+from app.core.threads import to_thread
 from app.db.models import Memory
 from app.memory import repository as repo
 from app.memory.extraction import Candidate, Decision, decide, extract_candidates
@@ -61,7 +61,7 @@ async def learn_from_archive(
             continue
         prepared = await service.prepare(_content_of(decision))
         # The store runs in a worker thread: the write lock is never awaited on the event loop.
-        applied = await asyncio.to_thread(_apply, service, caller, archive, decision, prepared)
+        applied = await to_thread(_apply, service, caller, archive, decision, prepared)
         if applied:
             counts[candidate.category] = counts.get(candidate.category, 0) + 1
     return counts, usage

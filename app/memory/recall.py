@@ -12,6 +12,7 @@ from typing import Any
 
 from app.core.recall import RecallBlock, RecallRequest
 from app.core.redaction import redact_text
+from app.core.threads import to_thread
 from app.memory.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
 from app.memory.recall_cache import RecallCache, recall_key
 from app.memory.render import (
@@ -50,7 +51,7 @@ class MemoryRecall:
             return block
         owners = [("user", request.user_id), ("agent", request.agent_id)]
         # Read before the searches: a change committed while they run leaves the entry stale.
-        generations = await asyncio.to_thread(self._service.generations, request.tenant_id, owners)
+        generations = await to_thread(self._service.generations, request.tenant_id, owners)
         key = recall_key(request)
         found, kept = self._cache.get(key, generations, time.monotonic())
         if found:
@@ -83,17 +84,13 @@ class MemoryRecall:
         name = skill_read_of([m for m in messages if isinstance(m, dict)])
         if name is None:
             return ""
-        block = await asyncio.to_thread(
-            skill_memory_block, self._service, tenant_id, agent_id, name
-        )
+        block = await to_thread(skill_memory_block, self._service, tenant_id, agent_id, name)
         return redact_text(block)
 
     async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
         if not tools:
             return ""
-        block = await asyncio.to_thread(
-            tool_memory_block, self._service, tenant_id, agent_id, tools
-        )
+        block = await to_thread(tool_memory_block, self._service, tenant_id, agent_id, tools)
         return redact_text(block)
 
     async def _experiences(

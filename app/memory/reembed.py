@@ -7,9 +7,9 @@ stale the moment its batch commits: an interrupted run loses nothing and the nex
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
+from app.core.threads import to_thread
 from app.memory import admin_repository as admin_repo
 from app.memory.admin_repository import StaleMemory
 from app.memory.service import MemoryService
@@ -37,16 +37,16 @@ async def reembed_stale(
     if service.embedder is None:
         return 0
     model_id = service.embedder.model_id
-    total = await asyncio.to_thread(count_stale, service)
+    total = await to_thread(count_stale, service)
     done = 0
     while True:
-        stale = await asyncio.to_thread(_stale_page, service, model_id, batch)
+        stale = await to_thread(_stale_page, service, model_id, batch)
         if not stale:
             return done
         prepared = await prepare_batch(service, [row.content for row in stale])
         if any(p.vectors is None for p in prepared):
             return done  # the embedder is failing: stop rather than loop
-        await asyncio.to_thread(_store, service, stale, prepared)
+        await to_thread(_store, service, stale, prepared)
         done += len(stale)
         if progress is not None:
             progress(done, max(total, done))

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from app.core.clock import utcnow
 from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
+from app.core.threads import to_thread
 from app.db.dialects import Dialect
 from app.db.models import Memory
 from app.memory import repository as repo
@@ -129,7 +130,7 @@ async def _collect(
         return _vector_side(service, tenant_id, owners, vector, pool)
 
     (text_ranks, ideal, text_rows), (distances, vector_rows) = await asyncio.gather(
-        asyncio.to_thread(words), asyncio.to_thread(nearest)
+        to_thread(words), to_thread(nearest)
     )
     rows = {chunk_id: (chunk_id, memory) for chunk_id, memory in [*text_rows, *vector_rows]}
     return _merge(service, req, mode, text_ranks, ideal, distances, list(rows.values()))

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.clock import utcnow
+from app.core.threads import to_thread
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.errors import Conflict, InvalidArgument, NotFound
@@ -77,7 +77,7 @@ class MemoryService:
 
     async def prepare(self, text: str) -> PreparedChunks:
         """Chunks and their vectors, computed outside any transaction; no embedder → keyword only."""
-        return await self.prepare_chunks(await asyncio.to_thread(chunks_for, text))
+        return await self.prepare_chunks(await to_thread(chunks_for, text))
 
     async def prepare_chunks(self, texts: list[str]) -> PreparedChunks:
         """Vectors of the first chunks of a memory (see ``EmbeddingLimits``)."""
@@ -107,13 +107,13 @@ class MemoryService:
         if new.sensitivity == "never-store":
             return CommitOutcome("NONE", reason="never-store")
         # Redaction and chunking are CPU work: a worker thread, never the event loop.
-        clean = await asyncio.to_thread(clean_new_memory, new)
+        clean = await to_thread(clean_new_memory, new)
         if clean is None:
             return CommitOutcome("NONE", reason="nothing_left_after_redaction")
         prepared = await self.prepare_chunks(clean.chunks)
         # Database work runs in a worker thread: the write lock must never be awaited on the loop.
         owner = owner_of(new.category, caller.user_id, caller.agent_id)
-        result, merged_id = await asyncio.to_thread(
+        result, merged_id = await to_thread(
             commit_write,
             self.uow,
             Writer(caller.tenant_id, owner, caller.can_read_sensitive, actor),
@@ -128,11 +128,11 @@ class MemoryService:
 
     async def _embed_again(self, tenant_id: str, memory_id: str) -> None:
         """Re-embed a memory whose text changed inside a transaction (no model call inside one)."""
-        content = await asyncio.to_thread(self._content_of, tenant_id, memory_id)
+        content = await to_thread(self._content_of, tenant_id, memory_id)
         if content is None:
             return
         prepared = await self.prepare(content)
-        await asyncio.to_thread(self._store_vectors, tenant_id, memory_id, content, prepared)
+        await to_thread(self._store_vectors, tenant_id, memory_id, content, prepared)
 
     def _content_of(self, tenant_id: str, memory_id: str) -> str | None:
         with self.uow.read() as db:
@@ -199,9 +199,9 @@ class MemoryService:
         }
         if "category" in changes or "sensitivity" in changes:
             _validate(changes.get("category", "profile"), changes.get("sensitivity", "allowed"))
-        changes, content = await asyncio.to_thread(clean_changes, changes)
+        changes, content = await to_thread(clean_changes, changes)
         reindex = content is not None or "title" in changes or "category" in changes
-        view = await asyncio.to_thread(
+        view = await to_thread(
             self._patch_write, caller, memory_id, changes, content, version, reindex, actor
         )
         if reindex:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -11,6 +10,7 @@ from typing import Any
 
 from app.core.clock import utcnow
 from app.core.redaction import redact_text, redact_value
+from app.core.threads import to_thread
 from app.db.models import Memory
 from app.errors import InvalidArgument, PayloadTooLarge
 from app.memory import admin_repository as admin_repo
@@ -178,10 +178,10 @@ async def import_memories(
 ) -> ImportOutcome:
     """Insert (or replace, by id) every record of the caller's tenant, re-indexing its text."""
     # Redaction in a worker thread, before the vectors and the write lock.
-    records = await asyncio.to_thread(redact_records, records)
+    records = await to_thread(redact_records, records)
     prepared = await prepare_batch(service, [r.content for r in records])
     # The write runs in a worker thread: the write lock is never awaited on the event loop.
-    imported = await asyncio.to_thread(store_records, service, caller, records, prepared)
+    imported = await to_thread(store_records, service, caller, records, prepared)
     return ImportOutcome(len(records), imported)
 
 

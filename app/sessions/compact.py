@@ -21,6 +21,7 @@ from typing import Any
 from app.archives import store as archives_store
 from app.core.bypass import is_bypassed
 from app.core.clock import utcnow
+from app.core.threads import to_thread
 from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
@@ -98,8 +99,8 @@ async def compact_session(
     if is_bypassed(settings.capture.bypass_session_patterns, ident.session_key, ident.session_id):
         return CompactResult(ok=True, compacted=False, reason="session_bypassed")
     # Before and after are measured the same way: the estimate of the assembled context.
-    estimate_before = await asyncio.to_thread(estimate)
-    committed = await asyncio.to_thread(_commit_now, uow, req, estimate_before)
+    estimate_before = await to_thread(estimate)
+    committed = await to_thread(_commit_now, uow, req, estimate_before)
     if committed is None:
         return CompactResult(ok=True, compacted=False, reason="session_not_found")
     outcome = committed.outcome
@@ -119,7 +120,7 @@ async def compact_session(
     failure = _failure(state, committed.tokens_before, details)
     if failure is not None or state is None:
         return failure or CompactResult(ok=False, compacted=False, reason="commit_failed")
-    tokens_after = await asyncio.to_thread(estimate)
+    tokens_after = await to_thread(estimate)
     compacted = tokens_after < committed.tokens_before
     report = CompactReport(
         tokens_before=committed.tokens_before,
@@ -148,7 +149,7 @@ async def _compact_without_new_archive(
         failure = _failure(state, tokens_before, details)
         if failure is not None:
             return failure
-        tokens_after = await asyncio.to_thread(estimate)
+        tokens_after = await to_thread(estimate)
         if tokens_after < estimate_before and state is not None:
             report = CompactReport(tokens_before, details, tokens_after, state.overview)
             return CompactResult(ok=True, compacted=True, reason="commit_completed", result=report)

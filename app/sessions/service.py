@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from app.archives import store as archives_store
 from app.archives.views import ArchiveSummary, archive_summary
 from app.core.clock import utcnow
+from app.core.threads import to_thread
 from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import TERMINAL_ARCHIVE_STATUSES
 from app.db.uow import UnitOfWork
@@ -148,7 +149,7 @@ async def wait_for_archive(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(0.0, timeout_s)
     while True:
-        state = await asyncio.to_thread(archive_state, uow, archive_pk)
+        state = await to_thread(archive_state, uow, archive_pk)
         if state is None or state.status in TERMINAL_ARCHIVE_STATUSES:
             return state
         if loop.time() >= deadline:

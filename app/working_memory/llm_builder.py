@@ -9,12 +9,12 @@ good the extractive builder finishes the archive.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import structlog
 
+from app.core.threads import to_thread
 from app.core.transcript import render_transcript
 from app.providers.protocols import ChatModel, ChatResult, ProviderError
 from app.working_memory.document import (
@@ -61,7 +61,7 @@ class LlmWorkingMemoryBuilder:
         prior = inputs.prior_overview
         # The CPU work around the model calls (transcript, merges, the fallback builder) runs in
         # worker threads: an archive can hold megabytes of tool output.
-        transcript = await asyncio.to_thread(render_transcript, inputs.messages)
+        transcript = await to_thread(render_transcript, inputs.messages)
         if prior and is_wm_v2(prior):
             overview, path = await self._update(inputs, prior, transcript, usage)
         else:
@@ -92,10 +92,10 @@ class LlmWorkingMemoryBuilder:
             )
         ops = parse_update_arguments(raw)
         if ops is not None:
-            return await asyncio.to_thread(merge_wm_sections, prior, ops), "update"
+            return await to_thread(merge_wm_sections, prior, ops), "update"
         salvaged = recover_ops_from_raw(raw_arguments_text(raw))
         if salvaged:
-            return await asyncio.to_thread(merge_wm_sections, prior, salvaged), "salvaged"
+            return await to_thread(merge_wm_sections, prior, salvaged), "salvaged"
         return await self._create_or_extract(inputs, prior, transcript, usage, "fallback_create")
 
     async def _create_or_extract(
@@ -106,13 +106,13 @@ class LlmWorkingMemoryBuilder:
             result = usage.add(await self._model.complete(messages))
         except ProviderError as exc:
             log.warning("wm_create_call_failed", error=str(exc), path=path)
-            return (await asyncio.to_thread(build_extractive, inputs)).overview, "extractive"
+            return (await to_thread(build_extractive, inputs)).overview, "extractive"
         if not result.content or not result.content.strip():
-            return (await asyncio.to_thread(build_extractive, inputs)).overview, "extractive"
+            return (await to_thread(build_extractive, inputs)).overview, "extractive"
         created = normalize_created_wm(result.content)
         if prior and is_wm_v2(prior):
             # The guards still stand between a rewritten document and the prior one.
-            return await asyncio.to_thread(merge_wm_sections, prior, _as_update_ops(created)), path
+            return await to_thread(merge_wm_sections, prior, _as_update_ops(created)), path
         return created, path
 
 

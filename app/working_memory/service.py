@@ -7,11 +7,11 @@ merged into the prior through the guards. An LLM-backed builder plugs in behind 
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.core.messages import Message
+from app.core.threads import to_thread
 from app.core.tokens import estimate_text_tokens
 from app.working_memory.document import extract_abstract
 from app.working_memory.extractive import update_working_memory_extractive
@@ -64,4 +64,4 @@ class ExtractiveBuilder:
 
     async def build(self, inputs: WmInputs) -> WmResult:
         # CPU work over a whole archive: a worker thread, never the event loop.
-        return await asyncio.to_thread(build_extractive, inputs)
+        return await to_thread(build_extractive, inputs)
