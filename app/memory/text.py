@@ -16,6 +16,7 @@ MAX_FTS_PHRASES = 24
 
 # A space goes between a CJK character and any adjacent non-space character.
 _CJK_GAP_RE = re.compile(f"(?<=[{CJK_CHARS}])(?=\\S)|(?<=\\S)(?=[{CJK_CHARS}])")
+_CJK_RE = re.compile(f"[{CJK_CHARS}]")
 _INDEX_TOKEN_RE = re.compile(r"\w+")
 
 
@@ -61,7 +62,8 @@ def fts_match_expression(phrases: list[FtsPhrase]) -> str:
 def cjk_spaced(text: str) -> str:
     """The text with every CJK character set apart by spaces, for the unicode61 tokenizer."""
     # docs/recall.md, Hybrid search step 2: CJK text segmented so that Chinese queries match.
-    return _CJK_GAP_RE.sub(" ", text)
+    # The gap pattern is tried at every position (5 ms for 100 KB): a text without CJK is kept.
+    return _CJK_GAP_RE.sub(" ", text) if _CJK_RE.search(text) else text
 
 
 # A piece of a chunk: its text, its token weight, and what joins it to the piece before it
@@ -83,6 +85,9 @@ def _split_long_line(line: str, size: int) -> list[str]:
         word_weight = weights.get(word)
         if word_weight is None:
             word_weight = weights[word] = _weight(word)
+        if word_weight > size and word.isascii():  # a URL, a base64 blob, minified JSON
+            current, used = _cut_ascii_word(word, size, pieces, current, used)
+            continue
         parts = [(word, word_weight)] if word_weight <= size else [(c, _weight(c)) for c in word]
         for part, weight in parts:
             if current and used + weight > size:
@@ -93,6 +98,29 @@ def _split_long_line(line: str, size: int) -> list[str]:
     if current:
         pieces.append(current)
     return pieces
+
+
+def _cut_ascii_word(
+    word: str, size: int, pieces: list[str], current: str, used: float
+) -> tuple[str, float]:
+    """``_split_long_line``'s character-by-character cut of an over-long word, a slice at a time:
+    an ASCII character weighs a quarter, and every weight is a multiple of a quarter (exact in
+    binary), so the characters that still fit are ``(size - used) * 4``. Returns the piece being
+    filled and its weight."""
+    start = 0
+    while start < len(word):
+        room = int((size - used) * 4)
+        if room < 1:
+            if current:
+                pieces.append(current)
+                current, used = "", 0.0
+                continue
+            room = 1  # a piece holds at least one character
+        taken = word[start : start + room]
+        current += taken
+        used += len(taken) / 4
+        start += len(taken)
+    return current, used
 
 
 def _units(text: str, max_tokens: int, overlap: int) -> list[_Unit]:

@@ -47,8 +47,14 @@ def _folded(char: str) -> str:
     return folded
 
 
+# ASCII's token characters are its letters and digits, and folding one is lowering it.
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
 def words(text: str) -> list[str]:
     """The text's words in order, as FTS5's unicode61 tokenizer produces them."""
+    if text.isascii():  # in C: most memories and queries are ASCII
+        return _ASCII_WORD.findall(text.lower())
     found: list[str] = []
     current: list[str] = []
     known = _FOLDED.get

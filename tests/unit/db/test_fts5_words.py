@@ -47,6 +47,8 @@ def test_words_are_unicode61_words(monkeypatch: pytest.MonkeyPatch, cache_size: 
     for _ in range(2000):
         text = random_text(rng)
         assert fts5_words.words(text) == reference_words(text), text
+        ascii_text = "".join(chr(rng.randrange(0, 0x80)) for _ in range(rng.randrange(80)))
+        assert fts5_words.words(ascii_text) == reference_words(ascii_text), ascii_text
     assert len(fts5_words._FOLDED) <= cache_size
 
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import random
+import re
 import sqlite3
 
 import pytest
 
 from app.core.diversity import mmr_tokens
-from app.core.query import parse_query
-from app.core.tokens import estimate_text_tokens
+from app.core.query import CJK_CHARS, parse_query
+from app.core.tokens import estimate_text_tokens, text_weight
 from app.memory.text import (
     MAX_FTS_PHRASES,
+    _split_long_line,
     chunk_text,
     cjk_spaced,
     fts_match_expression,
@@ -198,3 +201,41 @@ def test_a_long_chinese_line_is_split_with_overlap() -> None:
 def test_invalid_budget() -> None:
     with pytest.raises(ValueError):
         chunk_text("x", max_tokens=0)
+
+
+def test_cjk_spaced_matches_the_gap_rule_on_random_texts() -> None:
+    # A space between a CJK character and any adjacent non-space character, and nothing else.
+    rng = random.Random(7)
+    alphabet = "ab Z1_-\n\t。，　中文한글カナ\U00020000"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(30)))
+        expected = text[:1]
+        for before, after in itertools.pairwise(text):
+            cjk = [bool(re.match(f"[{CJK_CHARS}]", c)) for c in (before, after)]
+            gap = (cjk[0] and not after.isspace()) or (cjk[1] and not before.isspace())
+            expected += (" " if gap else "") + after
+        assert cjk_spaced(text) == expected, text
+
+
+def reference_split_long_line(line: str, size: int) -> list[str]:
+    """Words that fit whole, else character by character, a piece closed when the next part
+    would pass ``size`` tokens (``text_weight``'s quarter per ASCII character)."""
+    pieces, current, used = [], "", 0.0
+    for word in re.findall(r"\S+\s*|\s+", line):
+        weight = text_weight(word)
+        for part in [word] if weight <= size else list(word):
+            if current and used + text_weight(part) > size:
+                pieces.append(current)
+                current, used = "", 0.0
+            current += part
+            used += text_weight(part)
+    return [*pieces, current] if current else pieces
+
+
+def test_long_lines_are_cut_as_character_by_character() -> None:
+    rng = random.Random(11)
+    words = ["a", "ab ", "x" * 37, "中文 ", "y" * 200 + " ", "é" * 9, "\U00020000" * 3, "  "]
+    for _ in range(2000):
+        line = "".join(rng.choice(words) for _ in range(rng.randrange(1, 30)))
+        size = rng.randrange(1, 60)
+        assert _split_long_line(line, size) == reference_split_long_line(line, size), (line, size)
