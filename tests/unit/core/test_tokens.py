@@ -8,7 +8,13 @@ import random
 
 import pytest
 
-from app.core.tokens import _WIDE_RANGES, estimate_text_tokens, fit_to_token_budget, text_weight
+from app.core.tokens import (
+    _WIDE_RANGES,
+    ARRAY_FROM_CHARS,
+    estimate_text_tokens,
+    fit_to_token_budget,
+    text_weight,
+)
 
 
 def per_character(text: str) -> float:
@@ -51,8 +57,9 @@ EDGES = [
 
 
 @pytest.mark.parametrize("code", EDGES)
-def test_range_edges_weigh_as_defined(code: int) -> None:
-    text = chr(code) + "é"
+@pytest.mark.parametrize("repeat", [1, ARRAY_FROM_CHARS])  # short texts by runs, long as an array
+def test_range_edges_weigh_as_defined(code: int, repeat: int) -> None:
+    text = chr(code) * repeat + "é"
     assert text_weight(text) == per_character(text)
 
 
@@ -73,6 +80,11 @@ def test_random_texts_weigh_as_defined() -> None:
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 60)))
         assert text_weight(text) == per_character(text)
         assert estimate_text_tokens(text) == math.ceil(per_character(text))
+    pool += ["\ud800", "\udfff", *"abc xyz"]  # lone surrogates weigh 0.25 too
+    for _ in range(200):
+        length = rng.randint(ARRAY_FROM_CHARS - 2, 3 * ARRAY_FROM_CHARS)
+        text = "".join(rng.choice(pool) for _ in range(length))
+        assert text_weight(text) == per_character(text)
 
 
 def test_ascii_and_empty() -> None:
