@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session
 from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
 from app.db.dialects.sqlite_memory import SqliteMemoryIndex
 from app.db.dialects.sqlite_message_text import (
+    COUNT_FEW_MATCHES,
+    FEW_MATCHES,
     MESSAGE_FTS,
     fts_phrase,
     fts_query,
@@ -97,7 +99,9 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
                 f"WHERE {MESSAGE_FTS} MATCH :q AND m.session_pk = :s {archive_filter} ORDER BY rank"
             )
         else:
-            sql = matching_in_order(terms, params, archive_filter)
+            few = db.execute(text(COUNT_FEW_MATCHES), {"q": params["q"]}).scalar_one()
+            by_id = few < FEW_MATCHES
+            sql = matching_in_order(terms, params, archive_filter, by_id=by_id)
         for row_id, raw_score, *_ in session_rows(db, sql, params):
             yield TextHit(row_id, None if raw_score is None else -float(raw_score))
 

@@ -1,0 +1,45 @@
+"""Keyword search finds the same messages, in the same order, whichever way SQLite reads them: by
+id when the index matches few rows, walking the session in order when it matches many
+(app/db/dialects/sqlite_message_text.py, FEW_MATCHES)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+import app.db.dialects.sqlite as sqlite_dialect
+from app.db.dialects.sqlite_message_text import MAX_INDEXED_CHARS
+from tests.api.test_archives import archive, message_hits, search
+from tests.helpers.messages import assistant, user
+
+pytestmark = pytest.mark.sqlite_only
+
+
+def session_messages(first: int) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = []
+    for i in range(first, first + 12):
+        text = f"row {i} keeps the gauge" if i % 3 == 0 else f"row {i} says nothing much"
+        messages.append(user(text) if i % 2 else assistant(text))
+    # Past the indexed part: found by the partially indexed messages' scan.
+    messages.append(user("x" * (MAX_INDEXED_CHARS + 10) + " gauge at the very end"))
+    return messages
+
+
+@pytest.mark.parametrize("few_matches", [0, 10**6], ids=["walk", "by-id"])
+async def test_both_plans_find_every_message_in_order(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, few_matches: int
+) -> None:
+    monkeypatch.setattr(sqlite_dialect, "FEW_MATCHES", few_matches)
+    stored = session_messages(0) + session_messages(100)
+    first = await archive(client, "s-plan", stored[:13])
+    await archive(client, "s-plan", stored[13:])
+    await archive(client, "s-other", session_messages(0))  # another session's matches
+    expected = [seq for seq, m in enumerate(stored, start=1) if "gauge" in str(m["content"])]
+    assert len(expected) == 10
+    found = await search(client, "s-plan", "gauge", limit=50)
+    assert [h["seq"] for h in message_hits(found)] == expected
+    limited = await search(client, "s-plan", "gauge", limit=3)
+    assert [h["seq"] for h in message_hits(limited)] == expected[:3]
+    assert limited["truncated"] is True
+    narrowed = await search(client, "s-plan", "gauge", archiveId=first, limit=50)
+    assert [h["seq"] for h in message_hits(narrowed)] == [seq for seq in expected if seq <= 13]
