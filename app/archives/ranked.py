@@ -38,7 +38,7 @@ FUSIONS = ("calibrated", "rrf")
 @dataclass(frozen=True, slots=True)
 class Scope:
     session: AgentSession
-    archives: dict[int, Archive]
+    archives: Mapping[int, Archive]
     only: int | None
     window: TimeWindow = field(default_factory=TimeWindow)
 

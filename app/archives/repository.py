@@ -52,6 +52,11 @@ _LIST_ARCHIVES_WITHOUT_TEXTS = DriverLoad(
     order_by=[Archive.archive_index],
     deferred=_ARCHIVE_TEXTS,
 )
+_SESSION_ARCHIVE_WITHOUT_TEXTS = DriverLoad(
+    Archive,
+    (Archive.session_pk == bindparam("s")) & (Archive.id == bindparam("id")),
+    deferred=_ARCHIVE_TEXTS,
+)
 _OVERVIEW = select(Archive.overview).where(Archive.id == bindparam("id"))
 _BODIES_OF_ARCHIVES = (
     # The redacted copy when there is one (see StoredMessage).
@@ -78,6 +83,11 @@ def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> 
     (read on first access)."""
     load = _LIST_ARCHIVES if texts else _LIST_ARCHIVES_WITHOUT_TEXTS
     return load.all(db, {"s": session.id})
+
+
+def session_archive(db: Session, session: AgentSession, archive_pk: int) -> Archive | None:
+    """One archive of the session, its long text columns deferred; None when it is not one."""
+    return _SESSION_ARCHIVE_WITHOUT_TEXTS.first(db, {"s": session.id, "id": archive_pk})
 
 
 def overview_of(db: Session, archive_pk: int) -> str:

@@ -9,6 +9,7 @@ has stored messages redacted too (``CE_REDACTION__STORED_MESSAGES``).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 from app.archives import repository as repo
 from app.archives import search
 from app.archives.hits import TimeWindow, add_context
+from app.archives.on_demand import ArchivesOnDemand
 from app.archives.render import render_archive_text, render_search_text
 from app.archives.results import SearchHit, SearchResult
 from app.archives.views import ArchiveView
@@ -107,9 +109,13 @@ def search_session(
 ) -> SessionHits:
     """Search the session's archived messages and, in their own list, its archive overviews, in
     the caller's transaction (``req`` as ``checked_search`` returned it)."""
-    # Keyword search reads only the overviews its index finds; the other modes read them all.
-    texts = req.mode != "keyword"
-    archives = {a.id: a for a in repo.list_archives(db, session, texts=texts)}
+    # Keyword search reads only its hits' archives, and the overviews its index finds; the other
+    # modes read every archive and overview.
+    archives: Mapping[int, Archive] = (
+        ArchivesOnDemand(db, session)
+        if req.mode == "keyword"
+        else {a.id: a for a in repo.list_archives(db, session)}
+    )
     only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
     scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
     if req.mode == "regex":

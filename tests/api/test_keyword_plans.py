@@ -32,12 +32,16 @@ async def test_both_plans_find_every_message_in_order(
     monkeypatch.setattr(sqlite_dialect, "FEW_MATCHES", few_matches)
     stored = session_messages(0) + session_messages(100)
     first = await archive(client, "s-plan", stored[:13])
-    await archive(client, "s-plan", stored[13:])
+    second = await archive(client, "s-plan", stored[13:])
     await archive(client, "s-other", session_messages(0))  # another session's matches
     expected = [seq for seq, m in enumerate(stored, start=1) if "gauge" in str(m["content"])]
     assert len(expected) == 10
     found = await search(client, "s-plan", "gauge", limit=50)
     assert [h["seq"] for h in message_hits(found)] == expected
+    # Each hit names its own archive (read as hits name them, app/archives/on_demand.py).
+    assert [h["archiveId"] for h in message_hits(found)] == [
+        first if seq <= 13 else second for seq in expected
+    ]
     limited = await search(client, "s-plan", "gauge", limit=3)
     assert [h["seq"] for h in message_hits(limited)] == expected[:3]
     assert limited["truncated"] is True
