@@ -46,16 +46,20 @@ _ARCHIVE_TEXTS = (
 _LIST_ARCHIVES = DriverLoad(
     Archive, Archive.session_pk == bindparam("s"), order_by=[Archive.archive_index]
 )
+# Without texts: for readers of an archive's place and state only (the history, keyword hits),
+# so not attached (app/db/driver_load.py): 100 archives cost 10 ms attached, read and let go.
 _LIST_ARCHIVES_WITHOUT_TEXTS = DriverLoad(
     Archive,
     Archive.session_pk == bindparam("s"),
     order_by=[Archive.archive_index],
     deferred=_ARCHIVE_TEXTS,
+    attach=False,
 )
 _SESSION_ARCHIVE_WITHOUT_TEXTS = DriverLoad(
     Archive,
     (Archive.session_pk == bindparam("s")) & (Archive.id == bindparam("id")),
     deferred=_ARCHIVE_TEXTS,
+    attach=False,
 )
 _OVERVIEW = select(Archive.overview).where(Archive.id == bindparam("id"))
 _BODIES_OF_ARCHIVES = (
@@ -79,8 +83,8 @@ _OVERVIEWS_AMONG = DriverQuery(
 
 
 def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> list[Archive]:
-    """The session's archives in order; without ``texts`` their long text columns are deferred
-    (read on first access)."""
+    """The session's archives in order; without ``texts`` their long text columns are not read
+    and the archives are not attached to ``db`` (read only: reading a text raises)."""
     load = _LIST_ARCHIVES if texts else _LIST_ARCHIVES_WITHOUT_TEXTS
     return load.all(db, {"s": session.id})
 

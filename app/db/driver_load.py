@@ -11,8 +11,11 @@ The ORM flushes pending changes before a query (autoflush); a load does the same
 session has any, so a row added or changed earlier in the transaction is found as it now is.
 
 A load made with ``attach=False`` is for objects that are only read: a new one stays out of the
-session (adding it walks the save cascade, about a third of the load), so a change made to it is
-never written; an object the session already holds is still returned as it is.
+session (adding it walks the save cascade, about a third of the load, and closing the session
+detaches every object it holds, as much again), so a change made to it is never written; an
+object the session already holds is still returned as it is. Its deferred columns cannot be
+read: it is made detached, so reading one raises ``DetachedInstanceError`` rather than answering
+None.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class DriverLoad(Generic[T]):
         self.entity = entity
         self._leading = len(leading)
         self._attach = attach
+        self._deferred = bool(deferred)
         mapper = sa_inspect(entity)
         left_out = {attribute.key for attribute in deferred}
         self._keys = [prop.key for prop in mapper.column_attrs if prop.key not in left_out]
@@ -57,8 +61,6 @@ class DriverLoad(Generic[T]):
         missing = set(self._primary_keys).difference(self._keys)
         if missing:
             raise ValueError(f"a primary key cannot be deferred: {sorted(missing)}")
-        if left_out and not attach:
-            raise ValueError("an object that is not attached cannot read a deferred column")
         columns = (getattr(entity, key) for key in self._keys)
         statement = select(*leading, *columns).where(where)
         self._query = DriverQuery(statement.order_by(*order_by), convert_results=True)
@@ -88,8 +90,9 @@ class DriverLoad(Generic[T]):
         # attribute events (they were two thirds of the load).
         loaded = self._manager.new_instance()
         instance_state(loaded).dict.update(values)
-        if self._attach:
+        if self._attach or self._deferred:
             make_transient_to_detached(loaded)  # the columns not given are expired: read on access
+        if self._attach:
             db.add(loaded)  # walking the save cascade, about a third of the load
         return cast(T, loaded)
 

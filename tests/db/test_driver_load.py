@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, bindparam, select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import DetachedInstanceError
 
 from app.db.driver_load import DriverLoad
 from app.db.models import ApiKey
@@ -129,5 +130,16 @@ def test_an_unattached_load_leaves_the_session_alone(engine: Engine) -> None:
             "free",
             "held",
         ]
-    with pytest.raises(ValueError, match="deferred"):
-        DriverLoad(ApiKey, BY_TENANT, deferred=[ApiKey.scopes], attach=False)
+
+
+def test_an_unattached_load_refuses_to_read_a_deferred_column(engine: Engine) -> None:
+    uow = UnitOfWork(engine)
+    with uow.write() as db:
+        db.add(_key("only"))
+    load = DriverLoad(ApiKey, BY_TENANT, deferred=[ApiKey.scopes], attach=False)
+    with uow.read() as db:
+        (key,) = load.all(db, {"tenant": "acme"})
+        assert key not in db and key.name == "only"
+        # Not read, and not answered as None: the object is detached.
+        with pytest.raises(DetachedInstanceError):
+            _ = key.scopes
