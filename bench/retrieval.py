@@ -1,6 +1,6 @@
 """Evidence retrieval on long multi-session conversations: archive search (every mode), memory
 search and recall against a BM25 baseline (stop words removed) and a dense-only baseline with the
-same local model, computed in the same run (issue 10). ``python -m bench retrieval``.
+same local model, computed in the same run. ``python -m bench retrieval``.
 
 The dataset (``bench/conversations.py``) is generated deterministically: 12 conversations, 3,600
 turns, questions labelled with their evidence turns, half of the conversations for tuning and half

@@ -1,4 +1,4 @@
-"""Archive search latency with vectors for every archived message (issue 10): one session of
+"""Archive search latency with vectors for every archived message: one session of
 100,000 archived messages (10,000 with ``--quick``) built like ``bench/search.py``, plus a vector
 and a search-facts row per message, as Phase 2 leaves them. Building 100k vectors with the model
 would take about half an hour on 2 cores, so the vectors are random unit vectors: the KNN costs

@@ -1,4 +1,4 @@
-"""What Phase 2 adds to archived messages for ranked search (issue 10): the host's time of each
+"""What Phase 2 adds to archived messages for ranked search (docs/api.md, Archives): the host's time of each
 message, the days its text mentions (relative expressions resolved against that time), a vector
 of its text and the session's BM25 statistics. Vectors are computed in Phase 2, batched and through
 the embedding cache, never inside a hook request.

@@ -1,4 +1,4 @@
-"""Ranked archive search (docs/api.md, Archives; issue 10): BM25 over the session's own statistics fused
+"""Ranked archive search (docs/api.md, Archives): BM25 over the session's own statistics fused
 with the nearest vectors of the session's archived messages, clause by clause.
 
 The work is bounded whatever the session's size: the candidates are the messages of the query's

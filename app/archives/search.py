@@ -1,4 +1,4 @@
-"""Archive search in its three modes (docs/api.md, Archives; issue 10).
+"""Archive search in its three modes (docs/api.md, Archives).
 
 - ``keyword``: the query's terms (``app.core.query``: punctuation and stop words dropped, so a
   natural question is a valid query), matched literally. Messages holding every term come first

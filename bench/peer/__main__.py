@@ -411,7 +411,7 @@ def render(
         f"- **Code**: context-engine at `{host.commit}`; OpenViking 0.5.2 from PyPI, run as a black box over HTTP.",
         '- **How**: `bench/README.md`, section "Beside the peer". Both servers ran at once, each a single '
         "process on loopback with the same embedding stub; neither had an LLM. Ratios: peer p50 / our p50, "
-        "and our turns/s / peer turns/s: above 1 means this service is faster. Goals from issue 11: ≥ 10× "
+        "and our turns/s / peer turns/s: above 1 means this service is faster. Goals (docs/quality.md): ≥ 10× "
         "the peer's turn throughput, ≥ 5× faster history rebuild and archive search.",
         "",
         report.md_table(report.HEADERS, cells, report.MAIN_RIGHT),

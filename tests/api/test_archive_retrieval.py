@@ -1,4 +1,4 @@
-"""Ranked archive search (issue 10): per-session statistics (stored by Phase 2), bounded
+"""Ranked archive search: per-session statistics (stored by Phase 2), bounded
 candidates, the host's time, time filters (inside the vector search too), neighbours, relative
 dates and the vector side computed in Phase 2."""
 

@@ -1,4 +1,4 @@
-"""The shared query-understanding module and date terms (issue 10)."""
+"""The shared query-understanding module and date terms."""
 
 from __future__ import annotations
 
