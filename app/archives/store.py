@@ -24,7 +24,8 @@ def add_archive(db: Session, archive: Archive) -> Archive:
 
 def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> list[Archive]:
     """The session's archives, oldest first; without ``texts`` their long text columns (the
-    overview, a Working Memory each) are read only when touched."""
+    overview, a Working Memory each) are left out and the objects detached: reading one raises
+    (``overview_of`` reads an overview apart)."""
     return repo.list_archives(db, session, texts=texts)
 
 

@@ -28,7 +28,8 @@ def stop_iteration_raised(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except StopIteration as exc:
-            raise RuntimeError(f"{func.__qualname__} raised StopIteration") from exc
+            name = getattr(func, "__qualname__", None) or repr(func)  # a partial has no name
+            raise RuntimeError(f"{name} raised StopIteration") from exc
 
     return call
 

@@ -4,11 +4,14 @@ id when the index matches few rows, walking the session in order when it matches
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
+import pysqlite3.dbapi2 as sqlite
 import pytest
 
 import app.db.dialects.sqlite as sqlite_dialect
-from app.db.dialects.sqlite_message_text import MAX_INDEXED_CHARS
+from app.db.dialects.sqlite_message_text import MAX_INDEXED_CHARS, fts_query, matching_in_order
 from tests.api.test_archives import archive, message_hits, search
 from tests.helpers.messages import assistant, user
 
@@ -47,3 +50,43 @@ async def test_both_plans_find_every_message_in_order(
     assert limited["truncated"] is True
     narrowed = await search(client, "s-plan", "gauge", archiveId=first, limit=50)
     assert [h["seq"] for h in message_hits(narrowed)] == [seq for seq in expected if seq <= 13]
+
+
+@pytest.mark.parametrize("by_id", [False, True], ids=["walk", "by-id"])
+@pytest.mark.parametrize("marked_by_id", [False, True], ids=["marked-walk", "marked-by-id"])
+async def test_long_messages_of_other_sessions_are_never_read(
+    client: httpx.AsyncClient, db_path: Path, by_id: bool, marked_by_id: bool
+) -> None:
+    # Every long message of every session and tenant carries the partial-index mark; whichever
+    # plan reads the searched session's, its whole text is lowered and scanned for the term only
+    # for that session's own long messages, not for the other sessions' (a rare term once read
+    # every long message of the database).
+    stored = session_messages(0)
+    await archive(client, "s-plan", stored)
+    long_text = "y" * (MAX_INDEXED_CHARS + 10)
+    await archive(client, "s-long", [user(f"{long_text} gauge {i}") for i in range(5)])
+    lowered: list[int] = []
+
+    def counting_lower(value: str | None) -> str | None:
+        lowered.append(len(value or ""))
+        return None if value is None else value.lower()
+
+    conn = sqlite.connect(str(db_path))
+    try:
+        conn.create_function("lower", 1, counting_lower)  # replaces SQLite's own lower()
+        session_pk = conn.execute(
+            "SELECT id FROM agent_sessions WHERE session_id = 's-plan'"
+        ).fetchone()[0]
+        params: dict[str, object] = {"q": fts_query(["gauge"], any_term=False), "s": session_pk}
+        sql = matching_in_order(
+            ["gauge"],
+            params,
+            "AND m.archive_pk IS NOT NULL",
+            by_id=by_id,
+            marked_by_id=marked_by_id,
+        )
+        seqs = [row[2] for row in conn.execute(sql, params).fetchall()]
+    finally:
+        conn.close()
+    assert seqs == [seq for seq, m in enumerate(stored, start=1) if "gauge" in str(m["content"])]
+    assert len(lowered) == 1 and lowered[0] > MAX_INDEXED_CHARS  # the session's one long message

@@ -20,6 +20,7 @@ from app.db.dialects.sqlite_message_text import (
     COUNT_FEW_MATCHES,
     FEW_MATCHES,
     MESSAGE_FTS,
+    PARTIAL_INDEX_MARK,
     fts_phrase,
     fts_query,
     indexed_form,
@@ -99,9 +100,15 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
                 f"WHERE {MESSAGE_FTS} MATCH :q AND m.session_pk = :s {archive_filter} ORDER BY rank"
             )
         else:
-            few = db.execute(text(COUNT_FEW_MATCHES), {"q": params["q"]}).scalar_one()
-            by_id = few < FEW_MATCHES
-            sql = matching_in_order(terms, params, archive_filter, by_id=by_id)
+            counts = {"q": params["q"], "mark": fts_phrase(PARTIAL_INDEX_MARK)}
+            matches, marked = db.execute(text(COUNT_FEW_MATCHES), counts).one()
+            sql = matching_in_order(
+                terms,
+                params,
+                archive_filter,
+                by_id=matches < FEW_MATCHES,
+                marked_by_id=marked < FEW_MATCHES,
+            )
         for row_id, raw_score, *_ in session_rows(db, sql, params):
             yield TextHit(row_id, None if raw_score is None else -float(raw_score))
 

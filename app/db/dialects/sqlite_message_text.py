@@ -17,29 +17,45 @@ def fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _partially_indexed_holding(terms: list[str], params: dict[str, object]) -> str:
-    """SQL: the message is partially indexed and its whole text holds every ASCII term (instr()
-    in C; callers check every hit again, case folding included, so non-ASCII terms are left to
-    them)."""
+def _partially_indexed_holding(
+    terms: list[str], params: dict[str, object], archive_filter: str, *, by_id: bool
+) -> str:
+    """SQL: (id, NULL, seq) of the session's partially indexed messages whose whole text holds
+    every ASCII term (instr() in C; callers check every hit again, case folding included, so
+    non-ASCII terms are left to them). The marked messages of the session are found first, in a
+    subquery SQLite does not flatten, so instr() reads no other session's text: the mark is in
+    every long message of every tenant. ``by_id`` (few marked messages in the whole index) reads
+    them by id; otherwise the session's index is walked."""
     params["mark"] = fts_phrase(PARTIAL_INDEX_MARK)
-    conditions = [f"m.id IN (SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :mark)"]
+    session = f"{'+' if by_id else ''}p.session_pk = :s"
+    conditions = [
+        f"m.id IN (SELECT p.id FROM messages p WHERE p.id IN (SELECT rowid FROM {MESSAGE_FTS} "
+        f"WHERE {MESSAGE_FTS} MATCH :mark) AND {session})"
+    ]
     for i, term in enumerate(t for t in terms if t.isascii()):
         params[f"pt{i}"] = term.lower()
         conditions.append(f"instr(lower(m.search_text), :pt{i}) > 0")
-    return "(" + " AND ".join(conditions) + ")"
+    return f"SELECT m.id, NULL, m.seq FROM messages m WHERE {' AND '.join(conditions)} {archive_filter}"
 
 
 # A query the index matches in fewer rows than this (all sessions counted) reads its messages by
 # id and sorts them; a more common one walks the session in order and is stopped at the limit.
+# The partially indexed messages are counted the same way, for the second half of the search.
 FEW_MATCHES = 1000
 COUNT_FEW_MATCHES = (
-    f"SELECT count(*) FROM (SELECT 1 FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q "
-    f"LIMIT {FEW_MATCHES})"
+    f"SELECT (SELECT count(*) FROM (SELECT 1 FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q "
+    f"LIMIT {FEW_MATCHES})), (SELECT count(*) FROM (SELECT 1 FROM {MESSAGE_FTS} "
+    f"WHERE {MESSAGE_FTS} MATCH :mark LIMIT {FEW_MATCHES}))"
 )
 
 
 def matching_in_order(
-    terms: list[str], params: dict[str, object], archive_filter: str, *, by_id: bool = False
+    terms: list[str],
+    params: dict[str, object],
+    archive_filter: str,
+    *,
+    by_id: bool = False,
+    marked_by_id: bool = False,
 ) -> str:
     """SQL: (id, NULL, seq) of the session's messages matching ``:q``, or partially indexed and
     holding every term, in sequence order. Two selects, each led by its own full-text lookup:
@@ -49,13 +65,13 @@ def matching_in_order(
     row against the lookup's ids: no sort, and a common term's first hits come at once, but a
     term in five messages of 100,000 costs 22 ms. ``by_id`` (for a query with few matches) keeps
     it off that index (``+m.session_pk``): the matching messages are read by id and sorted, 0.8
-    ms."""
+    ms. ``marked_by_id`` does the same for the partially indexed messages."""
     scope = f"{'+' if by_id else ''}m.session_pk = :s {archive_filter}"
     return (
         f"SELECT m.id, NULL, m.seq FROM messages m WHERE m.id IN "
         f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :q) AND {scope} "
-        "UNION SELECT m.id, NULL, m.seq FROM messages m "
-        f"WHERE {_partially_indexed_holding(terms, params)} AND {scope} ORDER BY 3"
+        f"UNION {_partially_indexed_holding(terms, params, archive_filter, by_id=marked_by_id)} "
+        "ORDER BY 3"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -21,6 +22,14 @@ async def test_stop_iteration_comes_back_as_runtime_error() -> None:
     with pytest.raises(RuntimeError, match="found_nothing raised StopIteration") as raised:
         await asyncio.wait_for(to_thread(found_nothing), timeout=10)
     assert type(raised.value.__cause__) is StopIteration
+
+
+async def test_a_partial_that_raises_stop_iteration_is_named_by_its_repr() -> None:
+    # functools.partial has no __qualname__: the error must still be the RuntimeError.
+    with pytest.raises(
+        RuntimeError, match=r"functools.partial\(.*found_nothing.*raised StopIteration"
+    ):
+        await asyncio.wait_for(to_thread(functools.partial(found_nothing)), timeout=10)
 
 
 async def test_stop_iteration_from_an_executor_comes_back_as_runtime_error() -> None:
