@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.archives import matching
-from app.archives import repository as repo
+from app.archives import search_repository as repo
 from app.archives.results import Neighbour, SearchHit
 from app.db.models import AgentSession, Archive, StoredMessage
 

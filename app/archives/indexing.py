@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import repository as repo
+from app.archives import search_repository as repo
 from app.archives.hits import time_of_body
 from app.core.date_terms import mentioned_dates
 from app.core.query import ENGLISH_STOPWORDS, document_tokens, strip_speaker

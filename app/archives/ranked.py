@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.archives import ranking
-from app.archives import repository as repo
+from app.archives import search_repository as repo
 from app.archives.hits import TimeWindow, first_span, host_time, message_hit, time_of_body
 from app.archives.results import SearchHit
 from app.core.diversity import mmr_order, mmr_tokens

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.archives import matching, ranking
 from app.archives import repository as repo
+from app.archives import search_repository as search_repo
 from app.archives.hits import first_span, message_hit, overview_hit, time_of_body
 from app.archives.ranked import FUSIONS, QueryVectors, Scope, search_ranked
 from app.archives.results import SearchHit
@@ -92,7 +93,7 @@ def _all_terms_rows(
     elif all(t.isascii() for t in terms):
         ids = iter(uow.dialect.scan_message_ids(db, session.id, terms, only, case_sensitive))
     else:
-        yield from repo.iter_archived_texts(db, session, only)
+        yield from search_repo.iter_archived_texts(db, session, only)
         return
     batch: list[int] = []
     size = max(want, 8)
@@ -105,7 +106,7 @@ def _all_terms_rows(
 
 
 def _rows_in_order(db: Session, ids: list[int]) -> list[Any]:
-    rows = repo.messages_by_ids(db, ids)
+    rows = search_repo.messages_by_ids(db, ids)
     return [rows[i] for i in ids if i in rows]
 
 
@@ -117,7 +118,7 @@ def search_regex(
     hits: list[SearchHit] = []
     overviews: list[SearchHit] = []
     try:
-        for row in repo.iter_archived_texts(db, scope.session, scope.only):
+        for row in search_repo.iter_archived_texts(db, scope.session, scope.only):
             span = matching.find_regex(compiled, row.search_text, deadline - time.monotonic())
             moment = time_of_body(row.body, row.created_at) if span is not None else None
             if span is not None and row.archive_pk is not None and scope.window.admits(moment):

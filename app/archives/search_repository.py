@@ -1,0 +1,184 @@
+"""SQL of archived messages' search: what a search reads of a message, and the facts and
+statistics Phase 2 stores for ranked search. Repositories never commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any, NamedTuple, cast
+
+from sqlalchemy import Table, bindparam, delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from app.db.driver_query import DriverQuery
+from app.db.models import (
+    AgentSession,
+    MessageSearch,
+    SessionSearchStats,
+    SessionTerm,
+    StoredMessage,
+)
+
+# What a search reads of a message: where it is, what it says, when it was said.
+_SEARCH_FIELDS = (
+    StoredMessage.id,
+    StoredMessage.archive_pk,
+    StoredMessage.seq,
+    StoredMessage.role,
+    StoredMessage.search_text,
+    StoredMessage.created_at,
+    StoredMessage.body,
+)
+
+
+class SearchFields(NamedTuple):
+    """A message's search fields, by name (as ``iter_archived_texts`` gives its rows)."""
+
+    id: int
+    archive_pk: int | None
+    seq: int
+    role: str
+    search_text: str
+    created_at: datetime
+    body: str
+
+
+_MESSAGES_BY_IDS = DriverQuery(
+    select(*_SEARCH_FIELDS).where(StoredMessage.id.in_(bindparam("ids", expanding=True))),
+    convert_results=True,
+)
+
+
+def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, SearchFields]:
+    """The search fields of these messages."""
+    if not ids:
+        return {}
+    found = _MESSAGES_BY_IDS.in_session(db).all_rows({"ids": list(ids)})
+    return {row[0]: SearchFields(*row) for row in found}
+
+
+def iter_archived_texts(
+    db: Session, session: AgentSession, archive_pk: int | None, batch: int = 2000
+) -> Iterator[Any]:
+    """Archived messages' search fields (plain rows, not ORM objects: scans touch every row) in
+    sequence order."""
+    stmt = select(*_SEARCH_FIELDS).where(StoredMessage.session_pk == session.id)
+    if archive_pk is None:
+        stmt = stmt.where(StoredMessage.archive_pk.is_not(None))
+    else:
+        stmt = stmt.where(StoredMessage.archive_pk == archive_pk)
+    # Closed with the generator: a search that stops early (a hit limit, a regex time-out) must not
+    # leave PostgreSQL's server-side cursor open.
+    with db.execute(stmt.order_by(StoredMessage.seq).execution_options(yield_per=batch)) as rows:
+        yield from rows
+
+
+def session_text_stats(
+    db: Session, session: AgentSession, archive_pk: int | None
+) -> tuple[int, float]:
+    """(archived message count, average search-text length in characters) of one session."""
+    stmt = select(func.count(), func.avg(func.length(StoredMessage.search_text))).where(
+        StoredMessage.session_pk == session.id
+    )
+    stmt = stmt.where(
+        StoredMessage.archive_pk.is_not(None)
+        if archive_pk is None
+        else StoredMessage.archive_pk == archive_pk
+    )
+    count, average = db.execute(stmt).one()
+    return int(count or 0), float(average or 0.0)
+
+
+def messages_around(
+    db: Session, session: AgentSession, seqs: Sequence[int], before_after: int
+) -> dict[int, StoredMessage]:
+    """Archived messages of a session within ``before_after`` positions of any given sequence number."""
+    wanted = {s + d for s in seqs for d in range(-before_after, before_after + 1)}
+    if not wanted:
+        return {}
+    stmt = select(StoredMessage).where(
+        StoredMessage.session_pk == session.id,
+        StoredMessage.archive_pk.is_not(None),
+        StoredMessage.seq.in_(sorted(wanted)),
+    )
+    return {row.seq: row for row in db.execute(stmt).scalars()}
+
+
+def add_search_facts(db: Session, rows: Sequence[MessageSearch]) -> None:
+    """Insert or replace what Phase 2 learned about archived messages (a re-run replaces)."""
+    if not rows:
+        return
+    db.execute(
+        delete(MessageSearch).where(MessageSearch.message_id.in_([r.message_id for r in rows]))
+    )
+    db.add_all(rows)
+    db.flush()
+
+
+def with_search_facts(db: Session, message_ids: Sequence[int]) -> set[int]:
+    """Which of these messages already have search facts."""
+    found: set[int] = set()
+    for start in range(0, len(message_ids), 500):
+        chunk = list(message_ids[start : start + 500])
+        found.update(
+            db.execute(
+                select(MessageSearch.message_id).where(MessageSearch.message_id.in_(chunk))
+            ).scalars()
+        )
+    return found
+
+
+def search_stats(db: Session, session_pk: int) -> SessionSearchStats | None:
+    return db.get(SessionSearchStats, session_pk)
+
+
+def faceted_texts(db: Session, session_pk: int) -> Iterator[Any]:
+    """(search_text, dates) of a session's archived messages that have search facts."""
+    stmt = (
+        select(StoredMessage.search_text, MessageSearch.dates)
+        .join(MessageSearch, MessageSearch.message_id == StoredMessage.id)
+        .where(MessageSearch.session_pk == session_pk)
+    )
+    with db.execute(stmt.execution_options(yield_per=2000)) as rows:
+        yield from rows
+
+
+def add_search_stats(
+    db: Session, tenant_id: str, session_pk: int, documents: int, chars: int, terms: dict[str, int]
+) -> None:
+    """Add messages to a session's stored statistics (created on first use)."""
+    stats = db.get(SessionSearchStats, session_pk)
+    if stats is None:
+        stats = SessionSearchStats(
+            session_pk=session_pk, tenant_id=tenant_id, documents=0, total_chars=0
+        )
+        db.add(stats)
+    stats.documents += documents
+    stats.total_chars += chars
+    known = term_frequencies(db, session_pk, list(terms))
+    old = [{"t": term, "n": known[term] + count} for term, count in terms.items() if term in known]
+    new = [
+        {"session_pk": session_pk, "term": term, "tenant_id": tenant_id, "documents": count}
+        for term, count in terms.items()
+        if term not in known
+    ]
+    # Core statements on the table: plain executemany, no ORM bulk semantics
+    table = cast(Table, SessionTerm.__table__)
+    if old:
+        stmt = update(table).where(table.c.session_pk == session_pk, table.c.term == bindparam("t"))
+        db.execute(stmt.values(documents=bindparam("n")), old)
+    if new:
+        db.execute(insert(table), new)
+    db.flush()
+
+
+def term_frequencies(db: Session, session_pk: int, terms: Sequence[str]) -> dict[str, int]:
+    """Stored document frequencies of the given terms in one session (absent terms are left out)."""
+    found: dict[str, int] = {}
+    for start in range(0, len(terms), 500):
+        chunk = list(terms[start : start + 500])
+        stmt = select(SessionTerm.term, SessionTerm.documents).where(
+            SessionTerm.session_pk == session_pk, SessionTerm.term.in_(chunk)
+        )
+        found.update({term: int(count) for term, count in db.execute(stmt)})
+    return found
