@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -38,8 +39,16 @@ def run_cli(
     )
 
 
+def _interruptible() -> None:
+    """In the child before it runs: SIGINT back to its default. A shell without job control
+    starts a background command (``make test &``, a CI step) with SIGINT ignored, every process
+    under it inherits that, and a command started ignoring SIGINT rightly ignores Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class RunningCommand:
-    """A command whose stderr is read line by line on a thread."""
+    """A command whose stderr is read line by line on a thread; it can be interrupted (SIGINT)
+    however the tests were started."""
 
     def __init__(self, *args: str, env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
@@ -49,6 +58,7 @@ class RunningCommand:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_interruptible,
         )
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()

@@ -127,7 +127,8 @@ def test_an_interrupted_reembed_resumes_and_embeds_every_memory(
         first = RunningCommand("reembed", "--batch", "100", env=env)
         first.wait_for_progress(2000)
         first.process.send_signal(signal.SIGINT)
-        # The stderr lines and the stub's count tell a late signal from an ignored one.
+        # The stderr lines and the stub's count tell a late signal from an ignored one (the stub
+        # saw every text).
         assert first.finish() == 130, (first.lines, stub.texts)
         assert "interrupted; run the same command again to resume" in first.lines[-1]
         done = scalar(db, "SELECT count(*) FROM memories WHERE embedding_model = 'stub-embed'")
