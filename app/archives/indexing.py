@@ -1,7 +1,7 @@
-"""What Phase 2 adds to archived messages for ranked search (docs/api.md, Archives): the host's time of each
-message, the days its text mentions (relative expressions resolved against that time), a vector
-of its text and the session's BM25 statistics. Vectors are computed in Phase 2, batched and through
-the embedding cache, never inside a hook request.
+"""What Phase 2 adds to archived messages for ranked search (docs/api.md, Archives): the host's
+time of each message, the days its text mentions (relative expressions resolved against that
+time), a vector of its text and the session's BM25 statistics. Vectors are computed in Phase 2,
+batched and through the embedding cache, never inside a hook request.
 
 The vector is of the text as stored, speaker label included: who said something is part of what a
 question asks ("what did Caroline adopt?"), and without the label the turns that merely address

@@ -86,7 +86,8 @@ def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> 
 
 
 def session_archive(db: Session, session: AgentSession, archive_pk: int) -> Archive | None:
-    """One archive of the session, its long text columns deferred; None when it is not one."""
+    """One archive of the session without its long text columns, not attached (as
+    ``list_archives`` without texts); None when it is not one."""
     return _SESSION_ARCHIVE_WITHOUT_TEXTS.first(db, {"s": session.id, "id": archive_pk})
 
 
