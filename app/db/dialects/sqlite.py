@@ -19,8 +19,8 @@ from app.db.dialects.sqlite_memory import SqliteMemoryIndex
 from app.db.dialects.sqlite_message_text import (
     COUNT_FEW_MATCHES,
     FEW_MATCHES,
+    MARK_QUERY,
     MESSAGE_FTS,
-    PARTIAL_INDEX_MARK,
     fts_phrase,
     fts_query,
     indexed_form,
@@ -100,7 +100,7 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
                 f"WHERE {MESSAGE_FTS} MATCH :q AND m.session_pk = :s {archive_filter} ORDER BY rank"
             )
         else:
-            counts = {"q": params["q"], "mark": fts_phrase(PARTIAL_INDEX_MARK)}
+            counts = {"q": params["q"], "mark": MARK_QUERY}
             matches, marked = db.execute(text(COUNT_FEW_MATCHES), counts).one()
             sql = matching_in_order(
                 terms,

@@ -17,6 +17,10 @@ def fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+# The full-text query that finds every partially indexed message.
+MARK_QUERY = fts_phrase(PARTIAL_INDEX_MARK)
+
+
 def _partially_indexed_holding(
     terms: list[str], params: dict[str, object], archive_filter: str, *, by_id: bool
 ) -> str:
@@ -26,7 +30,7 @@ def _partially_indexed_holding(
     subquery SQLite does not flatten, so instr() reads no other session's text: the mark is in
     every long message of every tenant. ``by_id`` (few marked messages in the whole index) reads
     them by id; otherwise the session's index is walked."""
-    params["mark"] = fts_phrase(PARTIAL_INDEX_MARK)
+    params["mark"] = MARK_QUERY
     session = f"{'+' if by_id else ''}p.session_pk = :s"
     conditions = [
         f"m.id IN (SELECT p.id FROM messages p WHERE p.id IN (SELECT rowid FROM {MESSAGE_FTS} "
