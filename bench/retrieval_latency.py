@@ -1,6 +1,7 @@
 """Archive search latency with vectors for every archived message: one session of
 100,000 archived messages (10,000 with ``--quick``) built like ``bench/search.py``, plus a vector
-and a search-facts row per message, as Phase 2 leaves them. Building 100k vectors with the model
+per message and per passage (app/core/passages.py) and a search-facts row per message, as Phase 2
+leaves them. Building 100k vectors with the model
 would take about half an hour on 2 cores, so the vectors are random unit vectors: the KNN costs
 what it costs (it reads every vector of the session), not its scores. Timed in process:
 ``search_archives`` for keyword, ranked lexical-only and ranked hybrid (a random query vector),
@@ -12,9 +13,10 @@ import random
 import time
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy import text
 
-from app.archives.indexing import facts_of, write_search_index
+from app.archives.indexing import MessageVectors, facts_of, write_search_index
 from app.archives.search import QueryVectors
 from app.archives.service import SearchRequest
 from app.db.engine import create_db_engine
@@ -40,9 +42,14 @@ def _unit(rng: random.Random) -> list[float]:
     return [x / norm for x in v]
 
 
+def _units(generator: np.random.Generator, count: int) -> list[list[float]]:
+    v = generator.standard_normal((count, 384), dtype=np.float32)
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).tolist()  # type: ignore[no-any-return]
+
+
 def _add_vectors(uow: UnitOfWork) -> None:
     """What Phase 2 writes per archive (facts, session statistics, vectors), random vectors."""
-    rng = random.Random(3)
+    generator = np.random.default_rng(3)
     with uow.read() as db:
         archive_pks = [pk for (pk,) in db.execute(text("SELECT id FROM archives ORDER BY id"))]
     for pk in archive_pks:
@@ -57,10 +64,12 @@ def _add_vectors(uow: UnitOfWork) -> None:
                     )
                 )
             )
+        vectors = {
+            f.message_id: MessageVectors(whole, tuple(_units(generator, len(f.passages))))
+            for f, whole in zip(facts, _units(generator, len(facts)), strict=True)
+        }
         with uow.write() as db:
-            write_search_index(
-                db, uow.dialect, facts, {f.message_id: _unit(rng) for f in facts}, "random"
-            )
+            write_search_index(db, uow.dialect, facts, vectors, "random")
 
 
 def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:

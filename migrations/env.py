@@ -28,6 +28,7 @@ FTS_PREFIXES = (
     "memory_generations",
     "memory_vec",
     "message_vec",
+    "message_passage_vec",
     "vector_changes",
 )
 

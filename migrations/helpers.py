@@ -7,7 +7,7 @@ keyed by the same ids (app/db/dialects/postgres.py reads them):
   substring of three or more characters in any script is found by the index, as with FTS5 trigrams;
 - the word index (``memory_fts``): (id, tokens, words) where ``tokens`` are the text's words in
   order (FTS5 unicode61's split, computed by the dialect) and ``words`` their tsvector, GIN-indexed;
-- a vector index (``memory_vec``, ``message_vec``): pgvector ``vector(n)`` rows with an HNSW
+- a vector index (``memory_vec``, ``message_vec``, ``message_passage_vec``): pgvector ``vector(n)`` rows with an HNSW
   index (cosine) and a b-tree on the partition key;
 - nothing for the FTS5 vocabulary or the vector change log, which exist for SQLite's sake only.
 
@@ -106,6 +106,29 @@ def create_message_vector_index(name: str, dimensions: int) -> None:
     op.execute(
         f"CREATE VIRTUAL TABLE {name} USING vec0(message_id integer primary key, session_pk integer partition key, "
         f"embedding float[{dimensions}] distance_metric=cosine)"
+    )
+
+
+def create_passage_vector_index(name: str, dimensions: int) -> None:
+    """Passage vectors of archived messages (app/core/passages.py), partitioned by session with the
+    message's time as metadata, keyed by message id x 64 + passage index; on PostgreSQL a pgvector
+    table that also holds the message id (cascading), with an HNSW index."""
+    if _require("vector index", "sqlite", POSTGRES) == POSTGRES:
+        op.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        op.execute(
+            f"CREATE TABLE {name} (passage_id BIGINT PRIMARY KEY, message_id BIGINT NOT NULL "
+            f"{_references('messages')}, session_pk BIGINT NOT NULL, "
+            f"said_at_ms BIGINT NOT NULL DEFAULT 0, embedding vector({dimensions}) NOT NULL)"
+        )
+        op.execute(f"CREATE INDEX ix_{name}_session_pk ON {name} (session_pk, said_at_ms)")
+        op.execute(f"CREATE INDEX ix_{name}_message_id ON {name} (message_id)")
+        op.execute(
+            f"CREATE INDEX ix_{name}_hnsw ON {name} USING hnsw (embedding vector_cosine_ops)"
+        )
+        return
+    op.execute(
+        f"CREATE VIRTUAL TABLE {name} USING vec0(passage_id integer primary key, session_pk integer "
+        f"partition key, said_at_ms integer, embedding float[{dimensions}] distance_metric=cosine)"
     )
 
 

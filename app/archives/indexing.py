@@ -1,7 +1,8 @@
 """What Phase 2 adds to archived messages for ranked search (docs/api.md, Archives): the host's
 time of each message, the days its text mentions (relative expressions resolved against that
-time), a vector of its text and the session's BM25 statistics. Vectors are computed in Phase 2,
-batched and through the embedding cache, never inside a hook request.
+time), vectors of its text and of its passages (app/core/passages.py) and the session's BM25
+statistics. Vectors are computed in Phase 2, batched and through the embedding cache, never inside
+a hook request.
 
 The vector is of the text as stored, speaker label included: who said something is part of what a
 question asks ("what did Caroline adopt?"), and without the label the turns that merely address
@@ -19,6 +20,7 @@ from sqlalchemy.orm import Session
 from app.archives import search_repository as repo
 from app.archives.hits import time_of_body
 from app.core.date_terms import mentioned_dates
+from app.core.passages import message_passages
 from app.core.query import ENGLISH_STOPWORDS, document_tokens, strip_speaker
 from app.db.dialects.base import Dialect
 from app.db.models import MessageSearch
@@ -41,6 +43,13 @@ class SearchFact:
     token_count: int
     terms: frozenset[str] = frozenset()  # what BM25's document frequencies count
     chars: int = 0  # the length BM25 normalises by (the search text's)
+    passages: tuple[str, ...] = ()  # embedded each on its own; none for a one-passage message
+
+
+@dataclass(frozen=True, slots=True)
+class MessageVectors:
+    whole: list[float]
+    passages: tuple[list[float], ...] = ()
 
 
 def message_terms(search_text: str, dates: str) -> frozenset[str]:
@@ -70,6 +79,7 @@ def facts_of(rows: Sequence[Any]) -> list[SearchFact]:
                 len(document_tokens(content)),
                 message_terms(text, days),
                 len(text),
+                tuple(message_passages(text)),
             )
         )
     return facts
@@ -77,19 +87,30 @@ def facts_of(rows: Sequence[Any]) -> list[SearchFact]:
 
 async def embed_facts(
     embed: PassageEmbedder, facts: Sequence[SearchFact]
-) -> dict[int, list[float]]:
-    """Vectors of the facts' texts by message id, in batches; blank texts get none."""
+) -> dict[int, MessageVectors]:
+    """Vectors of the facts' texts and passages by message id, in batches; blank texts get none."""
     wanted = [f for f in facts if f.text.strip()]
-    vectors: dict[int, list[float]] = {}
-    for start in range(0, len(wanted), EMBED_BATCH):
-        batch = wanted[start : start + EMBED_BATCH]
-        for fact, vector in zip(batch, await embed([f.text for f in batch]), strict=True):
-            vectors[fact.message_id] = vector
-    return vectors
+    # (message id, passage index or -1 for the whole text, text): whole texts first.
+    texts = [(f.message_id, -1, f.text) for f in wanted]
+    texts += [(f.message_id, i, p) for f in wanted for i, p in enumerate(f.passages)]
+    embedded: dict[tuple[int, int], list[float]] = {}
+    for start in range(0, len(texts), EMBED_BATCH):
+        batch = texts[start : start + EMBED_BATCH]
+        for (message_id, index, _), vector in zip(
+            batch, await embed([t for _, _, t in batch]), strict=True
+        ):
+            embedded[(message_id, index)] = vector
+    return {
+        f.message_id: MessageVectors(
+            embedded[(f.message_id, -1)],
+            tuple(embedded[(f.message_id, i)] for i in range(len(f.passages))),
+        )
+        for f in wanted
+    }
 
 
 def fact_rows(
-    facts: Sequence[SearchFact], vectors: dict[int, list[float]], model: str | None
+    facts: Sequence[SearchFact], vectors: dict[int, MessageVectors], model: str | None
 ) -> list[MessageSearch]:
     return [
         MessageSearch(
@@ -100,6 +121,7 @@ def fact_rows(
             dates=f.dates,
             embedding_model=model if f.message_id in vectors else None,
             token_count=f.token_count,
+            vector_passages=len(vectors[f.message_id].passages) if f.message_id in vectors else 0,
         )
         for f in facts
     ]
@@ -119,7 +141,7 @@ def write_search_index(
     db: Session,
     dialect: Dialect,
     facts: Sequence[SearchFact],
-    vectors: dict[int, list[float]],
+    vectors: dict[int, MessageVectors],
     model: str | None,
 ) -> None:
     """Facts, vectors and the session's statistics of archived messages, in the caller's
@@ -127,13 +149,21 @@ def write_search_index(
     twice; a session whose statistics are missing (facts written before they existed) has them
     built from all its faceted messages first."""
     seen = repo.with_search_facts(db, [f.message_id for f in facts])
+    dialect.remove_passage_vectors(
+        db,
+        [(f.message_id, f.session_pk, seen[f.message_id]) for f in facts if seen.get(f.message_id)],
+    )
     repo.add_search_facts(db, fact_rows(facts, vectors, model))
+    embedded = [(f, vectors[f.message_id]) for f in facts if f.message_id in vectors]
     dialect.store_message_vectors(
+        db, ((f.message_id, f.session_pk, f.said_at_ms or 0, v.whole) for f, v in embedded)
+    )
+    dialect.store_passage_vectors(
         db,
         (
-            (f.message_id, f.session_pk, f.said_at_ms or 0, vectors[f.message_id])
-            for f in facts
-            if f.message_id in vectors
+            (f.message_id, index, f.session_pk, f.said_at_ms or 0, vector)
+            for f, v in embedded
+            for index, vector in enumerate(v.passages)
         ),
     )
     for session_pk in sorted({f.session_pk for f in facts}):

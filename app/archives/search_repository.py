@@ -115,17 +115,23 @@ def add_search_facts(db: Session, rows: Sequence[MessageSearch]) -> None:
     db.flush()
 
 
-def with_search_facts(db: Session, message_ids: Sequence[int]) -> set[int]:
-    """Which of these messages already have search facts."""
-    found: set[int] = set()
+def with_search_facts(db: Session, message_ids: Sequence[int]) -> dict[int, int]:
+    """Which of these messages already have search facts, with their passage vectors' count."""
+    found: dict[int, int] = {}
     for start in range(0, len(message_ids), 500):
         chunk = list(message_ids[start : start + 500])
-        found.update(
-            db.execute(
-                select(MessageSearch.message_id).where(MessageSearch.message_id.in_(chunk))
-            ).scalars()
+        rows = db.execute(
+            select(MessageSearch.message_id, MessageSearch.vector_passages).where(
+                MessageSearch.message_id.in_(chunk)
+            )
         )
+        found.update((int(m), int(count or 0)) for m, count in rows)
     return found
+
+
+def passage_counts(db: Session, message_ids: Sequence[int]) -> dict[int, int]:
+    """How many passage vectors these messages have (those with search facts)."""
+    return with_search_facts(db, message_ids)
 
 
 def search_stats(db: Session, session_pk: int) -> SessionSearchStats | None:

@@ -32,6 +32,8 @@ class VectorTable:
 VECTOR_TABLES = (
     VectorTable("memory_vec", "chunk_id", "owner", None, "memory_chunks"),
     VectorTable("message_vec", "message_id", "session_pk", "said_at_ms", "messages"),
+    # Copied with the search facts, which say how many passages a message has.
+    VectorTable("message_passage_vec", "passage_id", "session_pk", "said_at_ms", "message_search"),
 )
 
 

@@ -6,7 +6,8 @@ The text indexes are rebuilt from the rows, as the service builds them: a messag
 (once its archive is marked indexed), an archive's overview (Phase 2), a memory chunk's index
 text (title, chunk and the days it mentions, CJK spaced: ``app.memory.store.index_text``). FTS5 keeps no text to copy
 (its tables are contentless), and PostgreSQL's forms differ anyway (trigram rows, word arrays).
-The vectors are read from the source's vector tables, with their partition and time.
+The vectors are read from the source's vector tables, with their partition and time (a message's
+passage vectors with its search facts, which say how many it has).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.db.base import Base
 from app.db.dialects import Dialect
-from app.db.dialects.base import memory_partition
+from app.db.dialects.base import memory_partition, passage_id, passage_index, passage_message
 from app.db.models import Memory
 from app.db.transfer import Row, rows_by_key
 from app.db.transfer_vectors import VECTOR_TABLES, vectors_of
@@ -77,6 +78,24 @@ def _memory_chunks(source: Session, target: Session, dialect: Dialect, rows: lis
     dialect.store_chunk_vectors(target, [(v.row_id, str(v.partition), v.floats()) for v in vectors])
 
 
+def _message_search(source: Session, target: Session, dialect: Dialect, rows: list[Row]) -> None:
+    ids = [passage_id(row["message_id"], i) for row in rows for i in range(row["vector_passages"])]
+    vectors = vectors_of(source, _VECTORS["message_search"], ids)
+    dialect.store_passage_vectors(
+        target,
+        [
+            (
+                passage_message(v.row_id),
+                passage_index(v.row_id),
+                int(v.partition),
+                v.tag,
+                v.floats(),
+            )
+            for v in vectors
+        ],
+    )
+
+
 def _partition(row: dict[str, Any]) -> str:
     return memory_partition(row["tenant_id"], (row["owner_kind"], row["owner_id"]))
 
@@ -90,4 +109,5 @@ _FILLERS: dict[str, Filler] = {
     "messages": _messages,
     "archives": _archives,
     "memory_chunks": _memory_chunks,
+    "message_search": _message_search,
 }

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from app.archives import store as archives_store
 from app.archives import text_index
 from app.archives.indexing import (
+    MessageVectors,
     PassageEmbedder,
     SearchFact,
     embed_facts,
@@ -80,7 +81,7 @@ class SearchIndex:
     """Archived messages' search facts and vectors, written with the results."""
 
     facts: list[SearchFact]
-    vectors: dict[int, list[float]]
+    vectors: dict[int, MessageVectors]
 
 
 async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
@@ -107,7 +108,7 @@ def _index_text(uow: UnitOfWork, job: ClaimedJob) -> None:
 
 async def _vectors(
     ctx: Phase2Context, archive: ArchiveContext, facts: list[SearchFact]
-) -> dict[int, list[float]]:
+) -> dict[int, MessageVectors]:
     """Phase 2 step 4: vectors of the archived messages. A failure costs ranked search its vector
     side for these messages (lexical search still finds them), never the archive."""
     if ctx.embed is None:

@@ -282,7 +282,7 @@ class DatabaseSettings(BaseModel):
     vector_cache_mb: int = Field(
         256,
         ge=0,
-        description="Memory for the in-process vector matrices of the partitions searched lately (0: search the vector tables directly).",
+        description="Memory for the in-process vector matrices of the partitions searched lately (0: search the vector tables directly; a session's message passages then are rescored for its nearest messages only, as when they do not fit).",
     )
     storage_retry_after_s: int = Field(
         30,

@@ -10,9 +10,11 @@ from typing import Any
 
 import httpx
 import pysqlite3.dbapi2 as sqlite
+import pytest
+from sqlalchemy import text
 
 from app.archives import repository as archives_repo
-from app.archives.indexing import facts_of, write_search_index
+from app.archives.indexing import MessageVectors, facts_of, write_search_index
 from app.db.engine import create_db_engine
 from app.db.models import AgentSession, Archive
 from app.db.uow import UnitOfWork
@@ -203,6 +205,50 @@ async def test_phase2_vectors_find_a_paraphrase(make_settings: Any) -> None:
     )  # no shared word: only the vector finds it
 
 
+# Nearer the question than the long message's whole vector, farther than its best sentence.
+NEAR_MISSES = [
+    user("Melanie: she finishes work at six most days"),
+    user("Melanie: how was your shift yesterday?"),
+    user("Melanie: the office party is next Friday"),
+    user("Melanie: I read a book on the train home"),
+]
+BURIED = user(
+    "Caroline: Morning, the weather finally turned and the garden looks great. Did you see the "
+    "match last night, that last goal was unbelievable. The bus was late again so I walked most "
+    "of the way. After a long shift I relax with pottery, it clears my head. My sister sends her "
+    "love and says the twins started school. We are repainting the hallway this weekend. The new "
+    "phone I bought keeps dropping calls."
+)
+
+
+@pytest.mark.parametrize("cache_mb", [256, 0])  # 0: no matrices, passages rescored (SQLite)
+async def test_a_sentence_buried_in_a_long_message_is_found_by_its_passage(
+    make_settings: Any, cache_mb: int
+) -> None:
+    settings = make_settings(embedding={"provider": "local"}, db={"vector_cache_mb": cache_mb})
+    async with app_client(settings) as client:
+        await archive(client, "s-buried", [*NEAR_MISSES[:2], BURIED, *NEAR_MISSES[2:]])
+        result = await search(
+            client, "s-buried", "What does she do to de-stress after her job?", mode="ranked"
+        )
+    assert result["retrieval"] == "hybrid"
+    assert message_hits(result)[0]["seq"] == 3, ranking(result)
+    engine = create_db_engine(settings)
+    try:
+        with engine.connect() as conn:
+            counts = dict(
+                conn.execute(
+                    text(
+                        "SELECT m.seq, x.vector_passages FROM message_search x "
+                        "JOIN messages m ON m.id = x.message_id"
+                    )
+                ).all()
+            )
+    finally:
+        engine.dispose()
+    assert counts == {1: 0, 2: 0, 3: 7, 4: 0, 5: 0}
+
+
 async def test_a_time_window_is_applied_inside_the_vector_search(make_settings: Any) -> None:
     # 120 messages about the router on 8 May are all nearer to the question than anything said on
     # 20 May: filtered after a 100-nearest search, the window would be left with nothing.
@@ -297,3 +343,77 @@ def _stats(db_path: Path, session_id: str) -> tuple[int, int, dict[str, int]]:
     finally:
         conn.close()
     return documents, chars, terms
+
+
+async def test_a_phase2_rerun_replaces_the_passage_vectors(
+    client: httpx.AsyncClient, db_path: Path
+) -> None:
+    await archive(client, "s-rerun", [user("One thing. Another thing. A third."), user("short")])
+    uow = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///{db_path}")))
+    with uow.read() as db:
+        archived = (
+            db.query(Archive).join(AgentSession).filter(AgentSession.session_id == "s-rerun").one()
+        )
+        facts = facts_of(archives_repo.archive_messages(db, archived))
+        session_pk = archived.session_pk
+    assert [len(f.passages) for f in facts] == [3, 0]
+
+    for offset in (0, 10):  # the second run (a retried job) embeds differently
+        vectors = {
+            f.message_id: MessageVectors(
+                _axis(offset), tuple(_axis(offset + 1 + i) for i in range(3))[: len(f.passages)]
+            )
+            for f in facts
+        }
+        with uow.write() as db:
+            write_search_index(db, uow.dialect, facts, vectors, "axes")
+    with uow.read() as db:
+        stored = db.execute(text("SELECT count(*) FROM message_passage_vec")).scalar_one()
+        nearest = uow.dialect.nearest_passages(db, session_pk, _axis(12), 10)
+        old = uow.dialect.nearest_passages(db, session_pk, _axis(2), 10)
+    assert stored == 3
+    assert nearest[0].row_id == facts[0].message_id and nearest[0].score == pytest.approx(0.0)
+    assert old[0].score == pytest.approx(1.0)  # the first run's vectors are gone
+
+
+async def test_passages_are_searched_and_rescored_alike(make_settings: Any) -> None:
+    """Both ways of reading passage vectors (a KNN over the session's passages, and the rescoring
+    of given messages' passages when they are too many to search) give each message its best."""
+    settings = make_settings()
+    async with app_client(settings) as client:
+        await archive(
+            client, "s-axes", [user("One. Two. Three."), user("Four. Five."), user("six")]
+        )
+    uow = UnitOfWork(create_db_engine(settings))
+    try:
+        with uow.read() as db:
+            archived = (
+                db.query(Archive)
+                .join(AgentSession)
+                .filter(AgentSession.session_id == "s-axes")
+                .one()
+            )
+            facts = facts_of(archives_repo.archive_messages(db, archived))
+            session_pk = archived.session_pk
+        first, second, third = (f.message_id for f in facts)
+        axis = {first: (1, 2, 3), second: (2, 4), third: ()}  # passage i of a message -> an axis
+        vectors = {
+            f.message_id: MessageVectors(_axis(9), tuple(_axis(a) for a in axis[f.message_id]))
+            for f in facts
+        }
+        with uow.write() as db:
+            write_search_index(db, uow.dialect, facts, vectors, "axes")
+        query = [0.0] * 384
+        query[2], query[4] = 0.6, 0.8  # nearest passage of `second`: axis 4, of `first`: axis 2
+        with uow.read() as db:
+            searched = uow.dialect.nearest_passages(db, session_pk, query, 10)
+            rescored = uow.dialect.passage_similarities(db, {first: 3, second: 2, third: 0}, query)
+    finally:
+        uow.engine.dispose()
+    assert searched is not None
+    assert [(h.row_id, round(h.score or 0.0, 6)) for h in searched] == [(second, 0.2), (first, 0.4)]
+    assert rescored == {first: pytest.approx(0.6), second: pytest.approx(0.8)}
+
+
+def _axis(index: int) -> list[float]:
+    return [1.0 if i == index else 0.0 for i in range(384)]

@@ -69,7 +69,10 @@ async def populate(settings: Settings) -> None:
     """Two sessions archived by Phase 2 (overviews, message vectors), live messages, memories."""
     async with app_client(settings) as client:
         archived = {
-            "s1": [user("the kumquat deploy failed on friday"), assistant("rolled back kumquat")],
+            "s1": [
+                user("the kumquat deploy failed on friday"),
+                assistant("rolled back kumquat. The canary is green again."),  # two passages
+            ],
             "s2": [user("昨天部署失败了，回滚到上一个版本"), assistant("好的，已经回滚")],
         }
         for session, messages in archived.items():
@@ -158,6 +161,9 @@ def test_copy_verifies_and_the_service_reads_the_copy(
         assert lines[table].endswith("ok"), done.stdout
     assert "MISMATCH" not in done.stdout
     assert int(lines["memory_vec"].split()[1]) >= 3 and int(lines["message_vec"].split()[1]) == 4
+    assert int(lines["message_passage_vec"].split()[1]) == 2 and lines[
+        "message_passage_vec"
+    ].endswith("ok"), done.stdout
     asyncio.run(read_back(service_settings(url, embeddings)))
     server.drop_database(url)
 

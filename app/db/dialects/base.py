@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
@@ -46,6 +46,39 @@ def memory_partition(tenant_id: str, owner: tuple[str, str]) -> str:
 
 # (since, until) in epoch milliseconds; None leaves that side open.
 TimeRange = tuple[int | None, int | None]
+
+# A passage vector's id: its message's id times the stride plus its index in the message
+# (app/core/passages.py keeps at most 32 passages), so the message is known from the id alone.
+PASSAGE_STRIDE = 64
+
+
+def passage_id(message_id: int, index: int) -> int:
+    return message_id * PASSAGE_STRIDE + index
+
+
+def passage_message(passage: int) -> int:
+    return passage // PASSAGE_STRIDE
+
+
+def passage_index(passage: int) -> int:
+    return passage % PASSAGE_STRIDE
+
+
+def best_similarities(owners: Sequence[int], similarities: Sequence[float]) -> dict[int, float]:
+    """Each message's best similarity among its passages' (``owners[i]`` owns passage i)."""
+    best: dict[int, float] = {}
+    for owner, similarity in zip(owners, similarities, strict=True):
+        if similarity > best.get(owner, -2.0):
+            best[owner] = float(similarity)
+    return best
+
+
+def best_passages(hits: Iterable[tuple[int, float]]) -> list[TextHit]:
+    """(passage id, distance) rows nearest first -> each message's nearest passage, in order."""
+    best: dict[int, float] = {}
+    for passage, distance in hits:
+        best.setdefault(passage_message(int(passage)), float(distance))
+    return [TextHit(message_id, distance) for message_id, distance in best.items()]
 
 
 class Dialect(ABC):
@@ -235,6 +268,37 @@ class Dialect(ABC):
     ) -> list[TextHit]:
         """The k archived messages of one session said within ``window`` nearest to the vector;
         score = cosine distance."""
+
+    @abstractmethod
+    def store_passage_vectors(
+        self, db: Session, rows: Iterable[tuple[int, int, int, int, list[float]]]
+    ) -> None:
+        """Store (message id, passage index, session pk, said-at ms, vector) rows."""
+
+    @abstractmethod
+    def remove_passage_vectors(self, db: Session, rows: Iterable[tuple[int, int, int]]) -> None:
+        """Remove the passage vectors of (message id, session pk, passages stored) rows."""
+
+    @abstractmethod
+    def nearest_passages(
+        self,
+        db: Session,
+        session_pk: int,
+        vector: list[float],
+        k: int,
+        window: TimeRange = (None, None),
+    ) -> list[TextHit] | None:
+        """Among the k passages of one session's archived messages (said within ``window``)
+        nearest to the vector, each message's nearest: row id = the message's, score = cosine
+        distance, nearest first. None when the session holds more passages than a search should
+        read (SQLite: past its matrices' budget); ``passage_similarities`` then rescores some."""
+
+    @abstractmethod
+    def passage_similarities(
+        self, db: Session, counts: Mapping[int, int], vector: list[float]
+    ) -> dict[int, float]:
+        """Each of these messages' (message id -> passages stored) best cosine similarity among
+        its passages; a message whose passages are gone is left out."""
 
     @abstractmethod
     def lock_session(self, db: Session, tenant_id: str, session_id: str) -> None:

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 
 from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
 from app.db.dialects.postgres_memory import PostgresMemoryIndex, tune_vector_scan
+from app.db.dialects.postgres_passages import PostgresPassageIndex
 from app.db.dialects.postgres_text import (
     like_pattern,
     vector_literal,
@@ -78,7 +79,7 @@ def _ranked_trigram_sql(
     )
 
 
-class PostgresDialect(PostgresMemoryIndex, Dialect):
+class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
     name = "postgresql"
     single_writer = False
 
@@ -102,6 +103,7 @@ class PostgresDialect(PostgresMemoryIndex, Dialect):
             params,
         )
         db.execute(text(f"DELETE FROM {MESSAGE_VEC} WHERE session_pk = :s"), params)
+        self.unindex_session_passages(db, session_pk)
         db.execute(
             text(
                 f"DELETE FROM {ARCHIVE_FTS} WHERE id IN (SELECT id FROM archives WHERE session_pk = :s)"

@@ -26,6 +26,7 @@ from app.db.dialects.sqlite_message_text import (
     indexed_form,
     matching_in_order,
 )
+from app.db.dialects.sqlite_passages import SqlitePassageIndex
 from app.db.dialects.sqlite_short_terms import short_terms_expression
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
 from app.db.driver_query import session_rows
@@ -38,7 +39,7 @@ MESSAGE_SPACE = VectorSpace(
 _INDEX_MESSAGE = text(f"INSERT INTO {MESSAGE_FTS}(rowid, text) VALUES (:id, :text)")
 
 
-class SqliteDialect(SqliteMemoryIndex, Dialect):
+class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
     name = "sqlite"
     single_writer = True
     in_process_reads = True
@@ -65,6 +66,7 @@ class SqliteDialect(SqliteMemoryIndex, Dialect):
             {"s": session_pk},
         )
         log_reset(db, MESSAGE_SPACE, str(session_pk))
+        self.unindex_session_passages(db, session_pk)
         db.execute(
             text(
                 f"DELETE FROM {ARCHIVE_FTS} WHERE rowid IN (SELECT id FROM archives WHERE session_pk = :s)"

@@ -24,6 +24,8 @@ class MessageSearch(Base):
     dates: Mapped[str] = mapped_column(Text, default="")
     embedding_model: Mapped[str | None] = mapped_column(String(128))
     token_count: Mapped[int] = mapped_column(Integer, default=0)
+    # How many passage vectors the message has (app/core/passages.py); 0: it is one passage.
+    vector_passages: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class SessionSearchStats(Base):

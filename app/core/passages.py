@@ -1,0 +1,70 @@
+"""The passages of a message that get vectors of their own, beside the whole message's (pure).
+
+One vector for a whole message blurs what it says: a turn that tells a fact between two remarks
+of small talk, or a long reply that covers five things, sits between all of them, and a question
+about one of them finds the turns that say little else first. So archive search also scores a
+message by its best passage (``app.archives.ranking.blended_similarity``). A passage is one
+sentence or line, with the message's speaker label in front (who said it is part of what a
+question asks). A message of one passage needs none: its whole vector already is that passage's.
+
+The number of passages is bounded, so is their text: past ``MAX_PASSAGES`` pieces, consecutive
+pieces are packed into ``MAX_PASSAGES`` passages of similar length, and only the first
+``MAX_PASSAGE_TEXT`` characters of a message are read (the model reads 512 tokens of a passage
+at most, and a tool result of a megabyte would otherwise cost seconds of embedding).
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.core.query import strip_speaker
+
+MAX_PASSAGES = 32
+MAX_PASSAGE_CHARS = 1000
+MAX_PASSAGE_TEXT = 16_000
+# A piece ends after a sentence's closing mark followed by a space (or directly after a CJK one),
+# or at a line break.
+_PIECE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
+
+
+def message_passages(text: str) -> list[str]:
+    """The passages of a stored message text; none when it holds one passage or fewer."""
+    body = strip_speaker(text)
+    label = text[: len(text) - len(body)]
+    pieces = _pieces(body[:MAX_PASSAGE_TEXT])
+    if len(pieces) > MAX_PASSAGES:
+        pieces = _packed(pieces, MAX_PASSAGES)
+    if len(pieces) < 2:
+        return []
+    return [label + piece for piece in pieces]
+
+
+def _pieces(body: str) -> list[str]:
+    """Sentences and lines, stripped, each at most ``MAX_PASSAGE_CHARS`` long (a longer one is cut)."""
+    out: list[str] = []
+    for raw in _PIECE_END.split(body):
+        piece = raw.strip()
+        while piece:
+            out.append(piece[:MAX_PASSAGE_CHARS].strip())
+            piece = piece[MAX_PASSAGE_CHARS:].strip()
+    return [p for p in out if p]
+
+
+def _packed(pieces: list[str], count: int) -> list[str]:
+    """Consecutive pieces joined into ``count`` passages of about equal length (in order)."""
+    total = sum(len(p) for p in pieces)
+    share = total / count
+    passages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for index, piece in enumerate(pieces):
+        current.append(piece)
+        size += len(piece)
+        left = len(pieces) - index - 1
+        room = count - len(passages) - 1
+        if (size >= share and room > 0) or left == room:
+            passages.append(" ".join(current))
+            current, size = [], 0
+    if current:
+        passages.append(" ".join(current))
+    return passages

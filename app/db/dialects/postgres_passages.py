@@ -1,0 +1,90 @@
+"""The passage vectors of archived messages on PostgreSQL (app/core/passages.py): a pgvector
+table beside ``message_vec``, with the message's id (deleted with it), its session and time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from app.db.dialects.base import TextHit, TimeRange, best_passages, passage_id
+from app.db.dialects.postgres_memory import tune_vector_scan
+from app.db.dialects.postgres_text import vector_literal
+
+PASSAGE_VEC = "message_passage_vec"
+
+
+class PostgresPassageIndex:
+    """The passage methods of the PostgreSQL dialect."""
+
+    def store_passage_vectors(
+        self, db: Session, rows: Iterable[tuple[int, int, int, int, list[float]]]
+    ) -> None:
+        params = [
+            {
+                "id": passage_id(message_id, index),
+                "m": message_id,
+                "s": session_pk,
+                "t": said_at_ms,
+                "v": vector_literal(vector),
+            }
+            for message_id, index, session_pk, said_at_ms, vector in rows
+        ]
+        if params:
+            db.execute(
+                text(
+                    f"INSERT INTO {PASSAGE_VEC}(passage_id, message_id, session_pk, said_at_ms, "
+                    "embedding) VALUES (:id, :m, :s, :t, CAST(:v AS vector)) "
+                    "ON CONFLICT (passage_id) DO UPDATE SET embedding = EXCLUDED.embedding, "
+                    "session_pk = EXCLUDED.session_pk, said_at_ms = EXCLUDED.said_at_ms"
+                ),
+                params,
+            )
+
+    def remove_passage_vectors(self, db: Session, rows: Iterable[tuple[int, int, int]]) -> None:
+        ids = [message_id for message_id, _, count in rows if count]
+        if ids:
+            db.execute(
+                text(f"DELETE FROM {PASSAGE_VEC} WHERE message_id = ANY(:ids)"), {"ids": ids}
+            )
+
+    def nearest_passages(
+        self,
+        db: Session,
+        session_pk: int,
+        vector: list[float],
+        k: int,
+        window: TimeRange = (None, None),
+    ) -> list[TextHit]:
+        tune_vector_scan(db, k)
+        since = " AND said_at_ms >= :since" if window[0] is not None else ""
+        until = " AND said_at_ms <= :until" if window[1] is not None else ""
+        sql = (
+            f"SELECT passage_id, embedding <=> CAST(:v AS vector) AS distance FROM {PASSAGE_VEC} "
+            f"WHERE session_pk = :s{since}{until} ORDER BY distance LIMIT :k"
+        )
+        params = {
+            "v": vector_literal(vector),
+            "k": k,
+            "s": session_pk,
+            "since": window[0],
+            "until": window[1],
+        }
+        return best_passages((r[0], r[1]) for r in db.execute(text(sql), params))
+
+    def passage_similarities(
+        self, db: Session, counts: Mapping[int, int], vector: list[float]
+    ) -> dict[int, float]:
+        ids = [message_id for message_id, count in counts.items() if count]
+        if not ids:
+            return {}
+        sql = (
+            f"SELECT message_id, 1 - min(embedding <=> CAST(:v AS vector)) FROM {PASSAGE_VEC} "
+            "WHERE message_id = ANY(:ids) GROUP BY message_id"
+        )
+        rows = db.execute(text(sql), {"v": vector_literal(vector), "ids": ids})
+        return {int(m): float(similarity) for m, similarity in rows}
+
+    def unindex_session_passages(self, db: Session, session_pk: int) -> None:
+        db.execute(text(f"DELETE FROM {PASSAGE_VEC} WHERE session_pk = :s"), {"s": session_pk})

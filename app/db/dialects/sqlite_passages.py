@@ -1,0 +1,119 @@
+"""The passage vectors of archived messages on SQLite (app/core/passages.py): a ``vec0`` table
+partitioned by session, with the message's time as a metadata column, searched through the same
+in-process matrices as the messages' own vectors (app/db/dialects/sqlite_vectors.py).
+
+A session holds several times as many passages as messages. When its passages do not fit the
+matrices' budget, they are not searched through ``vec0`` (hundreds of milliseconds for the
+passages of 100,000 messages): the search rescores the passages of its nearest messages instead
+(``passage_similarities``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import sqlite_vec
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from app.db.dialects.base import (
+    TextHit,
+    TimeRange,
+    best_passages,
+    best_similarities,
+    passage_id,
+    passage_message,
+)
+from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
+from app.db.driver_query import session_rows
+
+PASSAGE_VEC = "message_passage_vec"
+# Below SQLite's limit of 500 terms in a compound SELECT.
+LOOKUPS_PER_STATEMENT = 250
+PASSAGE_SPACE = VectorSpace(
+    "passage", PASSAGE_VEC, "passage_id", "session_pk", "said_at_ms", integer_partitions=True
+)
+
+
+class SqlitePassageIndex:
+    """The passage methods of the SQLite dialect."""
+
+    vectors: VectorCache
+
+    def store_passage_vectors(
+        self, db: Session, rows: Iterable[tuple[int, int, int, int, list[float]]]
+    ) -> None:
+        params = [
+            {
+                "id": passage_id(message_id, index),
+                "s": session_pk,
+                "t": said_at_ms,
+                "v": sqlite_vec.serialize_float32(vector),
+            }
+            for message_id, index, session_pk, said_at_ms, vector in rows
+        ]
+        if params:
+            db.execute(
+                text(
+                    f"INSERT INTO {PASSAGE_VEC}(passage_id, session_pk, said_at_ms, embedding) "
+                    "VALUES (:id, :s, :t, :v)"
+                ),
+                params,
+            )
+            log_changes(db, PASSAGE_SPACE, [(str(p["s"]), int(p["id"])) for p in params])
+
+    def remove_passage_vectors(self, db: Session, rows: Iterable[tuple[int, int, int]]) -> None:
+        # By primary key, one statement per passage: vec0 answers a range of ids with a scan.
+        removed = [
+            (str(session_pk), passage_id(message_id, index))
+            for message_id, session_pk, count in rows
+            for index in range(count)
+        ]
+        if removed:
+            db.execute(
+                text(f"DELETE FROM {PASSAGE_VEC} WHERE passage_id = :id"),
+                [{"id": row_id} for _, row_id in removed],
+            )
+            log_changes(db, PASSAGE_SPACE, removed)
+
+    def nearest_passages(
+        self,
+        db: Session,
+        session_pk: int,
+        vector: list[float],
+        k: int,
+        window: TimeRange = (None, None),
+    ) -> list[TextHit] | None:
+        found = self.vectors.nearest(db, PASSAGE_SPACE, str(session_pk), vector, k, window)
+        return None if found is None else best_passages((n.row_id, n.distance) for n in found)
+
+    def passage_similarities(
+        self, db: Session, counts: Mapping[int, int], vector: list[float]
+    ) -> dict[int, float]:
+        ids = [passage_id(m, i) for m, count in counts.items() for i in range(count)]
+        owners: list[int] = []
+        blobs: list[bytes] = []
+        for start in range(0, len(ids), LOOKUPS_PER_STATEMENT):
+            chunk = ids[start : start + LOOKUPS_PER_STATEMENT]
+            # vec0 answers ``passage_id = ?`` by its primary key, an ``IN`` list with a scan.
+            sql = " UNION ALL ".join(
+                [f"SELECT passage_id, embedding FROM {PASSAGE_VEC} WHERE passage_id = ?"]
+                * len(chunk)
+            )
+            for row_id, blob in session_rows(db, sql, chunk):
+                owners.append(passage_message(int(row_id)))
+                blobs.append(bytes(blob))
+        return best_similarities(owners, _cosines(blobs, vector)) if blobs else {}
+
+    def unindex_session_passages(self, db: Session, session_pk: int) -> None:
+        db.execute(text(f"DELETE FROM {PASSAGE_VEC} WHERE session_pk = :s"), {"s": session_pk})
+        log_reset(db, PASSAGE_SPACE, str(session_pk))
+
+
+def _cosines(blobs: list[bytes], vector: list[float]) -> list[float]:
+    """Cosine similarity of each stored float32 vector to ``vector`` (as vec0's cosine distance)."""
+    matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(blobs), -1)
+    query = np.asarray(vector, np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+    products = matrix @ query
+    return [float(p / n) if n > 0 else 0.0 for p, n in zip(products, norms, strict=True)]

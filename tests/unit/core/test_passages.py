@@ -1,0 +1,78 @@
+"""The passages of a message that get vectors of their own (app/core/passages.py)."""
+
+from __future__ import annotations
+
+import random
+
+from app.core.passages import (
+    MAX_PASSAGE_CHARS,
+    MAX_PASSAGE_TEXT,
+    MAX_PASSAGES,
+    message_passages,
+)
+
+
+def test_a_message_of_one_sentence_has_no_passages() -> None:
+    assert message_passages("Alice: we adopted a beagle from the shelter.") == []
+    assert message_passages("") == []
+    assert message_passages("   \n  ") == []
+
+
+def test_each_sentence_is_a_passage_with_the_speaker_label() -> None:
+    text = "Alice: Morning! We adopted a beagle. The kids named him Biscuit? See you."
+    assert message_passages(text) == [
+        "Alice: Morning!",
+        "Alice: We adopted a beagle.",
+        "Alice: The kids named him Biscuit?",
+        "Alice: See you.",
+    ]
+
+
+def test_chinese_sentences_and_lines_are_passages() -> None:
+    assert message_passages("昨天部署失败了。请帮我看一下日志！好的") == [
+        "昨天部署失败了。",
+        "请帮我看一下日志！",
+        "好的",
+    ]
+    assert message_passages("first line\nsecond line\n\n  third line  ") == [
+        "first line",
+        "second line",
+        "third line",
+    ]
+
+
+def test_a_decimal_point_or_a_path_does_not_end_a_sentence() -> None:
+    assert message_passages("Version 3.38.0 is out. See src/app.py now.") == [
+        "Version 3.38.0 is out.",
+        "See src/app.py now.",
+    ]
+
+
+def test_a_long_sentence_is_cut_into_bounded_passages() -> None:
+    text = "x" * (2 * MAX_PASSAGE_CHARS + 10)
+    passages = message_passages(text)
+    assert [len(p) for p in passages] == [MAX_PASSAGE_CHARS, MAX_PASSAGE_CHARS, 10]
+
+
+def test_many_pieces_are_packed_in_order_into_at_most_the_bound() -> None:
+    rng = random.Random(7)
+    for _ in range(50):
+        lines = [
+            " ".join(rng.choice(["alpha", "beta", "gamma"]) for _ in range(rng.randint(1, 12)))
+            for _ in range(rng.randint(MAX_PASSAGES + 1, 300))
+        ]
+        passages = message_passages("\n".join(lines))
+        assert len(passages) == MAX_PASSAGES
+        assert " ".join(passages) == " ".join(lines)  # nothing lost, nothing reordered
+
+
+def test_exactly_the_bound_of_pieces_stays_one_passage_each() -> None:
+    lines = [f"line {i}" for i in range(MAX_PASSAGES)]
+    assert message_passages("\n".join(lines)) == lines
+
+
+def test_only_the_opening_of_a_huge_message_is_read() -> None:
+    text = ("A sentence of some length here. " * 20_000).strip()
+    passages = message_passages(text)
+    assert len(passages) == MAX_PASSAGES
+    assert sum(len(p) for p in passages) <= MAX_PASSAGE_TEXT
