@@ -31,8 +31,8 @@ from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
 from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
-from app.db.dialects.postgres_memory import PostgresMemoryIndex, tune_vector_scan
-from app.db.dialects.postgres_passages import PostgresPassageIndex
+from app.db.dialects.postgres_memory import PostgresMemoryIndex
+from app.db.dialects.postgres_passages import PostgresPassageIndex, session_knn
 from app.db.dialects.postgres_text import (
     like_pattern,
     vector_literal,
@@ -271,23 +271,8 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
         k: int,
         window: TimeRange = (None, None),
     ) -> list[TextHit]:
-        # The time filter is part of the KNN (iterative index scans keep going until k rows pass
-        # it), so a narrow window still gets its k nearest.
-        tune_vector_scan(db, k)
-        since = " AND said_at_ms >= :since" if window[0] is not None else ""
-        until = " AND said_at_ms <= :until" if window[1] is not None else ""
-        sql = (
-            f"SELECT message_id, embedding <=> CAST(:v AS vector) AS distance FROM {MESSAGE_VEC} "
-            f"WHERE session_pk = :s{since}{until} ORDER BY distance LIMIT :k"
-        )
-        params = {
-            "v": vector_literal(vector),
-            "k": k,
-            "s": session_pk,
-            "since": window[0],
-            "until": window[1],
-        }
-        return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
+        hits = session_knn(db, MESSAGE_VEC, "message_id", session_pk, vector, k, window)
+        return [TextHit(row_id, distance) for row_id, distance in hits]
 
     def lock_session(self, db: Session, tenant_id: str, session_id: str) -> None:
         """A transaction-scoped advisory lock on the session's key: what SQLite's single writer

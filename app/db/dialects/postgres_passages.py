@@ -57,21 +57,9 @@ class PostgresPassageIndex:
         k: int,
         window: TimeRange = (None, None),
     ) -> list[TextHit]:
-        tune_vector_scan(db, k)
-        since = " AND said_at_ms >= :since" if window[0] is not None else ""
-        until = " AND said_at_ms <= :until" if window[1] is not None else ""
-        sql = (
-            f"SELECT passage_id, embedding <=> CAST(:v AS vector) AS distance FROM {PASSAGE_VEC} "
-            f"WHERE session_pk = :s{since}{until} ORDER BY distance LIMIT :k"
+        return best_passages(
+            session_knn(db, PASSAGE_VEC, "passage_id", session_pk, vector, k, window)
         )
-        params = {
-            "v": vector_literal(vector),
-            "k": k,
-            "s": session_pk,
-            "since": window[0],
-            "until": window[1],
-        }
-        return best_passages((r[0], r[1]) for r in db.execute(text(sql), params))
 
     def passage_similarities(
         self, db: Session, counts: Mapping[int, int], vector: list[float]
@@ -88,3 +76,32 @@ class PostgresPassageIndex:
 
     def unindex_session_passages(self, db: Session, session_pk: int) -> None:
         db.execute(text(f"DELETE FROM {PASSAGE_VEC} WHERE session_pk = :s"), {"s": session_pk})
+
+
+def session_knn(
+    db: Session,
+    table: str,
+    id_column: str,
+    session_pk: int,
+    vector: list[float],
+    k: int,
+    window: TimeRange,
+) -> list[tuple[int, float]]:
+    """(id, cosine distance) of the k rows of one session's vector table nearest to the vector,
+    nearest first. The time filter is part of the KNN (iterative index scans keep going until k
+    rows pass it), so a narrow window still gets its k nearest."""
+    tune_vector_scan(db, k)
+    since = " AND said_at_ms >= :since" if window[0] is not None else ""
+    until = " AND said_at_ms <= :until" if window[1] is not None else ""
+    sql = (
+        f"SELECT {id_column}, embedding <=> CAST(:v AS vector) AS distance FROM {table} "
+        f"WHERE session_pk = :s{since}{until} ORDER BY distance LIMIT :k"
+    )
+    params = {
+        "v": vector_literal(vector),
+        "k": k,
+        "s": session_pk,
+        "since": window[0],
+        "until": window[1],
+    }
+    return [(int(r), float(d)) for r, d in db.execute(text(sql), params)]
