@@ -127,7 +127,7 @@ def _lifespan(settings: Settings, metrics: Metrics) -> Lifespan:
         engine = create_db_engine(settings)
         if settings.auto_migrate:
             await run_in_threadpool(upgrade_to_head, engine)
-        uow = UnitOfWork(engine)
+        uow = UnitOfWork(engine, settings.db.vector_cache_mb)
         http = httpx.AsyncClient(timeout=settings.llm.timeout_s)
         services = await _start_services(settings, metrics, uow, http)
         app.state.services = services

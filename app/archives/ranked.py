@@ -157,14 +157,16 @@ def message_similarity(
     (``ranking.blended_similarity``). A message's passages may fill several places of the passage
     KNN, so it reads twice the pool. A session with too many passages to search them all has the
     passages of its nearest half pool of messages rescored instead (a passage read by id from
-    SQLite's vector table costs about 50 us at 100,000 messages)."""
+    SQLite's vector table costs about 50 us at 100,000 messages); the farther half's best passage
+    is then bounded by the rescored ones, as a message missing from a KNN is."""
     session_pk, window = scope.session.id, scope.window_ms()
     hits = uow.dialect.nearest_messages(db, session_pk, vector, pool, window)
     whole = _similarities(hits)
     nearest = uow.dialect.nearest_passages(db, session_pk, vector, 2 * pool, window)
     if nearest is None:
-        counts = repo.passage_counts(db, [h.row_id for h in hits[: pool // 2]])
-        passages = uow.dialect.passage_similarities(db, counts, vector)
+        counts = repo.passage_counts(db, list(whole))
+        rescored = {h.row_id: counts.get(h.row_id, 0) for h in hits[: pool // 2]}
+        passages = uow.dialect.passage_similarities(db, rescored, vector)
         return ranking.blended_similarity(whole, passages, counts)
     passages = _similarities(nearest)
     unknown = [row_id for row_id in whole if row_id not in passages]

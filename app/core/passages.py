@@ -4,8 +4,9 @@ One vector for a whole message blurs what it says: a turn that tells a fact betw
 of small talk, or a long reply that covers five things, sits between all of them, and a question
 about one of them finds the turns that say little else first. So archive search also scores a
 message by its best passage (``app.archives.ranking.blended_similarity``). A passage is one
-sentence or line, with the message's speaker label in front (who said it is part of what a
-question asks). A message of one passage needs none: its whole vector already is that passage's.
+sentence or line (a very short one joined to its neighbour), with the message's speaker label in
+front (who said it is part of what a question asks). A message of one passage needs none: its
+whole vector already is that passage's.
 
 The number of passages is bounded, so is their text: past ``MAX_PASSAGES`` pieces, consecutive
 pieces are packed into ``MAX_PASSAGES`` passages of similar length, and only the first
@@ -17,21 +18,26 @@ from __future__ import annotations
 
 import re
 
-from app.core.query import strip_speaker
+from app.core.query import CJK_CHARS, strip_speaker
 
+# A piece of fewer words and characters than these ("1.", "Dr.", "Thanks!") joins its neighbour.
+MIN_PASSAGE_WORDS, MIN_PASSAGE_CHARS = 3, 16
 MAX_PASSAGES = 32
 MAX_PASSAGE_CHARS = 1000
 MAX_PASSAGE_TEXT = 16_000
-# A piece ends after a sentence's closing mark followed by a space (or directly after a CJK one),
-# or at a line break.
-_PIECE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
+# A piece ends at a line break, or after a sentence's closing mark followed by a space (directly
+# after a CJK one).
+_LINES = re.compile(r"\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
+_LIST_MARK = re.compile(r"\d{1,3}[.)]")
+_CJK = re.compile(f"[{CJK_CHARS}]")
 
 
 def message_passages(text: str) -> list[str]:
     """The passages of a stored message text; none when it holds one passage or fewer."""
     body = strip_speaker(text)
     label = text[: len(text) - len(body)]
-    pieces = _pieces(body[:MAX_PASSAGE_TEXT])
+    pieces = _joined_short(_pieces(body[:MAX_PASSAGE_TEXT]))
     if len(pieces) > MAX_PASSAGES:
         pieces = _packed(pieces, MAX_PASSAGES)
     if len(pieces) < 2:
@@ -40,14 +46,42 @@ def message_passages(text: str) -> list[str]:
 
 
 def _pieces(body: str) -> list[str]:
-    """Sentences and lines, stripped, each at most ``MAX_PASSAGE_CHARS`` long (a longer one is cut)."""
+    """Sentences and lines, stripped, each at most ``MAX_PASSAGE_CHARS`` long (a longer one is cut);
+    a line's list number ("2.") stays with its item."""
     out: list[str] = []
-    for raw in _PIECE_END.split(body):
-        piece = raw.strip()
-        while piece:
-            out.append(piece[:MAX_PASSAGE_CHARS].strip())
-            piece = piece[MAX_PASSAGE_CHARS:].strip()
+    for line in _LINES.split(body):
+        sentences = [p.strip() for p in _SENTENCE_END.split(line) if p.strip()]
+        if len(sentences) > 1 and _LIST_MARK.fullmatch(sentences[0]):
+            sentences[:2] = [f"{sentences[0]} {sentences[1]}"]
+        for piece in sentences:
+            while piece:
+                out.append(piece[:MAX_PASSAGE_CHARS].strip())
+                piece = piece[MAX_PASSAGE_CHARS:].strip()
     return [p for p in out if p]
+
+
+def _joined_short(pieces: list[str]) -> list[str]:
+    """Short pieces joined to the next one (the last to the one before): alone, a list number or an abbreviation's first half is little more than the
+    speaker label, and would come near any question that names the speaker."""
+    joined: list[str] = []
+    current = ""
+    for piece in pieces:
+        current = f"{current} {piece}" if current else piece
+        if len(current) >= MIN_PASSAGE_CHARS or _words(current) >= MIN_PASSAGE_WORDS:
+            joined.append(current)
+            current = ""
+    if current:
+        if joined:
+            joined[-1] = f"{joined[-1]} {current}"
+        else:
+            joined.append(current)
+    return joined
+
+
+def _words(text: str) -> int:
+    """Words of a text: whitespace-separated runs, each CJK character counted as one."""
+    cjk = len(_CJK.findall(text))
+    return len(_CJK.sub(" ", text).split()) + cjk
 
 
 def _packed(pieces: list[str], count: int) -> list[str]:

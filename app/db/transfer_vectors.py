@@ -17,6 +17,9 @@ from sqlalchemy.orm import Session
 
 from app.db.transfer import STREAM_ROWS
 
+# Below SQLite's limit of 500 terms in a compound SELECT.
+LOOKUPS_PER_STATEMENT = 250
+
 
 @dataclass(frozen=True, slots=True)
 class VectorTable:
@@ -90,12 +93,18 @@ def _row(row_id: int, partition: str | int, tag: int | None, embedding: object) 
 
 
 def vectors_of(db: Session, table: VectorTable, row_ids: Sequence[int]) -> list[VectorRow]:
-    """The vectors of these rows (those that have one), by primary-key lookups."""
+    """The vectors of these rows (those that have one), by primary-key lookups: one ``id = :i``
+    term per row in a ``UNION ALL`` (sqlite-vec answers an ``IN`` list with a scan of the table,
+    which made a copy's cost grow with the square of its rows)."""
     found: list[VectorRow] = []
-    for start in range(0, len(row_ids), 500):
-        chunk = {f"i{n}": row_id for n, row_id in enumerate(row_ids[start : start + 500])}
-        marks = ", ".join(f":{name}" for name in chunk)
-        sql = f"{_select(db, table)} WHERE {table.id_column} IN ({marks})"
+    for start in range(0, len(row_ids), LOOKUPS_PER_STATEMENT):
+        chunk = {
+            f"i{n}": row_id
+            for n, row_id in enumerate(row_ids[start : start + LOOKUPS_PER_STATEMENT])
+        }
+        sql = " UNION ALL ".join(
+            f"{_select(db, table)} WHERE {table.id_column} = :{name}" for name in chunk
+        )
         found += [_row(*row) for row in db.execute(text(sql), chunk)]
     return found
 

@@ -348,7 +348,8 @@ def _stats(db_path: Path, session_id: str) -> tuple[int, int, dict[str, int]]:
 async def test_a_phase2_rerun_replaces_the_passage_vectors(
     client: httpx.AsyncClient, db_path: Path
 ) -> None:
-    await archive(client, "s-rerun", [user("One thing. Another thing. A third."), user("short")])
+    text_of_three = "The first point is here. The second point is there. The third point is last."
+    await archive(client, "s-rerun", [user(text_of_three), user("short")])
     uow = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///{db_path}")))
     with uow.read() as db:
         archived = (
@@ -358,22 +359,25 @@ async def test_a_phase2_rerun_replaces_the_passage_vectors(
         session_pk = archived.session_pk
     assert [len(f.passages) for f in facts] == [3, 0]
 
-    for offset in (0, 10):  # the second run (a retried job) embeds differently
-        vectors = {
-            f.message_id: MessageVectors(
-                _axis(offset), tuple(_axis(offset + 1 + i) for i in range(3))[: len(f.passages)]
-            )
-            for f in facts
-        }
+    def run(whole: int, axes: tuple[int, ...]) -> None:
+        vectors = {f.message_id: MessageVectors(_axis(whole), ()) for f in facts}
+        vectors[facts[0].message_id] = MessageVectors(_axis(whole), tuple(map(_axis, axes)))
         with uow.write() as db:
             write_search_index(db, uow.dialect, facts, vectors, "axes")
+
+    run(0, (1, 2, 3))
+    with uow.read() as db:  # the session's passage matrix is loaded here
+        first = uow.dialect.nearest_passages(db, session_pk, _axis(2), 10)
+    run(10, (11,))  # a retried job, whose embedding gave one passage this time
     with uow.read() as db:
         stored = db.execute(text("SELECT count(*) FROM message_passage_vec")).scalar_one()
-        nearest = uow.dialect.nearest_passages(db, session_pk, _axis(12), 10)
-        old = uow.dialect.nearest_passages(db, session_pk, _axis(2), 10)
-    assert stored == 3
-    assert nearest[0].row_id == facts[0].message_id and nearest[0].score == pytest.approx(0.0)
-    assert old[0].score == pytest.approx(1.0)  # the first run's vectors are gone
+        nearest = uow.dialect.nearest_passages(db, session_pk, _axis(11), 10)
+        old = uow.dialect.nearest_passages(db, session_pk, _axis(3), 10)
+    assert first and first[0].score == pytest.approx(0.0)
+    assert stored == 1
+    assert nearest and nearest[0].row_id == facts[0].message_id
+    assert nearest[0].score == pytest.approx(0.0)
+    assert old and old[0].score == pytest.approx(1.0)  # the first run's passages are gone
 
 
 async def test_passages_are_searched_and_rescored_alike(make_settings: Any) -> None:
@@ -417,3 +421,34 @@ async def test_passages_are_searched_and_rescored_alike(make_settings: Any) -> N
 
 def _axis(index: int) -> list[float]:
     return [1.0 if i == index else 0.0 for i in range(384)]
+
+
+async def test_deleting_a_session_removes_its_passage_vectors(make_settings: Any) -> None:
+    settings = make_settings()
+    uow = UnitOfWork(create_db_engine(settings))
+    try:
+        async with app_client(settings) as client:
+            await archive(client, "s-gone", [user("One. Two."), user("three")])
+            with uow.read() as db:
+                archived = (
+                    db.query(Archive)
+                    .join(AgentSession)
+                    .filter(AgentSession.session_id == "s-gone")
+                    .one()
+                )
+                facts = facts_of(archives_repo.archive_messages(db, archived))
+                session_pk = archived.session_pk
+            vectors = {f.message_id: MessageVectors(_axis(0), (_axis(1), _axis(2))) for f in facts}
+            with uow.write() as db:
+                write_search_index(db, uow.dialect, facts, vectors, "axes")
+            with uow.read() as db:
+                before = uow.dialect.nearest_passages(db, session_pk, _axis(1), 10)
+            response = await client.delete("/sessions/s-gone")
+            assert response.status_code == 200, response.text
+        with uow.read() as db:
+            stored = db.execute(text("SELECT count(*) FROM message_passage_vec")).scalar_one()
+            after = uow.dialect.nearest_passages(db, session_pk, _axis(1), 10)
+    finally:
+        uow.engine.dispose()
+    assert before and len(before) == 2
+    assert stored == 0 and after == []

