@@ -164,13 +164,13 @@ def message_similarity(
     whole = _similarities(hits)
     nearest = uow.dialect.nearest_passages(db, session_pk, vector, 2 * pool, window)
     if nearest is None:
-        counts = repo.passage_counts(db, list(whole))
+        counts = repo.with_search_facts(db, list(whole))
         rescored = {h.row_id: counts.get(h.row_id, 0) for h in hits[: pool // 2]}
         passages = uow.dialect.passage_similarities(db, rescored, vector)
         return ranking.blended_similarity(whole, passages, counts)
     passages = _similarities(nearest)
     unknown = [row_id for row_id in whole if row_id not in passages]
-    counts = repo.passage_counts(db, unknown) if passages and unknown else {}
+    counts = repo.with_search_facts(db, unknown) if passages and unknown else {}
     return ranking.blended_similarity(whole, passages, counts)
 
 

@@ -129,11 +129,6 @@ def with_search_facts(db: Session, message_ids: Sequence[int]) -> dict[int, int]
     return found
 
 
-def passage_counts(db: Session, message_ids: Sequence[int]) -> dict[int, int]:
-    """How many passage vectors these messages have (those with search facts)."""
-    return with_search_facts(db, message_ids)
-
-
 def search_stats(db: Session, session_pk: int) -> SessionSearchStats | None:
     return db.get(SessionSearchStats, session_pk)
 

@@ -15,10 +15,8 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from app.db.dialects.sqlite_vectors import LOOKUPS_PER_STATEMENT
 from app.db.transfer import STREAM_ROWS
-
-# Below SQLite's limit of 500 terms in a compound SELECT.
-LOOKUPS_PER_STATEMENT = 250
 
 
 @dataclass(frozen=True, slots=True)

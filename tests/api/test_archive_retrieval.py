@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from app.archives import repository as archives_repo
-from app.archives.indexing import MessageVectors, facts_of, write_search_index
+from app.archives.indexing import MessageVectors, SearchFact, facts_of, write_search_index
 from app.db.engine import create_db_engine
 from app.db.models import AgentSession, Archive
 from app.db.uow import UnitOfWork
@@ -351,12 +351,7 @@ async def test_a_phase2_rerun_replaces_the_passage_vectors(
     text_of_three = "The first point is here. The second point is there. The third point is last."
     await archive(client, "s-rerun", [user(text_of_three), user("short")])
     uow = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///{db_path}")))
-    with uow.read() as db:
-        archived = (
-            db.query(Archive).join(AgentSession).filter(AgentSession.session_id == "s-rerun").one()
-        )
-        facts = facts_of(archives_repo.archive_messages(db, archived))
-        session_pk = archived.session_pk
+    facts, session_pk = archived_facts(uow, "s-rerun")
     assert [len(f.passages) for f in facts] == [3, 0]
 
     def run(whole: int, axes: tuple[int, ...]) -> None:
@@ -390,15 +385,7 @@ async def test_passages_are_searched_and_rescored_alike(make_settings: Any) -> N
         )
     uow = UnitOfWork(create_db_engine(settings))
     try:
-        with uow.read() as db:
-            archived = (
-                db.query(Archive)
-                .join(AgentSession)
-                .filter(AgentSession.session_id == "s-axes")
-                .one()
-            )
-            facts = facts_of(archives_repo.archive_messages(db, archived))
-            session_pk = archived.session_pk
+        facts, session_pk = archived_facts(uow, "s-axes")
         first, second, third = (f.message_id for f in facts)
         axis = {first: (1, 2, 3), second: (2, 4), third: ()}  # passage i of a message -> an axis
         vectors = {
@@ -419,6 +406,15 @@ async def test_passages_are_searched_and_rescored_alike(make_settings: Any) -> N
     assert rescored == {first: pytest.approx(0.6), second: pytest.approx(0.8)}
 
 
+def archived_facts(uow: UnitOfWork, session_id: str) -> tuple[list[SearchFact], int]:
+    """The search facts of a session's one archive, as Phase 2 computes them, and its key."""
+    with uow.read() as db:
+        archived = (
+            db.query(Archive).join(AgentSession).filter(AgentSession.session_id == session_id).one()
+        )
+        return facts_of(archives_repo.archive_messages(db, archived)), archived.session_pk
+
+
 def _axis(index: int) -> list[float]:
     return [1.0 if i == index else 0.0 for i in range(384)]
 
@@ -429,15 +425,7 @@ async def test_deleting_a_session_removes_its_passage_vectors(make_settings: Any
     try:
         async with app_client(settings) as client:
             await archive(client, "s-gone", [user("One. Two."), user("three")])
-            with uow.read() as db:
-                archived = (
-                    db.query(Archive)
-                    .join(AgentSession)
-                    .filter(AgentSession.session_id == "s-gone")
-                    .one()
-                )
-                facts = facts_of(archives_repo.archive_messages(db, archived))
-                session_pk = archived.session_pk
+            facts, session_pk = archived_facts(uow, "s-gone")
             vectors = {f.message_id: MessageVectors(_axis(0), (_axis(1), _axis(2))) for f in facts}
             with uow.write() as db:
                 write_search_index(db, uow.dialect, facts, vectors, "axes")

@@ -24,9 +24,13 @@ from app.db.dialects.base import (
     passage_id,
     passage_message,
 )
-from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
-from app.db.driver_query import session_rows
-from app.db.transfer_vectors import LOOKUPS_PER_STATEMENT
+from app.db.dialects.sqlite_vectors import (
+    VectorCache,
+    VectorSpace,
+    log_changes,
+    log_reset,
+    rows_by_id,
+)
 
 PASSAGE_VEC = "message_passage_vec"
 # A session's passages take at most half the matrices' budget, so that its message matrix and
@@ -98,19 +102,11 @@ class SqlitePassageIndex:
         self, db: Session, counts: Mapping[int, int], vector: list[float]
     ) -> dict[int, float]:
         ids = [passage_id(m, i) for m, count in counts.items() for i in range(count)]
-        owners: list[int] = []
-        blobs: list[bytes] = []
-        for start in range(0, len(ids), LOOKUPS_PER_STATEMENT):
-            chunk = ids[start : start + LOOKUPS_PER_STATEMENT]
-            # vec0 answers ``passage_id = ?`` by its primary key, an ``IN`` list with a scan.
-            sql = " UNION ALL ".join(
-                [f"SELECT passage_id, embedding FROM {PASSAGE_VEC} WHERE passage_id = ?"]
-                * len(chunk)
-            )
-            for row_id, blob in session_rows(db, sql, chunk):
-                owners.append(passage_message(int(row_id)))
-                blobs.append(bytes(blob))
-        return best_similarities(owners, _cosines(blobs, vector)) if blobs else {}
+        found = rows_by_id(db, PASSAGE_SPACE, ids)
+        if not found:
+            return {}
+        owners = [passage_message(row_id) for row_id in found]
+        return best_similarities(owners, _cosines([blob for blob, _ in found.values()], vector))
 
     def unindex_session_passages(self, db: Session, session_pk: int) -> None:
         db.execute(text(f"DELETE FROM {PASSAGE_VEC} WHERE session_pk = :s"), {"s": session_pk})

@@ -26,6 +26,8 @@ from sqlalchemy.orm import Session
 from app.core.vector_matrix import Neighbour, VectorMatrix
 
 CHANGE_LOG = "vector_changes"
+# Below SQLite's limit of 500 terms in a compound SELECT.
+LOOKUPS_PER_STATEMENT = 250
 DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024
 
 
@@ -142,7 +144,7 @@ def _refresh(
         return _load(db, space, partition, entry, budget_bytes)
     if changed:
         latest: dict[int, int] = {int(row_id): int(change) for change, row_id in changed}
-        vectors = _rows(db, space, list(latest))
+        vectors = rows_by_id(db, space, list(latest))
         entry.matrix.apply(
             (row_id, *vectors.get(row_id, (None, 0)), change) for row_id, change in latest.items()
         )
@@ -202,14 +204,17 @@ def _chunk_rows(
     return ids[live], vectors[live], tags[live]
 
 
-def _rows(db: Session, space: VectorSpace, row_ids: list[int]) -> dict[int, tuple[bytes, int]]:
+def rows_by_id(db: Session, space: VectorSpace, row_ids: list[int]) -> dict[int, tuple[bytes, int]]:
+    """(float32 vector bytes, tag) of these rows that exist, by id. One ``id = :i`` term per row
+    in a ``UNION ALL``: vec0 answers a primary key by lookup, an ``IN`` list with a scan of the
+    whole table (which grows with every vector the table holds)."""
     found: dict[int, tuple[bytes, int]] = {}
-    for start in range(0, len(row_ids), 500):
-        chunk = row_ids[start : start + 500]
-        marks = ", ".join(f":i{i}" for i in range(len(chunk)))
+    for start in range(0, len(row_ids), LOOKUPS_PER_STATEMENT):
+        chunk = row_ids[start : start + LOOKUPS_PER_STATEMENT]
         params = {f"i{i}": row_id for i, row_id in enumerate(chunk)}
-        for row_id, blob, tag in db.execute(
-            text(space.select_rows(f"{space.id_column} IN ({marks})")), params
-        ):
+        sql = " UNION ALL ".join(
+            space.select_rows(f"{space.id_column} = :{name}") for name in params
+        )
+        for row_id, blob, tag in db.execute(text(sql), params):
             found[int(row_id)] = (bytes(blob), int(tag or 0))
     return found
