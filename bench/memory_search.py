@@ -14,7 +14,8 @@ Building 100k vectors with the model would take hours on 2 cores, so the corpus 
 template memories (preferences, entities, events, cases; ~15% Chinese; hostnames, error codes,
 dates) with normalised random 384-d vectors, bulk-inserted into a migrated SQLite file: memory and
 chunk rows with SQLAlchemy ``insert`` (one chunk per memory), the word index and the vectors through
-the dialect's ``index_memory_chunks`` and ``store_chunk_vectors``. Random vectors make the KNN
+the dialect's ``index_memory_chunks`` and ``store_chunk_vectors``, and each memory's passage vectors
+(near its own) into ``memory_passage_vectors``, which the search reads for its nearest chunks. Random vectors make the KNN
 side's cost realistic (the vec0 scan reads every vector of the partition whatever they hold), not
 its scores. ``bench/recall.py`` reuses the builder with vectors near real embeddings.
 """
@@ -38,12 +39,14 @@ from sqlalchemy import Engine, event, func, insert, select, text
 from sqlalchemy.exc import OperationalError
 
 from app.core.clock import utcnow
+from app.core.passages import message_passages
 from app.core.query import parse_query
+from app.core.vector_matrix import float32_bytes
 from app.db.dialects.sqlite import SqliteDialect
 from app.db.dialects.sqlite_memory import MEMORY_FTS
 from app.db.dialects.sqlite_vectors import VectorCache
 from app.db.engine import create_db_engine
-from app.db.models import Memory, MemoryChunk
+from app.db.models import Memory, MemoryChunk, MemoryPassageVector
 from app.db.uow import UnitOfWork
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.records import memory_uri, one_line, owner_key
@@ -400,12 +403,14 @@ def insert_memories(
     rng: random.Random,
     now: datetime,
 ) -> None:
-    """Bulk insert: memory and chunk rows, the word index and the vectors, ``INSERT_BATCH`` a transaction."""
+    """Bulk insert: memory and chunk rows, the word index and the vectors (passages' too),
+    ``INSERT_BATCH`` a transaction."""
     partition = owner_key(TENANT, owner)
+    noise_rng = np.random.default_rng(rng.getrandbits(32))
     for start in range(0, len(items), INSERT_BATCH):
         with uow.write() as db:
             next_id = (db.execute(select(func.max(MemoryChunk.id))).scalar() or 0) + 1
-            memories, chunks, words, vecs = [], [], [], []
+            memories, chunks, words, vecs, passages = [], [], [], [], []
             for offset, item in enumerate(items[start : start + INSERT_BATCH]):
                 memory_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
                 chunk_id = next_id + offset
@@ -453,8 +458,24 @@ def insert_memories(
                 )
                 words.append((chunk_id, partition, index_text(view, item.content)))  # type: ignore[arg-type]
                 vecs.append((chunk_id, partition, vectors[start + offset].tolist()))
+                # Its passages' vectors, near its own, as memory search reads them for its nearest
+                # chunks (app/core/passages.py).
+                texts = message_passages(item.content)
+                noise = noise_rng.normal(0, 0.02, size=(len(texts), vectors.shape[1]))
+                for index, row in enumerate(noise):
+                    passage = vectors[start + offset] + row
+                    passages.append(
+                        {
+                            "chunk_id": chunk_id,
+                            "passage_index": index,
+                            "tenant_id": TENANT,
+                            "embedding": float32_bytes(list(passage / np.linalg.norm(passage))),
+                        }
+                    )
             db.execute(insert(Memory), memories)
             db.execute(insert(MemoryChunk), chunks)
+            if passages:
+                db.execute(insert(MemoryPassageVector), passages)
             uow.dialect.index_memory_chunks(db, words)
             uow.dialect.store_chunk_vectors(db, vecs)
 

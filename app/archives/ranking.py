@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from app.core.passages import PASSAGE_WEIGHT
 from app.core.query import CJK_CHARS, Query, normalise, strip_speaker
 
 K1 = 1.2
@@ -28,10 +29,6 @@ MIN_DENSE_WEIGHT, MAX_DENSE_WEIGHT, DATE_DENSE_WEIGHT = 0.2, 0.8, 0.1
 # The best few hits are put in MMR order (app/core/diversity.py), as memory search's are and with
 # the same lambda (0.6 and 0.7 did equally on the tuning half, 0.8 worse).
 MMR_LAMBDA, MMR_POOL = 0.7, 60
-# A message's similarity is its whole vector's and its best passage's, weighted as here (chosen on
-# the tuning half: 0.4 and 0.5 within half a point overall and equal on paraphrases, 0.3 five points
-# lower on paraphrases; 0.5 was also the best weight for the vectors alone).
-PASSAGE_WEIGHT = 0.5
 _CJK_START = re.compile(f"[{CJK_CHARS}]")
 
 

@@ -1,9 +1,11 @@
-"""The passages of a message that get vectors of their own, beside the whole message's (pure).
+"""The passages of a message (or memory chunk) that get vectors of their own, beside the whole
+text's (pure).
 
 One vector for a whole message blurs what it says: a turn that tells a fact between two remarks
 of small talk, or a long reply that covers five things, sits between all of them, and a question
 about one of them finds the turns that say little else first. So archive search also scores a
-message by its best passage (``app.archives.ranking.blended_similarity``). A passage is one
+message by its best passage (``app.archives.ranking.blended_similarity``), and memory search a
+chunk (``app.memory.scoring.with_best_passage``). A passage is one
 sentence or line (a very short one joined to its neighbour), with the message's speaker label in
 front (who said it is part of what a question asks). A message of one passage needs none: its
 whole vector already is that passage's.
@@ -20,6 +22,11 @@ import re
 
 from app.core.query import CJK_CHARS, strip_speaker
 
+# A text's similarity to a query is its whole vector's and its best passage's, weighted as here
+# (chosen on the tuning half of bench/retrieval.py for archive search: 0.4 and 0.5 within half a
+# point overall and equal on paraphrases, 0.3 five points lower on paraphrases; 0.5 was also the
+# best weight for the vectors alone).
+PASSAGE_WEIGHT = 0.5
 # A piece of fewer words and characters than these ("1.", "Dr.", "Thanks!") joins its neighbour.
 MIN_PASSAGE_WORDS, MIN_PASSAGE_CHARS = 3, 16
 MAX_PASSAGES = 32

@@ -21,7 +21,7 @@ side running beside it, needs.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,3 +166,20 @@ def _as_array(vector: bytes | list[float], dimensions: int) -> np.ndarray:
         raise ValueError(f"expected {dimensions} dimensions, got {array.shape}")
     norm = float(np.linalg.norm(array))
     return array / norm if norm > 0 else array.copy()
+
+
+def float32_bytes(vector: Sequence[float]) -> bytes:
+    """A vector as the float32 little-endian bytes sqlite-vec stores and ``cosines`` reads."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def cosines(blobs: Sequence[bytes], vector: Sequence[float]) -> list[float]:
+    """Cosine similarity of each stored float32 vector to ``vector`` (0 for a zero vector), as a
+    ``distance_metric=cosine`` search's ``1 - distance``."""
+    if not blobs:
+        return []
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+    query = np.asarray(vector, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+    products = matrix @ query
+    return [float(p / n) if n > 0 else 0.0 for p, n in zip(products, norms, strict=True)]

@@ -7,11 +7,12 @@ the hits and the memory fields, these functions only compute.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from app.core.diversity import mmr_order, mmr_tokens
+from app.core.passages import PASSAGE_WEIGHT
 
 DEFAULT_VECTOR_WEIGHT = 0.7
 DEFAULT_TEXT_WEIGHT = 0.3
@@ -79,6 +80,16 @@ def vector_score(cosine: float, floor: float) -> float:
     if floor >= 1:
         return 0.0
     return min(1.0, max(0.0, (cosine - floor) / (1 - floor)))
+
+
+def with_best_passage(whole: Mapping[int, float], best: Mapping[int, float]) -> dict[int, float]:
+    """Each chunk's similarity from its whole vector's (``whole``) and its best passage's
+    (``best``; app/core/passages.py), ``PASSAGE_WEIGHT`` on the passage. A chunk without passages
+    (one passage, or embedded before they existed) is its own best passage."""
+    return {
+        chunk: (1 - PASSAGE_WEIGHT) * own + PASSAGE_WEIGHT * best.get(chunk, own)
+        for chunk, own in whole.items()
+    }
 
 
 def phrase_idf(documents: int, frequency: int) -> float:

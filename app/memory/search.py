@@ -16,8 +16,11 @@ from app.core.clock import utcnow
 from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
 from app.core.threads import to_thread
+from app.core.vector_matrix import cosines
 from app.db.dialects import Dialect
+from app.db.dialects.base import best_similarities
 from app.db.models import Memory
+from app.memory import passage_repository as passage_repo
 from app.memory import repository as repo
 from app.memory.ranking import LEAF_LEVEL
 from app.memory.records import memory_record, owner_key
@@ -37,6 +40,7 @@ from app.memory.scoring import (
     text_coverage,
     threshold_and_limit,
     vector_score,
+    with_best_passage,
 )
 from app.memory.service import Caller, MemoryService
 from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
@@ -129,11 +133,11 @@ async def _collect(
             return {}, []
         return _vector_side(service, tenant_id, owners, vector, pool)
 
-    (text_ranks, ideal, text_rows), (distances, vector_rows) = await asyncio.gather(
+    (text_ranks, ideal, text_rows), (similarities, vector_rows) = await asyncio.gather(
         to_thread(words), to_thread(nearest)
     )
     rows = {chunk_id: (chunk_id, memory) for chunk_id, memory in [*text_rows, *vector_rows]}
-    return _merge(service, req, mode, text_ranks, ideal, distances, list(rows.values()))
+    return _merge(service, req, mode, text_ranks, ideal, similarities, list(rows.values()))
 
 
 def _text_side(
@@ -155,14 +159,20 @@ def _vector_side(
     vector: list[float],
     pool: int,
 ) -> tuple[dict[int, float], list[ChunkRow]]:
-    distances: dict[int, float] = {}
+    """The nearest chunks' similarity to the query: their whole vector's, blended with their best
+    passage's (``scoring.with_best_passage``). Passages are not searched on their own: those of
+    the nearest chunks are read by chunk and scored here (a few hundred vectors)."""
+    whole: dict[int, float] = {}
     with service.uow.read() as db:
         for owner in owners:
             for hit in service.uow.dialect.nearest_memory_chunks(
                 db, owner_key(tenant_id, owner), vector, pool
             ):
-                distances[hit.row_id] = float(hit.score or 0.0)
-        return distances, repo.chunks_with_memories(db, list(distances), utcnow())
+                whole[hit.row_id] = 1.0 - float(hit.score or 0.0)
+        passages = passage_repo.passage_vectors_of(db, list(whole))
+        rows = repo.chunks_with_memories(db, list(whole), utcnow())
+    best = best_similarities([c for c, _ in passages], cosines([v for _, v in passages], vector))
+    return with_best_passage(whole, best), rows
 
 
 def _merge(
@@ -171,15 +181,15 @@ def _merge(
     mode: str,
     text_ranks: dict[int, float],
     ideal: float,
-    distances: dict[int, float],
+    similarities: dict[int, float],
     rows: list[ChunkRow],
 ) -> tuple[list[ScoredMemory], dict[str, Memory]]:
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
     owner_of_chunk = {chunk_id: memory.id for chunk_id, memory in rows if memory.id in memories}
     floor = service.embedder.similarity_floor if service.embedder is not None else 0.0
     vector_hits = [
-        ChunkHit(c, owner_of_chunk[c], vector_score(1.0 - d, floor))
-        for c, d in distances.items()
+        ChunkHit(c, owner_of_chunk[c], vector_score(similarity, floor))
+        for c, similarity in similarities.items()
         if c in owner_of_chunk
     ]
     text_hits = [

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.clock import utcnow
+from app.core.passages import message_passages
 from app.core.threads import to_thread
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
@@ -80,16 +81,38 @@ class MemoryService:
         return await self.prepare_chunks(await to_thread(chunks_for, text))
 
     async def prepare_chunks(self, texts: list[str]) -> PreparedChunks:
-        """Vectors of the first chunks of a memory (see ``EmbeddingLimits``)."""
-        if self.embedder is None:
+        """Vectors of the first chunks of a memory (see ``EmbeddingLimits``) and of their passages."""
+        prepared = (await self.prepare_many([texts]))[0]
+        if not prepared.vectors:  # nothing within the budget (blank text): keyword search only
             return PreparedChunks(texts, None, None)
+        return prepared
+
+    async def prepare_many(self, chunked: list[list[str]]) -> list[PreparedChunks]:
+        """``prepare_chunks`` for many memories with one embedding call (batched by the provider);
+        a failing embedder leaves them all keyword-only. Each embedded chunk's passages
+        (app/core/passages.py) are embedded too, from the part the model reads of it: at most
+        about as many tokens again as the chunks' own."""
+        keyword_only = [PreparedChunks(chunks, None, None) for chunks in chunked]
+        if self.embedder is None or not chunked:
+            return keyword_only
         try:
-            vectors = await self.embedder.embed_passages(await self.embedded_part(texts))
+            embedded = [await self.embedded_part(chunks) for chunks in chunked]
+            passages = [[message_passages(text) for text in part] for part in embedded]
+            wanted = [text for part in embedded for text in part]
+            wanted += [p for parts in passages for chunk in parts for p in chunk]
+            vectors = iter(await self.embedder.embed_passages(wanted))
         except (ProviderError, TimeoutError):
-            return PreparedChunks(texts, None, None)
-        if not vectors:  # nothing within the budget (blank text): keyword search only
-            return PreparedChunks(texts, None, None)
-        return PreparedChunks(texts, vectors, self.embedder.model_id)
+            return keyword_only
+        whole = [[next(vectors) for _ in part] for part in embedded]
+        return [
+            PreparedChunks(
+                chunks,
+                own,
+                self.embedder.model_id,
+                tuple(tuple(next(vectors) for _ in chunk) for chunk in parts),
+            )
+            for chunks, own, parts in zip(chunked, whole, passages, strict=True)
+        ]
 
     async def embedded_part(self, chunks: list[str]) -> list[str]:
         """What of a memory's chunks the model reads (``EmbeddingLimits``): the first ones, the last

@@ -1,4 +1,4 @@
-"""Writes of memories with their chunks, word index, vectors and audit rows, in the caller's
+"""Writes of memories with their chunks, word index, vectors (passages' too) and audit rows, in the caller's
 transaction; the vectors are computed before the transaction opens."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from sqlalchemy.orm import Session
 
 from app.core.date_terms import mentioned_dates
 from app.core.redaction import redact_text
+from app.core.vector_matrix import float32_bytes
 from app.db.dialects import Dialect
 from app.db.dialects.fts5_words import words
 from app.db.dialects.postings import TermCounts, term_counts
 from app.db.models import Memory, MemoryAudit
+from app.memory import passage_repository as passage_repo
 from app.memory import repository as repo
 from app.memory.records import owner_key, snapshot
 from app.memory.text import chunk_text, cjk_spaced
@@ -21,11 +23,25 @@ from app.memory.text import chunk_text, cjk_spaced
 
 @dataclass(frozen=True, slots=True)
 class PreparedChunks:
-    """A memory's chunk texts and the vectors of its first chunks (None: keyword search only)."""
+    """A memory's chunk texts and the vectors of its first chunks (None: keyword search only),
+    with the vectors of each of those chunks' passages (app/core/passages.py; none for a chunk of
+    one passage)."""
 
     texts: list[str]
     vectors: list[list[float]] | None
     model_id: str | None
+    passages: tuple[tuple[list[float], ...], ...] = ()
+
+    def passage_rows(
+        self, tenant_id: str, chunk_ids: list[int]
+    ) -> list[tuple[str, int, int, bytes]]:
+        """(tenant id, chunk id, passage index, float32 bytes) of the passages, for chunks stored
+        as these ids (in the order of ``texts``)."""
+        return [
+            (tenant_id, chunk_id, index, float32_bytes(vector))
+            for chunk_id, vectors in zip(chunk_ids, self.passages, strict=False)
+            for index, vector in enumerate(vectors)
+        ]
 
 
 def chunks_for(memory_text: str) -> list[str]:
@@ -83,6 +99,7 @@ def write_chunks(
         dialect.store_chunk_vectors(
             db, [(i, partition, v) for i, v in zip(chunk_ids, prepared.vectors, strict=False)]
         )
+        passage_repo.add_passage_vectors(db, prepared.passage_rows(memory.tenant_id, chunk_ids))
     memory.embedding_model = prepared.model_id
 
 
@@ -110,7 +127,7 @@ def write_chunks_many(
             for chunk in chunks
         ],
     )
-    vectors = []
+    vectors, passages = [], []
     for (memory, prepared), chunks in zip(items, groups, strict=True):
         if prepared.vectors is not None:
             partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
@@ -119,8 +136,10 @@ def write_chunks_many(
                 (chunk.id, partition, vector)
                 for chunk, vector in zip(chunks, prepared.vectors, strict=False)
             ]
+            passages += prepared.passage_rows(memory.tenant_id, [chunk.id for chunk in chunks])
         memory.embedding_model = prepared.model_id
     dialect.store_chunk_vectors(db, vectors)
+    passage_repo.add_passage_vectors(db, passages)
 
 
 def remove_memories(db: Session, dialect: Dialect, memory_ids: list[str]) -> None:

@@ -18,7 +18,6 @@ from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, MemoryRec
 from app.memory.results import ImportOutcome
 from app.memory.service import Caller, MemoryService
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks_many
-from app.providers.protocols import ProviderError
 
 REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
 
@@ -186,26 +185,9 @@ async def import_memories(
 
 
 async def prepare_batch(service: MemoryService, texts: list[str]) -> list[PreparedChunks]:
-    """Chunks and vectors of many memories with one embedding call (batched by the provider);
-    a failing embedder leaves them all keyword-only, as ``MemoryService.prepare`` does."""
+    """Chunks and vectors of many memories with one embedding call (``prepare_many``)."""
     # The texts are already redacted (``redact_records``, or stored memories).
-    chunked = [chunks_for(text) for text in texts]
-    if service.embedder is None or not texts:
-        return [PreparedChunks(chunks, None, None) for chunks in chunked]
-    try:
-        embedded = [await service.embedded_part(chunks) for chunks in chunked]
-        vectors = await service.embedder.embed_passages(
-            [text for part in embedded for text in part]
-        )
-    except (ProviderError, TimeoutError):
-        return [PreparedChunks(chunks, None, None) for chunks in chunked]
-    prepared, start = [], 0
-    for chunks, part in zip(chunked, embedded, strict=True):
-        prepared.append(
-            PreparedChunks(chunks, vectors[start : start + len(part)], service.embedder.model_id)
-        )
-        start += len(part)
-    return prepared
+    return await service.prepare_many([chunks_for(text) for text in texts])
 
 
 def store_records(

@@ -86,7 +86,7 @@ async def populate(settings: Settings) -> None:
         for content in (
             "The staging database listens on port 5433",
             "部署前先备份数据库",
-            "Deploys happen on Fridays after the review",
+            "Deploys happen on Fridays after the review. Rollbacks need a second approver.",
         ):
             added = await post(client, "/memories", {"content": content, "category": "entities"})
             assert added["action"] == "ADD", added
@@ -164,6 +164,8 @@ def test_copy_verifies_and_the_service_reads_the_copy(
     assert int(lines["message_passage_vec"].split()[1]) == 2 and lines[
         "message_passage_vec"
     ].endswith("ok"), done.stdout
+    passages = lines["memory_passage_vectors"].split()
+    assert passages[1] == "2" and passages[-1] == "ok", done.stdout
     asyncio.run(read_back(service_settings(url, embeddings)))
     server.drop_database(url)
 

@@ -25,7 +25,7 @@ async def test_memories_of_another_model_are_re_embedded(settings, db_path):
     for text in (
         "green tea in the afternoon",
         "db-prod-7 is the primary",
-        "deploys happen on Fridays",
+        "deploys happen on Fridays. Rollbacks need a second approver.",
     ):
         assert (
             await first.commit_memory(caller, NewMemory(content=text, category="entities"))
@@ -42,5 +42,11 @@ async def test_memories_of_another_model_are_re_embedded(settings, db_path):
     conn = sqlite.connect(str(db_path))
     models = {r[0] for r in conn.execute("SELECT embedding_model FROM memories")}
     chunk_models = {r[0] for r in conn.execute("SELECT embedding_model FROM memory_chunks")}
+    passages = conn.execute(
+        "SELECT c.embedding_model, count(*) FROM memory_passage_vectors p "
+        "JOIN memory_chunks c ON c.id = p.chunk_id GROUP BY c.embedding_model"
+    ).fetchall()
     conn.close()
     assert models == {"other-model-384"} and chunk_models == {"other-model-384"}
+    # The two-sentence memory's passages were embedded again with the new model's chunks.
+    assert passages == [("other-model-384", 2)]

@@ -32,6 +32,8 @@ class StubEmbeddings:
         self.slow_s = 0.2
         # While set, every request is answered with this status and no vectors.
         self.fail_with: int | None = None
+        # Texts given a vector of the test's choosing instead of ``vector_of``'s.
+        self.chosen: dict[str, list[float]] = {}
 
     def start(self) -> str:
         stub = self
@@ -56,7 +58,11 @@ class StubEmbeddings:
                         "object": "list",
                         "model": body.get("model"),
                         "data": [
-                            {"object": "embedding", "index": i, "embedding": vector_of(t)}
+                            {
+                                "object": "embedding",
+                                "index": i,
+                                "embedding": stub.chosen.get(t) or vector_of(t),
+                            }
                             for i, t in enumerate(texts)
                         ],
                     }

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import numpy as np
 import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from app.core.vector_matrix import cosines
 from app.db.dialects.base import (
     TextHit,
     TimeRange,
@@ -106,17 +106,8 @@ class SqlitePassageIndex:
         if not found:
             return {}
         owners = [passage_message(row_id) for row_id in found]
-        return best_similarities(owners, _cosines([blob for blob, _ in found.values()], vector))
+        return best_similarities(owners, cosines([blob for blob, _ in found.values()], vector))
 
     def unindex_session_passages(self, db: Session, session_pk: int) -> None:
         db.execute(text(f"DELETE FROM {PASSAGE_VEC} WHERE session_pk = :s"), {"s": session_pk})
         log_reset(db, PASSAGE_SPACE, str(session_pk))
-
-
-def _cosines(blobs: list[bytes], vector: list[float]) -> list[float]:
-    """Cosine similarity of each stored float32 vector to ``vector`` (as vec0's cosine distance)."""
-    matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(blobs), -1)
-    query = np.asarray(vector, np.float32)
-    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
-    products = matrix @ query
-    return [float(p / n) if n > 0 else 0.0 for p, n in zip(products, norms, strict=True)]

@@ -4,7 +4,13 @@ from app.db.models.agent_session import AgentSession
 from app.db.models.api_key import ApiKey
 from app.db.models.archive import Archive, ArchiveStatus
 from app.db.models.job import Job, JobStatus
-from app.db.models.memory import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
+from app.db.models.memory import (
+    EmbeddingCacheEntry,
+    Memory,
+    MemoryAudit,
+    MemoryChunk,
+    MemoryPassageVector,
+)
 from app.db.models.message import StoredMessage
 from app.db.models.message_search import MessageSearch, SessionSearchStats, SessionTerm
 from app.db.models.turn_commit import TurnCommit
@@ -20,6 +26,7 @@ __all__ = [
     "Memory",
     "MemoryAudit",
     "MemoryChunk",
+    "MemoryPassageVector",
     "MessageSearch",
     "SessionSearchStats",
     "SessionTerm",

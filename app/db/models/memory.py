@@ -1,4 +1,5 @@
-"""Long-term memories (per user) and agent experiences (per agent), their chunks and audit trail."""
+"""Long-term memories (per user) and agent experiences (per agent), their chunks, the chunks'
+passage vectors and the audit trail."""
 
 from __future__ import annotations
 
@@ -60,6 +61,21 @@ class MemoryChunk(Base):
     chunk_index: Mapped[int] = mapped_column(Integer, default=0)
     text: Mapped[str] = mapped_column(Text)
     embedding_model: Mapped[str | None] = mapped_column(String(128))
+
+
+class MemoryPassageVector(Base):
+    """The vector of one passage (sentence or line, app/core/passages.py) of a memory chunk that
+    has a vector and more than one passage. Searched only by rescoring a search's nearest chunks,
+    never by a KNN of its own, so a plain table of float32 bytes serves both databases."""
+
+    __tablename__ = "memory_passage_vectors"
+
+    chunk_id: Mapped[int] = mapped_column(
+        ForeignKey("memory_chunks.id", ondelete="CASCADE"), primary_key=True
+    )
+    passage_index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class MemoryAudit(Base):

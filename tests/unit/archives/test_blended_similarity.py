@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from app.archives.ranking import PASSAGE_WEIGHT, blended_similarity
-from app.core.passages import MAX_PASSAGES
+from app.archives.ranking import blended_similarity
+from app.core.passages import MAX_PASSAGES, PASSAGE_WEIGHT
 from app.db.dialects.base import (
     PASSAGE_STRIDE,
     best_passages,

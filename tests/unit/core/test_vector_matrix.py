@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sqlite_vec
 import threadpoolctl
 
-from app.core.vector_matrix import VectorMatrix
+from app.core.vector_matrix import VectorMatrix, cosines, float32_bytes
 
 DIM = 16
 
@@ -107,3 +108,19 @@ def test_a_search_leaves_numpys_blas_on_the_calling_thread() -> None:
 
 def threadpool_info_of(api: str) -> list[dict[str, object]]:
     return [pool for pool in threadpoolctl.threadpool_info() if pool["user_api"] == api]
+
+
+def test_float32_bytes_are_what_sqlite_vec_stores() -> None:
+    vector = [0.25, -1.5, 3.0e-8, 1e30]
+    assert float32_bytes(vector) == sqlite_vec.serialize_float32(vector)
+
+
+def test_cosines_of_stored_vectors() -> None:
+    rng = np.random.default_rng(7)
+    stored = rng.normal(size=(20, 16)).astype(np.float32)
+    query = rng.normal(size=16)
+    found = cosines([float32_bytes(list(row)) for row in stored], list(query))
+    expected = stored @ query / (np.linalg.norm(stored, axis=1) * np.linalg.norm(query))
+    assert found == pytest.approx(list(expected), rel=1e-5)
+    assert cosines([float32_bytes([0.0, 0.0])], [1.0, 0.0]) == [0.0]  # a zero vector
+    assert cosines([], [1.0, 0.0]) == []

@@ -22,6 +22,7 @@ from app.memory.scoring import (
     mmr_rerank,
     temporal_decay,
     threshold_and_limit,
+    with_best_passage,
 )
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -233,3 +234,13 @@ def test_explain_as_dict() -> None:
         "decay": 0.5,
         "mmr": 0.1,
     }
+
+
+def test_a_chunk_blends_its_whole_vector_with_its_best_passage() -> None:
+    whole = {1: 0.3, 2: 0.5, 3: 0.8}
+    best = {1: 0.9, 3: 0.4, 99: 1.0}  # 2: one passage; 99: not among the nearest chunks
+    blended = with_best_passage(whole, best)
+    assert blended == pytest.approx({1: 0.6, 2: 0.5, 3: 0.6})
+    # The passage counts as much as the whole vector, whichever side is higher.
+    assert with_best_passage({1: 0.2}, {1: 0.6})[1] == pytest.approx(0.4)
+    assert with_best_passage({}, {1: 0.9}) == {}
