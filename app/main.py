@@ -29,8 +29,9 @@ from app.jobs.worker import Phase2Worker
 from app.logging import configure_logging
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.learning import ArchiveForLearning, learn_from_archive
+from app.memory.preparing import EmbeddingLimits
 from app.memory.recall import MemoryRecall
-from app.memory.service import EmbeddingLimits, MemoryService
+from app.memory.service import MemoryService
 from app.metrics import Metrics
 from app.providers.embeddings import LocalE5Embedder, OpenAICompatibleEmbedder
 from app.providers.llm import OpenAICompatibleLLM

@@ -15,7 +15,8 @@ from app.db.migrate import current_and_head
 from app.db.uow import UnitOfWork
 from app.main import build_embedder
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.service import EmbeddingLimits, MemoryService
+from app.memory.preparing import EmbeddingLimits
+from app.memory.service import MemoryService
 from app.settings import Settings
 
 EXIT_OK = 0

@@ -15,7 +15,8 @@ from app.db.uow import UnitOfWork
 from app.jobs.worker import Phase2Worker
 from app.main import build_embedder, chat_model, make_learner
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.service import EmbeddingLimits, MemoryService
+from app.memory.preparing import EmbeddingLimits
+from app.memory.service import MemoryService
 from app.metrics import Metrics
 from app.ops import queue_depth
 from app.settings import Settings

@@ -178,7 +178,10 @@ def cosines(blobs: Sequence[bytes], vector: Sequence[float]) -> list[float]:
     ``distance_metric=cosine`` search's ``1 - distance``."""
     if not blobs:
         return []
-    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+    # Shaped by the query's length: a stored vector of another size fails here, never mis-shaped.
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(-1, len(vector))
+    if len(matrix) != len(blobs):
+        raise ValueError("stored vectors and the query differ in dimensions")
     query = np.asarray(vector, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
     products = matrix @ query

@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.clock import utcnow
-from app.core.passages import message_passages
 from app.core.threads import to_thread
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
@@ -24,6 +23,7 @@ from app.memory.fields import (
     make_cursor,
     parse_cursor,
 )
+from app.memory.preparing import DEFAULT_LIMITS, EmbeddingLimits, prepare_many
 from app.memory.records import (
     CATEGORIES,
     SENSITIVITIES,
@@ -35,10 +35,6 @@ from app.memory.records import (
 )
 from app.memory.results import CommitOutcome, Deleted, ForgetOutcome, MemoryPage
 from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
-from app.providers.protocols import ProviderError
-
-if TYPE_CHECKING:
-    from app.settings.groups import EmbeddingSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,27 +46,12 @@ class Caller:
     user_from_header: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class EmbeddingLimits:
-    """What of one memory gets vectors: its first ``max_chunks`` chunks, cut to ``max_tokens`` of
-    the model's input tokens together (every chunk is in the word index). Embedding costs what
-    the model reads, about a millisecond a token for the local model on two cores, so one long
-    memory cannot hold the embedder, and the cores, for seconds."""
-
-    max_chunks: int = 4
-    max_tokens: int = 256
-
-    @classmethod
-    def of(cls, settings: EmbeddingSettings) -> EmbeddingLimits:
-        return cls(settings.max_chunks_per_memory, settings.max_tokens_per_memory)
-
-
 class MemoryService:
     def __init__(
         self,
         uow: UnitOfWork,
         embedder: CachedEmbedder | None,
-        limits: EmbeddingLimits = EmbeddingLimits(),
+        limits: EmbeddingLimits = DEFAULT_LIMITS,
     ) -> None:
         self.uow = uow
         self.embedder = embedder
@@ -88,39 +69,8 @@ class MemoryService:
         return prepared
 
     async def prepare_many(self, chunked: list[list[str]]) -> list[PreparedChunks]:
-        """``prepare_chunks`` for many memories with one embedding call (batched by the provider);
-        a failing embedder leaves them all keyword-only. Each embedded chunk's passages
-        (app/core/passages.py) are embedded too, from the part the model reads of it: at most
-        about as many tokens again as the chunks' own."""
-        keyword_only = [PreparedChunks(chunks, None, None) for chunks in chunked]
-        if self.embedder is None or not chunked:
-            return keyword_only
-        try:
-            embedded = [await self.embedded_part(chunks) for chunks in chunked]
-            passages = [[message_passages(text) for text in part] for part in embedded]
-            wanted = [text for part in embedded for text in part]
-            wanted += [p for parts in passages for chunk in parts for p in chunk]
-            vectors = iter(await self.embedder.embed_passages(wanted))
-        except (ProviderError, TimeoutError):
-            return keyword_only
-        whole = [[next(vectors) for _ in part] for part in embedded]
-        return [
-            PreparedChunks(
-                chunks,
-                own,
-                self.embedder.model_id,
-                tuple(tuple(next(vectors) for _ in chunk) for chunk in parts),
-            )
-            for chunks, own, parts in zip(chunked, whole, passages, strict=True)
-        ]
-
-    async def embedded_part(self, chunks: list[str]) -> list[str]:
-        """What of a memory's chunks the model reads (``EmbeddingLimits``): the first ones, the last
-        of them possibly cut."""
-        if self.embedder is None:
-            return []
-        limits = self.limits
-        return await self.embedder.fit_passages(chunks[: limits.max_chunks], limits.max_tokens)
+        """``prepare_chunks`` for many memories with one embedding call (``preparing``)."""
+        return await prepare_many(self.embedder, self.limits, chunked)
 
     async def commit_memory(
         self, caller: Caller, new: NewMemory, actor: str = "api"

@@ -95,7 +95,7 @@ def write_chunks(
         index.counts,
     )
     if prepared.vectors is not None:
-        # Only the first chunks of a long memory have vectors (MemoryService.embedded_part).
+        # Only the first chunks of a long memory have vectors (app/memory/preparing.py).
         dialect.store_chunk_vectors(
             db, [(i, partition, v) for i, v in zip(chunk_ids, prepared.vectors, strict=False)]
         )
@@ -131,7 +131,7 @@ def write_chunks_many(
     for (memory, prepared), chunks in zip(items, groups, strict=True):
         if prepared.vectors is not None:
             partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
-            # Only the first chunks have vectors (MemoryService.embedded_part).
+            # Only the first chunks have vectors (app/memory/preparing.py).
             vectors += [
                 (chunk.id, partition, vector)
                 for chunk, vector in zip(chunks, prepared.vectors, strict=False)

@@ -7,8 +7,10 @@ Create Date: 2026-11-28 00:00:00
 Memory search scores a chunk by its whole vector and by its best passage (a sentence or line,
 app/core/passages.py), as ranked archive search scores a message. The passages' vectors are read
 only for a search's nearest chunks, so they are float32 bytes in a plain table keyed by chunk,
-removed with it. Memories written before this revision have none until they are written or
-embedded again; their chunks rank by the whole vector as before.
+removed with it. Memories embedded before this revision are marked for re-embedding
+(``embedding_model`` cleared), so ``context-engine reembed`` gives them their passages (their whole
+texts' vectors come from the embedding cache); until then their chunks rank by the whole vector
+as before.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ def upgrade() -> None:
             "chunk_id", "passage_index", name=op.f("pk_memory_passage_vectors")
         ),
     )
+    op.execute("UPDATE memories SET embedding_model = NULL WHERE embedding_model IS NOT NULL")
 
 
 def downgrade() -> None:
+    # Memories stay marked for re-embedding: ``reembed`` rewrites their vectors as they were.
     op.drop_table("memory_passage_vectors")

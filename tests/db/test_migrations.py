@@ -451,3 +451,23 @@ def test_memories_stored_before_content_keys_get_theirs(engine: Engine) -> None:
     keys = {row.id: row.content_key for row in rows}
     assert keys == {memory_id: content_key(content) for memory_id, content in texts.items()}
     assert content_key("fact number 7 said again") == keys["m0007"]
+
+
+def test_memories_embedded_before_passages_are_marked_for_reembedding(engine: Engine) -> None:
+    """0017: a memory with vectors is marked stale, so ``reembed`` gives it passage vectors."""
+    run_command(engine, "upgrade", "0016_message_passages")
+    with engine.begin() as conn:
+        conn.execute(
+            Base.metadata.tables["memories"].insert(),
+            [
+                {"id": memory_id, "tenant_id": "t", "owner_kind": "user", "owner_id": "u"}
+                | {"uri": memory_id, "category": "events", "title": "", "content": "A. B."}
+                | {"embedding_model": model, "created_at": datetime(2026, 1, 1, tzinfo=UTC)}
+                | {"updated_at": datetime(2026, 1, 1, tzinfo=UTC)}
+                for memory_id, model in (("embedded", "local-e5"), ("keyword-only", None))
+            ],
+        )
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        models = dict(conn.execute(text("SELECT id, embedding_model FROM memories")).all())
+    assert models == {"embedded": None, "keyword-only": None}
