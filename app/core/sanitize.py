@@ -134,9 +134,35 @@ def _compacted_payload(text: str) -> str | None:
     return None
 
 
+# What an ASCII text must hold, lowered, for ``_ANY_RULE_RE`` to match it outside its anchored
+# alternatives ("sender" stands for "sender", any whitespace, "(").
+_ASCII_RULE_MARKS = (
+    "<openviking-context",
+    "<relevant-memories",
+    "conversation info",
+    "conversation metadata",
+    "sender",
+    "```json",
+    "\x00",
+)
+
+
+def may_need_rules(text: str) -> bool:
+    """False only when ``_ANY_RULE_RE`` cannot match: for an ASCII text, a few substring tests on
+    its lowered copy, about an eighth of the case-insensitive scan's cost (which was most of what
+    sanitizing an ordinary message cost). ASCII case-insensitivity is exact for ASCII text, and
+    ``lstrip`` strips every character that ``\\s`` matches."""
+    if not text.isascii():
+        return True
+    if text.lstrip()[:1] == "[" or text[:7].lower() == "system:":
+        return True
+    lowered = text.lower()
+    return any(mark in lowered for mark in _ASCII_RULE_MARKS)
+
+
 def sanitize_text(text: str, *, collapse_whitespace: bool) -> str:
     """Apply the capture sanitation rules of docs/peers.md, OpenViking §5.7 to one text."""
-    if not _ANY_RULE_RE.search(text, concurrent=True):
+    if not (may_need_rules(text) and _ANY_RULE_RE.search(text, concurrent=True)):
         return _collapse(text) if collapse_whitespace else text.strip()
     if _TOOL_PLACEHOLDER_RE.match(text, concurrent=True):
         return ""

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import copy
+import random
+import string
 
 import pytest
 
 from app.core.sanitize import (
+    _ANY_RULE_RE,
     contains_injected_context,
+    may_need_rules,
     sanitize_message_for_capture,
     sanitize_text,
 )
@@ -367,3 +371,72 @@ def test_message_sanitation_keeps_internal_newlines() -> None:
     message = {"role": "assistant", "content": [{"type": "text", "text": "a\n\n  b\n"}]}
     result = sanitize_message_for_capture(message)
     assert result == {"role": "assistant", "content": [{"type": "text", "text": "a\n\n  b"}]}
+
+
+# The ASCII prefilter in front of the rules' scan: it may say yes too often, never no too often.
+_RULE_PIECES = [
+    "[",
+    "System:",
+    "<openviking-context",
+    "<relevant-memories",
+    "conversation info",
+    "conversation metadata",
+    "sender (",
+    "sender\t\n(",
+    "```json",
+    "\x00",
+    "Sender",
+    "conversation",
+    "json",
+]
+_WHITESPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def _random_case(text: str, rng: random.Random) -> str:
+    return "".join(c.upper() if rng.random() < 0.5 else c.lower() for c in text)
+
+
+def _random_ascii_text(rng: random.Random) -> str:
+    parts = []
+    for _ in range(rng.randrange(1, 6)):
+        kind = rng.random()
+        if kind < 0.4:
+            parts.append(_random_case(rng.choice(_RULE_PIECES), rng))
+        elif kind < 0.6:
+            parts.append("".join(rng.choice(_WHITESPACE) for _ in range(rng.randrange(1, 4))))
+        else:
+            parts.append("".join(rng.choice(string.printable) for _ in range(rng.randrange(12))))
+    return "".join(parts)
+
+
+def test_the_ascii_prefilter_never_hides_a_text_the_rules_match() -> None:
+    rng = random.Random(20261127)
+    matched = 0
+    for _ in range(50_000):
+        text = _random_ascii_text(rng)
+        if _ANY_RULE_RE.search(text):
+            matched += 1
+            assert may_need_rules(text), repr(text)
+    assert matched > 10_000  # the generator reaches every alternative often
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We adopted a beagle from the shelter.", False),
+        ("  [2026-03-29T10:00:00Z] hello", True),
+        ("sYsTeM: [x] Compacted y", True),
+        ("Sender (me): ```json", True),
+        ("a message with \x00 inside", True),
+        ("The sender of the parcel", True),  # a false alarm: the rules' scan decides
+        ("用户的猫叫味噌。", True),  # not ASCII: always scanned
+    ],
+)
+def test_the_ascii_prefilter_on_examples(text: str, expected: bool) -> None:
+    assert may_need_rules(text) is expected
+
+
+def test_a_text_without_marks_is_stored_as_it_was_before_the_prefilter() -> None:
+    text = "  Plain words, spaces   kept inside.\n Second line.  "
+    assert store(text) == text.strip()
+    assert query(text) == "Plain words, spaces kept inside. Second line."
