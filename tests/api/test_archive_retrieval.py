@@ -440,3 +440,39 @@ async def test_deleting_a_session_removes_its_passage_vectors(make_settings: Any
         uow.engine.dispose()
     assert before and len(before) == 2
     assert stored == 0 and after == []
+
+
+async def test_the_passage_search_keeps_to_the_time_window(make_settings: Any) -> None:
+    """The window applies inside the passage KNN: nearer passages of messages said outside it
+    do not take its places."""
+    settings = make_settings()
+    day = 24 * HOUR
+    async with app_client(settings) as client:
+        await archive(
+            client,
+            "s-window",
+            [
+                said(f"Point one of day {n}. Point two of day {n}.", MAY_8 + n * day)
+                for n in (0, 1, 2)
+            ],
+        )
+    uow = UnitOfWork(create_db_engine(settings))
+    try:
+        facts, session_pk = archived_facts(uow, "s-window")
+        near = {0: 0.9, 1: 0.5, 2: 0.9}  # the middle day's passage is the farthest from the query
+        vectors = {}
+        for n, fact in enumerate(facts):
+            passage = [0.0] * 384
+            passage[1], passage[2 + n] = near[n], (1 - near[n] ** 2) ** 0.5
+            vectors[fact.message_id] = MessageVectors(_axis(100), (passage, _axis(50 + n)))
+        with uow.write() as db:
+            write_search_index(db, uow.dialect, facts, vectors, "axes")
+        window = (MAY_8 + day // 2, MAY_8 + day + day // 2)
+        with uow.read() as db:
+            everywhere = uow.dialect.nearest_passages(db, session_pk, _axis(1), 1)
+            within = uow.dialect.nearest_passages(db, session_pk, _axis(1), 1, window)
+    finally:
+        uow.engine.dispose()
+    assert everywhere and everywhere[0].row_id in (facts[0].message_id, facts[2].message_id)
+    assert within is not None and [h.row_id for h in within] == [facts[1].message_id]
+    assert within[0].score == pytest.approx(0.5)
