@@ -78,12 +78,14 @@ def _archive(pk: int, session_pk: int) -> dict[str, Any]:
         "first_seq": 1,
         "last_seq": PER_ARCHIVE,
         "keep_recent_count": 0,
+        "messages_indexed": True,
         "created_at": NOW,
     }
 
 
 def build_messages(uow: UnitOfWork, count: int) -> None:
-    """Sessions, an archive per 50 messages, messages with search facts and vectors."""
+    """Sessions, an archive per 50 messages, messages (in the text index) with search facts and
+    vectors."""
     vectors = _vectors(count, 1)
     insert = Base.metadata.tables
     with uow.write() as db:
@@ -115,6 +117,8 @@ def build_messages(uow: UnitOfWork, count: int) -> None:
                 | {"token_count": 12}
             )
         db.execute(insert["messages"].insert(), rows)
+        # As Phase 2 leaves an archive: its messages in the text index, the archive marked so.
+        uow.dialect.index_messages(db, [(row["id"], row["search_text"]) for row in rows])
         db.execute(insert["message_search"].insert(), facts)
         uow.dialect.index_messages(db, [(r["id"], r["search_text"]) for r in rows])
         uow.dialect.store_message_vectors(
@@ -127,10 +131,10 @@ def build_messages(uow: UnitOfWork, count: int) -> None:
 
 
 def build_memories(uow: UnitOfWork, count: int) -> None:
-    """Memories of 10 owners, one chunk, vector and audit row each."""
-    vectors = _vectors(count, 2)
+    """Memories of 10 owners, one chunk, vector and audit row each, and two passage vectors."""
+    vectors, passage_vectors = _vectors(count, 2), _vectors(2 * count, 3)
     tables = Base.metadata.tables
-    memories, chunks, audits = [], [], []
+    memories, chunks, audits, passages = [], [], [], []
     for i in range(count):
         memory_id = f"{i:08x}-0000-4000-8000-000000000000"
         owner = f"u{i % 10}"
@@ -146,6 +150,11 @@ def build_memories(uow: UnitOfWork, count: int) -> None:
             {"id": i + 1, "tenant_id": "t", "memory_id": memory_id, "chunk_index": 0}
             | {"text": content, "embedding_model": "bench"}
         )
+        passages += [
+            {"chunk_id": i + 1, "passage_index": j, "tenant_id": "t"}
+            | {"embedding": passage_vectors[2 * i + j].astype("<f4").tobytes()}
+            for j in range(2)
+        ]
         audits.append(
             {"id": i + 1, "tenant_id": "t", "memory_id": memory_id, "action": "ADD", "actor": "api"}
             | {"reason": "", "after_json": f'{{"content":"{content}"}}', "created_at": NOW}
@@ -154,6 +163,7 @@ def build_memories(uow: UnitOfWork, count: int) -> None:
         db.execute(tables["memories"].insert(), memories)
         db.execute(tables["memory_chunks"].insert(), chunks)
         db.execute(tables["memory_audit"].insert(), audits)
+        db.execute(tables["memory_passage_vectors"].insert(), passages)
         uow.dialect.index_memory_chunks(
             db,
             [
