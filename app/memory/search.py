@@ -187,10 +187,11 @@ def _merge(
     memories = {memory.id: memory for _, memory in rows if _wanted(memory, req)}
     owner_of_chunk = {chunk_id: memory.id for chunk_id, memory in rows if memory.id in memories}
     floor = service.embedder.similarity_floor if service.embedder is not None else 0.0
+    model_id = service.embedder.model_id if service.embedder is not None else None
     vector_hits = [
         ChunkHit(c, owner_of_chunk[c], vector_score(similarity, floor))
         for c, similarity in similarities.items()
-        if c in owner_of_chunk
+        if c in owner_of_chunk and _same_space(memories[owner_of_chunk[c]], model_id)
     ]
     text_hits = [
         ChunkHit(c, owner_of_chunk[c], text_coverage(r, ideal))
@@ -205,6 +206,14 @@ def _merge(
     )
     merged = merge_hybrid(vector_hits, text_hits, vector_weight=weights[0], text_weight=weights[1])
     return merged, memories
+
+
+def _same_space(memory: Memory, model_id: str | None) -> bool:
+    """Whether a memory's vectors may be compared with the query's: never those of another model
+    (docs/recall.md, Embeddings), which only its words find until ``reembed`` runs. No model
+    recorded: keyword-only (no vectors to compare), or marked for re-embedding by a migration
+    with the vectors it had."""
+    return memory.embedding_model is None or memory.embedding_model == model_id
 
 
 def _text_ranks(

@@ -8,6 +8,7 @@ from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.reembed import reembed_stale
+from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService, NewMemory
 from app.providers.fake_embeddings import FakeEmbedder
 
@@ -50,3 +51,29 @@ async def test_memories_of_another_model_are_re_embedded(settings, db_path):
     assert models == {"other-model-384"} and chunk_models == {"other-model-384"}
     # The two-sentence memory's passages were embedded again with the new model's chunks.
     assert passages == [("other-model-384", 2)]
+
+
+async def test_vectors_of_another_model_are_not_compared_until_reembedded(settings):
+    """A model change never mixes vector spaces: the new model's query is not compared with the
+    old model's vectors (only words find those memories) until ``reembed`` has run."""
+    uow = UnitOfWork(create_db_engine(settings))
+    caller = Caller("default")
+    first = MemoryService(uow, CachedEmbedder(uow, FakeEmbedder(dimensions=384)))
+    added = await first.commit_memory(
+        caller, NewMemory(content="green tea in the afternoon", category="entities")
+    )
+    assert added.action == "ADD" and added.memory is not None
+    query = SearchInput("green tea in the afternoon", mode="vector")
+    # The same vectors under another name: only the recorded model tells the spaces apart.
+    second = MemoryService(uow, CachedEmbedder(uow, other_model()))
+
+    async def found(service: MemoryService) -> list[str]:
+        return [hit.record.id for hit in (await search_memories(service, caller, query)).results]
+
+    assert await found(first) == [added.memory.id]
+    assert await found(second) == []
+    keyword = await search_memories(second, caller, SearchInput("green tea", mode="bm25"))
+    assert [hit.record.id for hit in keyword.results] == [added.memory.id]
+    assert await reembed_stale(second) == 1
+    assert await found(second) == [added.memory.id]
+    uow.engine.dispose()
