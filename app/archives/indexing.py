@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from app.archives import search_repository as repo
 from app.archives.hits import time_of_body
 from app.core.date_terms import mentioned_dates
-from app.core.passages import message_passages
+from app.core.passages import embedding_order, message_passages, with_their_passages
 from app.core.query import ENGLISH_STOPWORDS, document_tokens, strip_speaker
 from app.db.dialects.base import Dialect
 from app.db.models import MessageSearch
@@ -90,22 +90,14 @@ async def embed_facts(
 ) -> dict[int, MessageVectors]:
     """Vectors of the facts' texts and passages by message id, in batches; blank texts get none."""
     wanted = [f for f in facts if f.text.strip()]
-    # (message id, passage index or -1 for the whole text, text): whole texts first.
-    texts = [(f.message_id, -1, f.text) for f in wanted]
-    texts += [(f.message_id, i, p) for f in wanted for i, p in enumerate(f.passages)]
-    embedded: dict[tuple[int, int], list[float]] = {}
-    for start in range(0, len(texts), EMBED_BATCH):
-        batch = texts[start : start + EMBED_BATCH]
-        for (message_id, index, _), vector in zip(
-            batch, await embed([t for _, _, t in batch]), strict=True
-        ):
-            embedded[(message_id, index)] = vector
+    texts = [(f.text, f.passages) for f in wanted]
+    order = embedding_order(texts)
+    vectors: list[list[float]] = []
+    for start in range(0, len(order), EMBED_BATCH):
+        vectors += await embed(order[start : start + EMBED_BATCH])
     return {
-        f.message_id: MessageVectors(
-            embedded[(f.message_id, -1)],
-            tuple(embedded[(f.message_id, i)] for i in range(len(f.passages))),
-        )
-        for f in wanted
+        f.message_id: MessageVectors(whole, passages)
+        for f, (whole, passages) in zip(wanted, with_their_passages(texts, vectors), strict=True)
     }
 
 

@@ -19,8 +19,12 @@ at most, and a tool result of a megabyte would otherwise cost seconds of embeddi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeVar
 
 from app.core.query import CJK_CHARS, strip_speaker
+
+V = TypeVar("V")
 
 # A text's similarity to a query is its whole vector's and its best passage's, weighted as here
 # (chosen on the tuning half of bench/retrieval.py for archive search: 0.4 and 0.5 within half a
@@ -50,6 +54,24 @@ def message_passages(text: str) -> list[str]:
     if len(pieces) < 2:
         return []
     return [label + piece for piece in pieces]
+
+
+def embedding_order(texts: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """(whole text, its passages) pairs as one list to embed: every whole text first, then every
+    passage in order, the layout ``with_their_passages`` reads the vectors back in."""
+    return [whole for whole, _ in texts] + [p for _, passages in texts for p in passages]
+
+
+def with_their_passages(
+    texts: Sequence[tuple[str, Sequence[str]]], vectors: Iterable[V]
+) -> list[tuple[V, tuple[V, ...]]]:
+    """The vectors of ``embedding_order(texts)`` given back to each text: (whole, passages)."""
+    flat: Iterator[V] = iter(vectors)
+    whole = [next(flat) for _ in texts]
+    return [
+        (own, tuple(next(flat) for _ in passages))
+        for own, (_, passages) in zip(whole, texts, strict=True)
+    ]
 
 
 def _pieces(body: str) -> list[str]:

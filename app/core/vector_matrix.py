@@ -186,3 +186,14 @@ def cosines(blobs: Sequence[bytes], vector: Sequence[float]) -> list[float]:
     norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
     products = matrix @ query
     return [float(p / n) if n > 0 else 0.0 for p, n in zip(products, norms, strict=True)]
+
+
+def best_cosines(owned: Sequence[tuple[int, bytes]], vector: Sequence[float]) -> dict[int, float]:
+    """Each owner's best cosine similarity to ``vector`` among its stored float32 vectors, from
+    (owner id, vector bytes) pairs: a message's or a memory chunk's best passage."""
+    best: dict[int, float] = {}
+    similarities = cosines([blob for _, blob in owned], vector)
+    for (owner, _), similarity in zip(owned, similarities, strict=True):
+        if similarity > best.get(owner, -2.0):
+            best[owner] = similarity
+    return best

@@ -7,11 +7,10 @@ about as many tokens again as the chunks' own. One embedding call serves a whole
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.core.passages import message_passages
+from app.core.passages import embedding_order, message_passages, with_their_passages
 from app.core.threads import to_thread
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.store import PreparedChunks
@@ -58,33 +57,23 @@ async def prepare_many(
         return keyword_only
     try:
         embedded = [await embedded_part(embedder, limits, chunks) for chunks in chunked]
-        passages = await to_thread(_passages_of, embedded)
-        wanted = [text for part in embedded for text in part]
-        wanted += [p for parts in passages for chunk in parts for p in chunk]
-        vectors = await embedder.embed_passages(wanted)
-        if len(vectors) != len(wanted):
-            raise ProviderError(f"{len(vectors)} vectors for {len(wanted)} texts")
+        texts = await to_thread(_with_passages, embedded)
+        every = [pair for pairs in texts for pair in pairs]
+        order = embedding_order(every)
+        vectors = await embedder.embed_passages(order)
+        if len(vectors) != len(order):
+            raise ProviderError(f"{len(vectors)} vectors for {len(order)} texts")
     except (ProviderError, TimeoutError):
         return keyword_only
-    return _assembled(chunked, embedded, passages, iter(vectors), embedder.model_id)
+    regrouped = iter(with_their_passages(every, vectors))
+    prepared = []
+    for chunks, pairs in zip(chunked, texts, strict=True):
+        own = [next(regrouped) for _ in pairs]  # this memory's chunks: (whole, passages)
+        passages = tuple(p for _, p in own)
+        prepared.append(PreparedChunks(chunks, [w for w, _ in own], embedder.model_id, passages))
+    return prepared
 
 
-def _passages_of(embedded: list[list[str]]) -> list[list[list[str]]]:
-    return [[message_passages(text) for text in part] for part in embedded]
-
-
-def _assembled(
-    chunked: list[list[str]],
-    embedded: list[list[str]],
-    passages: list[list[list[str]]],
-    vectors: Iterator[list[float]],
-    model_id: str,
-) -> list[PreparedChunks]:
-    """The vectors, whole texts' first and then passages', handed back to their memories."""
-    whole = [[next(vectors) for _ in part] for part in embedded]
-    return [
-        PreparedChunks(
-            chunks, own, model_id, tuple(tuple(next(vectors) for _ in chunk) for chunk in parts)
-        )
-        for chunks, own, parts in zip(chunked, whole, passages, strict=True)
-    ]
+def _with_passages(embedded: list[list[str]]) -> list[list[tuple[str, list[str]]]]:
+    """Each memory's embedded chunks, each with its passages (CPU work: a worker thread)."""
+    return [[(text, message_passages(text)) for text in part] for part in embedded]

@@ -16,9 +16,8 @@ from app.core.clock import utcnow
 from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
 from app.core.threads import to_thread
-from app.core.vector_matrix import cosines
+from app.core.vector_matrix import best_cosines
 from app.db.dialects import Dialect
-from app.db.dialects.base import best_similarities
 from app.db.models import Memory
 from app.memory import passage_repository as passage_repo
 from app.memory import repository as repo
@@ -171,8 +170,7 @@ def _vector_side(
                 whole[hit.row_id] = 1.0 - float(hit.score or 0.0)
         passages = passage_repo.passage_vectors_of(db, list(whole))
         rows = repo.chunks_with_memories(db, list(whole), utcnow())
-    best = best_similarities([c for c, _ in passages], cosines([v for _, v in passages], vector))
-    return with_best_passage(whole, best), rows
+    return with_best_passage(whole, best_cosines(passages, vector)), rows
 
 
 def _merge(

@@ -1,5 +1,5 @@
-"""Writes of memories with their chunks, word index, vectors (passages' too) and audit rows, in the caller's
-transaction; the vectors are computed before the transaction opens."""
+"""Writes of memories with their chunks, word index, vectors (passages' too) and audit rows, in
+the caller's transaction; the vectors are computed before the transaction opens."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
@@ -62,15 +62,6 @@ def passage_message(passage: int) -> int:
 
 def passage_index(passage: int) -> int:
     return passage % PASSAGE_STRIDE
-
-
-def best_similarities(owners: Sequence[int], similarities: Sequence[float]) -> dict[int, float]:
-    """Each message's best similarity among its passages' (``owners[i]`` owns passage i)."""
-    best: dict[int, float] = {}
-    for owner, similarity in zip(owners, similarities, strict=True):
-        if similarity > best.get(owner, -2.0):
-            best[owner] = float(similarity)
-    return best
 
 
 def best_passages(hits: Iterable[tuple[int, float]]) -> list[TextHit]:

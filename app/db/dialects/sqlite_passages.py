@@ -15,12 +15,11 @@ import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.core.vector_matrix import cosines
+from app.core.vector_matrix import best_cosines
 from app.db.dialects.base import (
     TextHit,
     TimeRange,
     best_passages,
-    best_similarities,
     passage_id,
     passage_message,
 )
@@ -105,8 +104,7 @@ class SqlitePassageIndex:
         found = rows_by_id(db, PASSAGE_SPACE, ids)
         if not found:
             return {}
-        owners = [passage_message(row_id) for row_id in found]
-        return best_similarities(owners, cosines([blob for blob, _ in found.values()], vector))
+        return best_cosines([(passage_message(i), blob) for i, (blob, _) in found.items()], vector)
 
     def unindex_session_passages(self, db: Session, session_pk: int) -> None:
         db.execute(text(f"DELETE FROM {PASSAGE_VEC} WHERE session_pk = :s"), {"s": session_pk})

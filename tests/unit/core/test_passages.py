@@ -8,7 +8,9 @@ from app.core.passages import (
     MAX_PASSAGE_CHARS,
     MAX_PASSAGE_TEXT,
     MAX_PASSAGES,
+    embedding_order,
     message_passages,
+    with_their_passages,
 )
 
 
@@ -90,3 +92,17 @@ def test_only_the_opening_of_a_huge_message_is_read() -> None:
     passages = message_passages(text)
     assert len(passages) == MAX_PASSAGES
     assert sum(len(p) for p in passages) <= MAX_PASSAGE_TEXT
+
+
+def test_vectors_in_embedding_order_go_back_to_their_texts() -> None:
+    texts = [("a", ["a1", "a2"]), ("b", []), ("c", ["c1"]), ("d", ["d1", "d2", "d3"])]
+    order = embedding_order(texts)
+    assert order == ["a", "b", "c", "d", "a1", "a2", "c1", "d1", "d2", "d3"]
+    vectors = [f"v({text})" for text in order]  # stands for each text's vector
+    assert with_their_passages(texts, vectors) == [
+        ("v(a)", ("v(a1)", "v(a2)")),
+        ("v(b)", ()),
+        ("v(c)", ("v(c1)",)),
+        ("v(d)", ("v(d1)", "v(d2)", "v(d3)")),
+    ]
+    assert embedding_order([]) == [] and with_their_passages([], []) == []

@@ -7,7 +7,7 @@ import pytest
 import sqlite_vec
 import threadpoolctl
 
-from app.core.vector_matrix import VectorMatrix, cosines, float32_bytes
+from app.core.vector_matrix import VectorMatrix, best_cosines, cosines, float32_bytes
 
 DIM = 16
 
@@ -124,3 +124,15 @@ def test_cosines_of_stored_vectors() -> None:
     assert found == pytest.approx(list(expected), rel=1e-5)
     assert cosines([float32_bytes([0.0, 0.0])], [1.0, 0.0]) == [0.0]  # a zero vector
     assert cosines([], [1.0, 0.0]) == []
+
+
+def test_best_cosines_keeps_each_owners_nearest_vector() -> None:
+    owned = [
+        (7, float32_bytes([1.0, 0.0])),
+        (7, float32_bytes([0.6, 0.8])),
+        (9, float32_bytes([0.0, 1.0])),
+        (9, float32_bytes([0.0, 0.0])),  # a zero vector counts 0
+    ]
+    assert best_cosines(owned, [0.6, 0.8]) == pytest.approx({7: 1.0, 9: 0.8})
+    assert best_cosines([(3, float32_bytes([-1.0, 0.0]))], [1.0, 0.0]) == {3: -1.0}
+    assert best_cosines([], [1.0, 0.0]) == {}
