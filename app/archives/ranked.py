@@ -48,10 +48,13 @@ class Scope:
 
 @dataclass(frozen=True, slots=True)
 class QueryVectors:
-    """The query's vector, and one per clause when ``app.core.query.clauses`` finds several."""
+    """The query's vector, and one per clause when ``app.core.query.clauses`` finds several;
+    ``model``: the embedding model that made them. Only messages embedded by that model are
+    compared with them (None compares every stored vector)."""
 
     whole: list[float]
     clauses: tuple[list[float], ...] = ()
+    model: str | None = None
 
 
 def _ms(moment: datetime | None) -> int | None:
@@ -134,11 +137,12 @@ def _clause_scores(
     vector: list[float] | None,
     fusion: str,
     pool: int,
+    model: str | None = None,
 ) -> dict[int, float]:
     scores = ranking.bm25(query, lexical.docs, lexical.stats)
     if vector is None:
         return scores
-    similarity = message_similarity(db, uow, scope, vector, pool)
+    similarity = message_similarity(db, uow, scope, vector, pool, model)
     if not similarity:
         return scores
     if fusion == "rrf":
@@ -151,18 +155,32 @@ def _clause_scores(
 
 
 def message_similarity(
-    db: Session, uow: UnitOfWork, scope: Scope, vector: list[float], pool: int
+    db: Session,
+    uow: UnitOfWork,
+    scope: Scope,
+    vector: list[float],
+    pool: int,
+    model: str | None = None,
 ) -> dict[int, float]:
     """The similarity of the messages nearest the query, by whole vector or by passage
     (``ranking.blended_similarity``). A message's passages may fill several places of the passage
     KNN, so it reads twice the pool. A session with too many passages to search them all has the
     passages of its nearest half pool of messages rescored instead (a passage read by id from
     SQLite's vector table costs about 50 us at 100,000 messages); the farther half's best passage
-    is then bounded by the rescored ones, as a message missing from a KNN is."""
+    is then bounded by the rescored ones, as a message missing from a KNN is.
+
+    With ``model`` given, messages embedded by another model (before a change of model, until
+    ``context-engine reembed`` has run) are left to the lexical side: distances between two
+    models' vectors mean nothing."""
     session_pk, window = scope.session.id, scope.window_ms()
     hits = uow.dialect.nearest_messages(db, session_pk, vector, pool, window)
-    whole = _similarities(hits)
     nearest = uow.dialect.nearest_passages(db, session_pk, vector, 2 * pool, window)
+    if model is not None:
+        found = [h.row_id for h in itertools.chain(hits, nearest or ())]
+        foreign = repo.embedded_by_other_models(db, found, model)
+        hits = [h for h in hits if h.row_id not in foreign]
+        nearest = None if nearest is None else [h for h in nearest if h.row_id not in foreign]
+    whole = _similarities(hits)
     if nearest is None:
         counts = repo.with_search_facts(db, list(whole))
         rescored = {h.row_id: counts.get(h.row_id, 0) for h in hits[: pool // 2]}
@@ -195,8 +213,9 @@ def search_ranked(
     if vectors is not None:
         own = len(vectors.clauses) == len(parts) and len(parts) > 1
         clause_vectors = list(vectors.clauses) if own else [vectors.whole] * len(parts)
+    model = vectors.model if vectors is not None else None
     scored = [
-        _clause_scores(db, uow, scope, q, lexical, v, fusion, pool)
+        _clause_scores(db, uow, scope, q, lexical, v, fusion, pool, model)
         for q, v in zip(queries, clause_vectors, strict=True)
     ]
     fused = scored[0] if len(scored) == 1 else ranking.merge_clauses(scored)

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Table, bindparam, delete, func, insert, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.db.driver_query import DriverQuery
@@ -127,6 +127,52 @@ def with_search_facts(db: Session, message_ids: Sequence[int]) -> dict[int, int]
         )
         found.update((int(m), int(count or 0)) for m, count in rows)
     return found
+
+
+def embedded_by_other_models(db: Session, message_ids: Sequence[int], model: str) -> set[int]:
+    """Which of these messages hold vectors of a model other than ``model``."""
+    found: set[int] = set()
+    ids = list(dict.fromkeys(message_ids))
+    for start in range(0, len(ids), 500):
+        stmt = select(MessageSearch.message_id).where(
+            MessageSearch.message_id.in_(ids[start : start + 500]),
+            MessageSearch.embedding_model.is_not(None),
+            MessageSearch.embedding_model != model,
+        )
+        found.update(int(m) for m in db.scalars(stmt))
+    return found
+
+
+def _stale_for(model: str) -> ColumnElement[bool]:
+    """Archived messages with search facts whose vectors are not ``model``'s: embedded by another
+    model, or not embedded (no embedder then, or it failed) although they have text."""
+    return or_(
+        MessageSearch.embedding_model != model,
+        MessageSearch.embedding_model.is_(None)
+        & (func.length(func.trim(StoredMessage.search_text)) > 0),
+    )
+
+
+def count_stale_embedded(db: Session, model: str) -> int:
+    stmt = (
+        select(func.count())
+        .select_from(MessageSearch)
+        .join(StoredMessage, StoredMessage.id == MessageSearch.message_id)
+        .where(_stale_for(model))
+    )
+    return int(db.scalar(stmt) or 0)
+
+
+def stale_embedded_page(db: Session, model: str, after_id: int, limit: int) -> list[StoredMessage]:
+    """The next ``limit`` stale archived messages by id, after ``after_id``."""
+    stmt = (
+        select(StoredMessage)
+        .join(MessageSearch, MessageSearch.message_id == StoredMessage.id)
+        .where(StoredMessage.id > after_id, _stale_for(model))
+        .order_by(StoredMessage.id)
+        .limit(limit)
+    )
+    return list(db.scalars(stmt))
 
 
 def search_stats(db: Session, session_pk: int) -> SessionSearchStats | None:

@@ -162,7 +162,9 @@ async def embed_search_query(
         )
     except (ProviderError, TimeoutError):
         return None
-    return search.QueryVectors(list(vectors[0]), tuple(list(v) for v in vectors[1:]))
+    return search.QueryVectors(
+        list(vectors[0]), tuple(list(v) for v in vectors[1:]), embedder.model_id
+    )
 
 
 def search_text(result: SearchResult) -> str:
