@@ -104,7 +104,7 @@ def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
                 samples = []
                 hits = 0
                 for _ in range(15):
-                    vector = QueryVectors(vector_of(rng)) if vector_of else None
+                    vector = QueryVectors(vector_of(rng), model="random") if vector_of else None
                     request = SearchRequest(
                         "big", query, mode="keyword" if mode == "keyword" else "ranked", limit=20
                     )
