@@ -244,6 +244,20 @@ def might_hold_secret(text: str) -> bool:
     return _has_trigger(text.lower())
 
 
+def short_json_without_secrets(json_text: str) -> bool:
+    """True only when no string of the JSON value ``json_text`` serialises, key or value, can hold
+    a secret: ``redact_value`` would give the value back unchanged. One scan of the text instead
+    of one per string (a short message has dozens); a long text is not scanned (False), since its
+    strings would be scanned again one by one.
+
+    Exact for JSON written with raw UTF-8 (``compact_json``): every string is in it character for
+    character, except the characters JSON escapes (``"``, ``\\`` and control characters), and no
+    trigger holds one of those. Lowercasing maps each character on its own (the one exception, a
+    capital sigma, depends on its neighbours but lowers to no trigger character), so a trigger in a
+    lowered string is in the lowered JSON text too. A property test checks that the two agree."""
+    return len(json_text) <= _SHORT_TEXT and _TRIGGER_RE.search(json_text.lower()) is None
+
+
 def _apply(rule: _Rule, text: str) -> tuple[str, int]:
     """Substitute one rule and count the matches it actually changed."""
     if isinstance(rule.replace, str):

@@ -21,6 +21,7 @@ from app.core.sanitize import is_conversation_message, sanitize_message_for_capt
 from app.db.models import AgentSession
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
+from app.sessions import turn_repository as turns
 from app.sessions.commit import commit_phase1
 from app.sessions.identity import SessionIdentity
 from app.sessions.stored_form import StoredForm, stored_form
@@ -112,14 +113,13 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
     )
     with uow.write() as db:
         uow.dialect.lock_session(db, ident.tenant_id, ident.session_id)
-        session = repo.find_session(db, ident.tenant_id, ident.session_id)
+        key = turn.advancement.key if turn.advancement is not None else None
+        session, stored = turns.find_session_and_turn(db, ident.tenant_id, ident.session_id, key)
         if session is None:
             session = repo.add_session(
                 db, ident.new_session_row(settings.commit.keep_recent_count, utcnow())
             )
-        elif turn.advancement is not None and repo.turn_committed(
-            db, session, turn.advancement.key
-        ):
+        elif stored:
             return _duplicate_turn(db, session, len(turn.messages), limits)
         return _store_turn(db, session, prepared, start, turn, limits)
 
@@ -159,9 +159,9 @@ def _record_turn(
 ) -> None:
     """The idempotency record, written in the transaction that stores the turn (atomic)."""
     stored = ingested > 0
-    repo.add_turn_commit(
+    turns.add_turn_commit(
         db,
-        repo.NewTurnCommit(
+        turns.NewTurnCommit(
             tenant_id=session.tenant_id,
             session_pk=session.id,
             advancement_key=advancement.key,

@@ -31,10 +31,10 @@ class NewMessageRow:
 # cache key on each call cost more than running the statement (SQLite answers in microseconds).
 # Those of a stored turn run on the driver, inside the turn's transaction (app/db/driver_query.py):
 # SQLAlchemy's execution path cost about 0.15 ms of CPU a statement, more than SQLite's own work.
-_FIND_SESSION = DriverLoad(
-    AgentSession,
-    (AgentSession.tenant_id == bindparam("tenant")) & (AgentSession.session_id == bindparam("sid")),
-)
+SESSION_BY_KEYS = (AgentSession.tenant_id == bindparam("tenant")) & (
+    AgentSession.session_id == bindparam("sid")
+)  # the session of (:tenant, :sid)
+_FIND_SESSION = DriverLoad(AgentSession, SESSION_BY_KEYS)
 _FINGERPRINT_COUNTS = DriverQuery(
     select(StoredMessage.fingerprint, func.count())
     .where(
@@ -63,11 +63,6 @@ _LIVE_BODIES = (
     )
     .where(StoredMessage.session_pk == bindparam("s"), StoredMessage.archive_pk.is_(None))
     .order_by(StoredMessage.seq)
-)
-_FIND_TURN_COMMIT = DriverQuery(
-    select(TurnCommit.id).where(
-        TurnCommit.session_pk == bindparam("s"), TurnCommit.advancement_key == bindparam("key")
-    )
 )
 
 
@@ -235,35 +230,6 @@ def delete_session_rows(db: Session, session: AgentSession) -> tuple[int, int]:
     return int(messages), int(archives)
 
 
-def turn_committed(db: Session, session: AgentSession, advancement_key: str) -> bool:
-    """Whether the session already stored the turn with this advancement key."""
-    params = {"s": session.id, "key": advancement_key}
-    return _FIND_TURN_COMMIT.in_session(db).first_row(params) is not None
-
-
-@dataclass(frozen=True, slots=True)
-class NewTurnCommit:
-    tenant_id: str
-    session_pk: int
-    advancement_key: str
-    first_seq: int | None
-    last_seq: int | None
-    admission_entry_id: str | None
-    terminal_entry_id: str | None
-    ingested: int
-    created_at: datetime
-
-
-_INSERT_TURN_COMMIT = DriverQuery(
-    cast(Table, TurnCommit.__table__).insert(), [f.name for f in fields(NewTurnCommit)]
-)
-
-
-def add_turn_commit(db: Session, row: NewTurnCommit) -> None:
-    """One insert statement: the row is not read back, so the ORM's flush is not needed."""
-    _INSERT_TURN_COMMIT.in_session(db).run(_shallow_dict(row))
-
-
 # One statement, written out: it runs inside every /after-turn, where building the equivalent
 # expression tree on each call cost more than executing it. Plain SQL, the same on every dialect.
 # It reads the archives only (a few rows); the live messages' part is kept on the session row.
@@ -291,6 +257,6 @@ def active_tokens(db: Session, session: AgentSession) -> int:
     return archived + session.live_tokens
 
 
-def _shallow_dict(row: TurnCounters | NewTurnCommit) -> dict[str, Any]:
+def _shallow_dict(row: TurnCounters) -> dict[str, Any]:
     """A row's fields by name: ``dataclasses.asdict`` deep-copies every value (a datetime too)."""
     return {f.name: getattr(row, f.name) for f in fields(row)}

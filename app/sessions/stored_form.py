@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from app.core.canonical_json import compact_json
 from app.core.messages import Message, message_text, message_tokens
-from app.core.redaction import Redactions, redact_text, redact_value
+from app.core.redaction import Redactions, redact_text, redact_value, short_json_without_secrets
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,14 +26,20 @@ class StoredForm:
 
 def stored_form(message: Message, image_tokens: int, redact_body: bool) -> StoredForm:
     """The row fields of a sanitized message; the tokens are those of the message as the host sent it."""
+    body = compact_json(message)
+    tokens = message_tokens(message, image_tokens)
+    if short_json_without_secrets(body):
+        # No string of the message holds a secret, so none is walked; the search text joins
+        # strings (a secret can span them) and is scanned on its own.
+        return StoredForm(body, None, redact_text(message_text(message)), tokens)
     seen: Redactions = {}
     redacted, secrets = redact_value(message, seen)
     redacted_json = compact_json(redacted) if secrets else None
     return StoredForm(
-        body=redacted_json if redact_body and redacted_json is not None else compact_json(message),
+        body=redacted_json if redact_body and redacted_json is not None else body,
         redacted_body=None if redact_body else redacted_json,
         search_text=_redacted_text(message_text(message), seen),
-        tokens=message_tokens(message, image_tokens),
+        tokens=tokens,
     )
 
 
