@@ -44,8 +44,12 @@ class Services:
 # in the thread pool, a hop there and back per dependency per request.
 
 
-async def get_services(request: Request) -> Services:
+def services_of(request: Request) -> Services:
     return request.app.state.services  # type: ignore[no-any-return]
+
+
+async def get_services(request: Request) -> Services:
+    return services_of(request)
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
@@ -65,15 +69,16 @@ KEY_REQUIRED = "a valid API key is required (Authorization: Bearer <key>)"
 
 
 async def get_identity(
-    request: Request,
-    services: ServicesDep,
-    authorization: Annotated[str | None, Header()] = None,
+    request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> Identity:
     """The caller's key: a CE_API_KEYS entry (answered here, on the event loop), else an unrevoked
     stored key, looked up on every request (on the event loop with SQLite, in the thread pool
     with a database server), so a revoke holds at once on every replica. Keys are required while
     CE_API_KEYS is set or any stored key is unrevoked; else the caller is the local ``default``
     (docs/api.md, Identity)."""
+    # The services are read here, not taken as a dependency: FastAPI's cost per dependency of
+    # a request is several times that of this function, and every authenticated request pays it.
+    services = services_of(request)
     settings = services.settings
     scheme, _, token = (authorization or "").partition(" ")
     token = token.strip() if scheme.lower() == "bearer" else ""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from functools import partial
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import ServicesDep, TenantDep, UserIdHeader, hook_identity
+from app.api.deps import IdentityDep, UserIdHeader, hook_identity, services_of
 from app.api.json_body import JsonRoute
 from app.api.schemas.hooks import (
     AfterTurnRequest,
@@ -26,6 +26,9 @@ from app.sessions.capture import TurnAdvancement, TurnInput, capture_turn
 from app.sessions.compact import CompactInput, compact_session
 
 router = APIRouter(tags=["hooks"], route_class=JsonRoute)
+# The hooks read the services from the request and the tenant from the identity, not as
+# dependencies of their own: FastAPI solves each dependency of every request at a cost several
+# times what the dependency does, and the host calls these on every turn.
 
 
 @router.post(
@@ -35,9 +38,10 @@ router = APIRouter(tags=["hooks"], route_class=JsonRoute)
     operation_id="assemble",
 )
 async def assemble_endpoint(
-    body: AssembleRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
+    http: Request, body: AssembleRequest, identity: IdentityDep, user_id: UserIdHeader = None
 ) -> dict[str, object]:
     """Rebuild the prompt history (pre_prompt) or inject recalled context (tool_loop)."""
+    services = services_of(http)
     fields = body.model_fields_set
     pre_prompt = (
         bool({"prompt", "available_tools", "citations_mode"} & fields)
@@ -45,7 +49,7 @@ async def assemble_endpoint(
         else body.phase == "pre_prompt"
     )
     request = AssembleInput(
-        identity=hook_identity(tenant, body, user_id),
+        identity=hook_identity(identity.tenant_id, body, user_id),
         messages=body.messages,
         phase="pre_prompt" if pre_prompt else "tool_loop",
         token_budget=body.token_budget,
@@ -63,9 +67,10 @@ async def assemble_endpoint(
 
 @router.post("/after-turn", response_model=AfterTurnResponse, operation_id="afterTurn")
 async def after_turn_endpoint(
-    body: AfterTurnRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
+    http: Request, body: AfterTurnRequest, identity: IdentityDep, user_id: UserIdHeader = None
 ) -> AfterTurnResponse:
     """Store the turn's new messages (idempotent) and commit when the window passes the threshold."""
+    services = services_of(http)
     started = time.perf_counter()
     messages = (
         body.messages
@@ -73,7 +78,7 @@ async def after_turn_endpoint(
         else ([body.message] if body.message is not None else [])
     )
     turn = TurnInput(
-        identity=hook_identity(tenant, body, user_id),
+        identity=hook_identity(identity.tenant_id, body, user_id),
         messages=messages,
         pre_prompt_message_count=body.pre_prompt_message_count,
         is_heartbeat=bool(body.is_heartbeat),
@@ -87,12 +92,13 @@ async def after_turn_endpoint(
 
 @router.post("/commit-turn", response_model=CommitTurnResponse, operation_id="commitTurn")
 async def commit_turn_endpoint(
-    body: CommitTurnRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
+    http: Request, body: CommitTurnRequest, identity: IdentityDep, user_id: UserIdHeader = None
 ) -> CommitTurnResponse:
     """Store one host turn atomically, once per advancement key; auto-commit as /after-turn does."""
+    services = services_of(http)
     started = time.perf_counter()
     turn = TurnInput(
-        identity=hook_identity(tenant, body, user_id),
+        identity=hook_identity(identity.tenant_id, body, user_id),
         messages=body.messages,
         is_heartbeat=body.is_heartbeat,
         token_budget=_budget(body.token_budget, body.runtime_context),
@@ -119,11 +125,12 @@ def _elapsed_ms(started: float) -> int:
     operation_id="compact",
 )
 async def compact_endpoint(
-    body: CompactRequest, services: ServicesDep, tenant: TenantDep, user_id: UserIdHeader = None
+    http: Request, body: CompactRequest, identity: IdentityDep, user_id: UserIdHeader = None
 ) -> CompactResponse:
     """Archive everything now and (by default) wait for the Working Memory."""
+    services = services_of(http)
     request = CompactInput(
-        identity=hook_identity(tenant, body, user_id),
+        identity=hook_identity(identity.tenant_id, body, user_id),
         token_budget=body.token_budget,
         current_token_count=body.current_token_count,
         custom_instructions=body.custom_instructions,
