@@ -104,6 +104,12 @@ class TestCommitTurn:
         session = (await client.get("/sessions/s1")).json()
         assert session["totalMessageCount"] == 4
 
+    async def test_a_key_stored_by_another_session_is_not_a_duplicate(self, client):
+        await commit_turn(client, turn(1), "turn-0", session_id="s2")
+        await commit_turn(client, host_turn(1, "call_stub_1"), "turn-1")
+        other = await commit_turn(client, host_turn(1, "call_stub_1"), "turn-1", session_id="s2")
+        assert other["status"] == "committed" and other["ingested"] == 4
+
     async def test_the_same_messages_under_a_new_key_store_nothing_twice(self, client):
         messages = host_turn(1, "call_stub_1")
         await commit_turn(client, messages, "turn-1")
