@@ -1,4 +1,5 @@
-"""Decoding many stored JSON texts at once gives what decoding each one gives."""
+"""Serialising as json.dumps does; decoding many stored JSON texts at once gives what decoding each
+one gives."""
 
 from __future__ import annotations
 
@@ -9,13 +10,31 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.canonical_json import compact_json, decode_many
+from app.core.canonical_json import canonical_json, compact_json, decode_many
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=12,
 )
+
+
+@given(json_values)
+def test_the_texts_are_those_of_json_dumps(value: Any) -> None:
+    assert compact_json(value) == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def test_a_value_json_cannot_hold_raises_as_with_json_dumps() -> None:
+    circular: list[Any] = []
+    circular.append(circular)
+    for value, error in (({"a": {1, 2}}, TypeError), (circular, ValueError)):
+        for serialise in (compact_json, canonical_json):
+            with pytest.raises(error):
+                serialise(value)
+    assert compact_json({"a": [1]}) == '{"a":[1]}'  # nothing left over from the failures
 
 
 @given(st.lists(json_values, max_size=12))
