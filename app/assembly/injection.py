@@ -105,8 +105,3 @@ def recall_query(text: str, max_chars: int = MAX_QUERY_CHARS) -> str:
     # docs/lifecycle.md, tool_loop step 2: sanitized as in capture, then truncated.
     query = redact_text(sanitize_text(text, collapse_whitespace=True))
     return query[: max(0, max_chars)]
-
-
-def latest_user_query(messages: Sequence[Message], max_chars: int = MAX_QUERY_CHARS) -> str:
-    """Recall query of the latest user message (see ``recall_query``)."""
-    return recall_query(latest_user_text(messages), max_chars)

@@ -13,11 +13,10 @@ from typing import Any
 
 from app.assembly.budget import reserved_tokens, resolve_budget
 from app.assembly.history_cache import HistoryCache
-from app.assembly.injection import recall_query
 from app.assembly.rebuild import StoredHistory, fitted, stored_history
 from app.assembly.reconcile import HostHistoryNeeded, reconcile_and_read
 from app.assembly.result import AssembleInput, AssembleResult, elapsed_ms, passthrough
-from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, recall_request
+from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, query_of, recall_request
 from app.core.bypass import is_bypassed
 from app.core.recall import RecallBlock, RecallSource
 from app.core.sanitize import contains_injected_context
@@ -58,7 +57,7 @@ async def _with_memories(
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     if req.available_tools:
         result = await _with_tool_memories(recall, req, result, timeout_s)
-    query = await to_thread(recall_query, req.prompt or "")
+    query = await query_of(req.prompt or "")
     if (
         len(query) >= MIN_QUERY_CHARS
         and not contains_injected_context(req.prompt or "")

@@ -9,9 +9,9 @@ from typing import Any
 from app.assembly.injection import (
     append_envelope_message,
     append_to_last_message,
-    latest_user_query,
     latest_user_text,
     prepend_to_latest_user,
+    recall_query,
 )
 from app.assembly.result import AssembleInput, AssembleResult, elapsed_ms, estimate, passthrough
 from app.core.bypass import is_cron_session
@@ -47,10 +47,7 @@ async def assemble_tool_loop(
         return passthrough(
             req, "already_injected", started, recall={"experience": _gate("already_injected")}
         )
-    # CPU work on a long message runs in a thread.
-    query = await to_thread(
-        latest_user_query, messages if tail_is_user else [{"role": "user", "content": prompt}]
-    )
+    query = await query_of(latest_user_text(messages) if tail_is_user else prompt)
     if len(query) < MIN_QUERY_CHARS:
         return passthrough(
             req,
@@ -59,6 +56,19 @@ async def assemble_tool_loop(
             recall={"query": query, "experience": _gate("query_too_short")},
         )
     return await _inject_recall(settings, recall, req, started, query, tail_is_user)
+
+
+# Sanitizing and redacting a text this short takes microseconds, less than a hop to a worker
+# thread and back, which a request arriving after an idle spell pays several times over; a longer
+# text (a pasted log, a file) is handled in a thread, off the event loop.
+INLINE_QUERY_CHARS = 4096
+
+
+async def query_of(text: str) -> str:
+    """The recall query of a user text (``recall_query``)."""
+    if len(text) <= INLINE_QUERY_CHARS:
+        return recall_query(text)
+    return await to_thread(recall_query, text)
 
 
 def recall_request(req: AssembleInput, query: str) -> RecallRequest:

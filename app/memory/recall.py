@@ -51,7 +51,7 @@ class MemoryRecall:
             return block
         owners = [("user", request.user_id), ("agent", request.agent_id)]
         # Read before the searches: a change committed while they run leaves the entry stale.
-        generations = await to_thread(self._service.generations, request.tenant_id, owners)
+        generations = await self._generations(request.tenant_id, owners)
         key = recall_key(request)
         found, kept = self._cache.get(key, generations, time.monotonic())
         if found:
@@ -60,6 +60,14 @@ class MemoryRecall:
         if not degraded:  # an answer without vectors is not kept: the next call tries again
             self._cache.put(key, generations, time.monotonic(), block)
         return block
+
+    async def _generations(self, tenant_id: str, owners: list[tuple[str, str]]) -> tuple[int, ...]:
+        # SQLite answers this indexed read of a row or two in microseconds, from pages in memory:
+        # less than the hop to a worker thread and back costs (the API key lookup does the same).
+        # A database server's reads wait on the network, so they run in a thread.
+        if self._service.uow.dialect.in_process_reads:
+            return self._service.generations(tenant_id, owners)
+        return await to_thread(self._service.generations, tenant_id, owners)
 
     async def _recall(self, request: RecallRequest) -> tuple[RecallBlock, bool]:
         """The recall block, and whether a search fell back to keywords (the embedder failed)."""

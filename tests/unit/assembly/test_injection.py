@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from app.assembly.injection import (
     MAX_QUERY_CHARS,
-    latest_user_query,
     latest_user_text,
     prepend_to_latest_user,
+    recall_query,
 )
+from app.assembly.tool_loop import INLINE_QUERY_CHARS, query_of
 
 BLOCK = "<openviking-context>\nmemo\n</openviking-context>"
 
@@ -82,6 +84,11 @@ def test_latest_user_text_without_user() -> None:
     assert latest_user_text([{"role": "user", "content": None}]) == ""
 
 
+def latest_user_query(messages: list[Any], max_chars: int = MAX_QUERY_CHARS) -> str:
+    """The recall query of the latest user message, as tool-loop recall computes it."""
+    return recall_query(latest_user_text(messages), max_chars)
+
+
 def test_query_is_sanitized_and_collapsed() -> None:
     text = (
         "<openviking-context>old</openviking-context>\n[2026-03-29T10:00:00Z]  how do I\n\ndeploy?"
@@ -112,3 +119,11 @@ def test_query_truncation_counts_sanitized_text() -> None:
 
 def test_query_empty_without_user() -> None:
     assert latest_user_query([{"role": "assistant", "content": "x"}]) == ""
+
+
+async def test_a_query_is_the_same_inline_or_in_a_thread() -> None:
+    """Short texts are handled on the event loop, longer ones in a thread: the same query."""
+    meta = "<relevant-memories>m</relevant-memories>"
+    for size in (0, 10, INLINE_QUERY_CHARS - len(meta), INLINE_QUERY_CHARS + 1, 20_000):
+        text = meta + ("password=hunter2 deploy  it\n" * (size // 27 + 1))[:size]
+        assert await query_of(text) == recall_query(text), size
