@@ -36,8 +36,8 @@ T = TypeVar("T")
 
 class DriverLoad(Generic[T]):
     """``entity`` rows matching ``where`` (in ``order_by`` order), as mapped objects of ``db``.
-    ``leading`` columns (of a table ``where`` joins) are selected before the entity's own and
-    come back beside each object (``all_led``)."""
+    ``leading`` columns (of a table ``where`` joins, or any column expression: an EXISTS) are
+    selected before the entity's own and come back beside each object (``all_led``)."""
 
     def __init__(
         self,
@@ -46,7 +46,7 @@ class DriverLoad(Generic[T]):
         *,
         order_by: Sequence[ColumnElement[Any] | InstrumentedAttribute[Any]] = (),
         deferred: Sequence[InstrumentedAttribute[Any]] = (),
-        leading: Sequence[InstrumentedAttribute[Any]] = (),
+        leading: Sequence[ColumnElement[Any] | InstrumentedAttribute[Any]] = (),
         attach: bool = True,
     ) -> None:
         self.entity = entity

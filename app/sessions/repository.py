@@ -94,7 +94,7 @@ def save_turn_counters(db: Session, session: AgentSession, counters: TurnCounter
     its saved state. Assigned as attributes instead, they were written by the ORM's flush at
     commit, for 0.4 ms of CPU (a tenth of the turn); changes made to the object later in the
     transaction (a commit) are flushed as before."""
-    values = _shallow_dict(counters)
+    values = row_values(counters)
     params = {"session_pk": session.id, **{f"new_{k}": v for k, v in values.items()}}
     _SAVE_TURN_COUNTERS.in_session(db).run(params)
     for name, value in values.items():
@@ -257,6 +257,6 @@ def active_tokens(db: Session, session: AgentSession) -> int:
     return archived + session.live_tokens
 
 
-def _shallow_dict(row: TurnCounters) -> dict[str, Any]:
+def row_values(row: Any) -> dict[str, Any]:
     """A row's fields by name: ``dataclasses.asdict`` deep-copies every value (a datetime too)."""
     return {f.name: getattr(row, f.name) for f in fields(row)}

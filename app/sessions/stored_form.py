@@ -27,19 +27,18 @@ class StoredForm:
 def stored_form(message: Message, image_tokens: int, redact_body: bool) -> StoredForm:
     """The row fields of a sanitized message; the tokens are those of the message as the host sent it."""
     body = compact_json(message)
-    tokens = message_tokens(message, image_tokens)
-    if short_json_without_secrets(body):
-        # No string of the message holds a secret, so none is walked; the search text joins
-        # strings (a secret can span them) and is scanned on its own.
-        return StoredForm(body, None, redact_text(message_text(message)), tokens)
     seen: Redactions = {}
-    redacted, secrets = redact_value(message, seen)
+    # A short message whose JSON holds no trigger has no string to walk; its search text, which
+    # joins strings (a secret can span them), is still scanned (``_redacted_text``).
+    redacted, secrets = (
+        (message, 0) if short_json_without_secrets(body) else redact_value(message, seen)
+    )
     redacted_json = compact_json(redacted) if secrets else None
     return StoredForm(
         body=redacted_json if redact_body and redacted_json is not None else body,
         redacted_body=None if redact_body else redacted_json,
         search_text=_redacted_text(message_text(message), seen),
-        tokens=tokens,
+        tokens=message_tokens(message, image_tokens),
     )
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import Table, bindparam, select
-from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy.orm import Session
 
 from app.db.driver_load import DriverLoad
 from app.db.driver_query import DriverQuery
 from app.db.models import AgentSession, TurnCommit
-from app.sessions.repository import SESSION_BY_KEYS, find_session
+from app.sessions.repository import SESSION_BY_KEYS, find_session, row_values
 
 # The session row, led by whether it already stored the turn: a turn asks both first, and one
 # statement costs about half of two (the driver's cost per statement is most of either's).
@@ -24,12 +24,7 @@ _TURN_STORED = (
     .exists()
     .label("turn_stored")
 )
-_FIND_SESSION_WITH_TURN = DriverLoad(
-    AgentSession,
-    SESSION_BY_KEYS,
-    # Any column expression can lead; the parameter is typed for the attributes usually given.
-    leading=(cast(InstrumentedAttribute[Any], _TURN_STORED),),
-)
+_FIND_SESSION_WITH_TURN = DriverLoad(AgentSession, SESSION_BY_KEYS, leading=(_TURN_STORED,))
 
 
 def find_session_and_turn(
@@ -67,5 +62,4 @@ _INSERT_TURN_COMMIT = DriverQuery(
 
 def add_turn_commit(db: Session, row: NewTurnCommit) -> None:
     """One insert statement: the row is not read back, so the ORM's flush is not needed."""
-    # Not dataclasses.asdict, which deep-copies every value (a datetime too).
-    _INSERT_TURN_COMMIT.in_session(db).run({f.name: getattr(row, f.name) for f in fields(row)})
+    _INSERT_TURN_COMMIT.in_session(db).run(row_values(row))
