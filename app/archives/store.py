@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,24 @@ from sqlalchemy.orm import Session
 
 from app.archives import repository as repo
 from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
+from app.db.models.archive import format_archive_id
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveHead:
+    """An archive's place and state, read as plain values: what a pre-prompt assemble needs of
+    every archive of the session. ``completed`` is the completion time as the driver reads it
+    (compared for a change, never shown)."""
+
+    id: int
+    archive_index: int
+    status: str
+    message_count: int
+    completed: Any
+
+    @property
+    def archive_id(self) -> str:
+        return format_archive_id(self.archive_index)
 
 
 def add_archive(db: Session, archive: Archive) -> Archive:
@@ -29,9 +48,14 @@ def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> 
     return repo.list_archives(db, session, texts=texts)
 
 
-def overview_of(db: Session, archive: Archive) -> str:
-    """The archive's overview (read apart from an archive listed without its texts)."""
-    return repo.overview_of(db, archive.id)
+def archive_heads(db: Session, session: AgentSession) -> list[ArchiveHead]:
+    """The place and state of each of the session's archives, oldest first, as plain values."""
+    return [ArchiveHead(*row) for row in repo.archive_heads(db, session.id)]
+
+
+def overview_of(db: Session, archive_pk: int) -> str:
+    """An archive's overview (read apart from its place and state)."""
+    return repo.overview_of(db, archive_pk)
 
 
 def get_archive_by_pk(db: Session, archive_pk: int) -> Archive | None:

@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.archives import store as archives_store
-from app.db.models import AgentSession, Archive, ArchiveStatus
+from app.archives.store import ArchiveHead
+from app.db.models import AgentSession, ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
 
@@ -23,7 +24,7 @@ class SessionKeys:
 
 @dataclass(frozen=True, slots=True)
 class StoredContext:
-    """The session's archives (oldest first, their long texts not read), the newest completed
+    """The session's archives (oldest first, their place and state only), the newest completed
     one and its overview, and the (body, tokens) rows of the messages after it: unsummarised
     archives' then live ones, bodies redacted.
 
@@ -32,8 +33,8 @@ class StoredContext:
     Stored messages are never rewritten. ``rows`` is None when the reader said it holds them
     for this version."""
 
-    archives: list[Archive]
-    latest_completed: Archive | None
+    archives: list[ArchiveHead]
+    latest_completed: ArchiveHead | None
     rows: list[Any] | None
     overview: str = ""
     version: Hashable = ()
@@ -96,11 +97,11 @@ def _stored_context_of(
     db: Session, session: AgentSession, held: HeldVersion | None
 ) -> StoredContext:
     # Only the newest overview is shown: the others (a Working Memory each) are not read.
-    archives = archives_store.list_archives(db, session, texts=False)
+    archives = archives_store.archive_heads(db, session)
     completed = [a for a in archives if a.status == ArchiveStatus.COMPLETED]
     latest = completed[-1] if completed else None
     # Read every time (one short row): an overview rewritten in place shows at once.
-    overview = archives_store.overview_of(db, latest) if latest is not None else ""
+    overview = archives_store.overview_of(db, latest.id) if latest is not None else ""
     version = _version(session, archives)
     if held is not None and held(version):
         return StoredContext(archives, latest, None, overview, version)
@@ -112,7 +113,7 @@ def _stored_context_of(
     return StoredContext(archives, latest, rows, overview, version)
 
 
-def _version(session: AgentSession, archives: list[Archive]) -> Hashable:
+def _version(session: AgentSession, archives: list[ArchiveHead]) -> Hashable:
     """What the stored context depends on: the session row (its id and birth, its last message
     and live window) and each archive's status and completion time."""
     return (
@@ -120,5 +121,5 @@ def _version(session: AgentSession, archives: list[Archive]) -> Hashable:
         session.created_at,
         session.last_seq,
         session.live_count,
-        tuple((a.id, a.status, a.completed_at) for a in archives),
+        tuple((a.id, a.status, a.completed) for a in archives),
     )
