@@ -21,12 +21,19 @@ from sqlalchemy.orm import Session
 
 from app.archives import ranking
 from app.archives import search_repository as repo
-from app.archives.hits import TimeWindow, first_span, host_time, message_hit, time_of_body
+from app.archives.hits import (
+    ArchivePlace,
+    TimeWindow,
+    first_span,
+    host_time,
+    message_hit,
+    time_of_body,
+)
 from app.archives.results import SearchHit
 from app.core.diversity import mmr_order, mmr_tokens
 from app.core.query import Query, clauses, parse_query
 from app.db.dialects.base import CandidateRow, TextHit, TimeRange
-from app.db.models import AgentSession, Archive
+from app.db.models import AgentSession
 from app.db.uow import UnitOfWork
 
 VECTOR_POOL = 100
@@ -38,7 +45,7 @@ FUSIONS = ("calibrated", "rrf")
 @dataclass(frozen=True, slots=True)
 class Scope:
     session: AgentSession
-    archives: Mapping[int, Archive]
+    archives: Mapping[int, ArchivePlace]
     only: int | None
     window: TimeWindow = field(default_factory=TimeWindow)
 

@@ -24,38 +24,11 @@ def add_archive(db: Session, archive: Archive) -> Archive:
     return archive
 
 
-# An archive's texts, left out where a caller reads only its place and state (each overview is a
-# Working Memory, kilobytes: a search of a session with a hundred archives read them all).
-_ARCHIVE_TEXTS = (
-    Archive.overview,
-    Archive.abstract,
-    Archive.custom_instructions,
-    Archive.usage_json,
-    Archive.memories_json,
-    Archive.error,
-)
-
-
-# Read by every pre-prompt assemble and archive search: built once (building a statement costs
-# more than running it), run on the driver inside the caller's transaction (app/db/driver_query.py:
-# SQLAlchemy's execution path and the ORM's load cost more than SQLite's own work).
+# Read by archive search: built once (building a statement costs more than running it), run on
+# the driver inside the caller's transaction (app/db/driver_query.py: SQLAlchemy's execution path
+# and the ORM's load cost more than SQLite's own work).
 _LIST_ARCHIVES = DriverLoad(
     Archive, Archive.session_pk == bindparam("s"), order_by=[Archive.archive_index]
-)
-# Without texts: for readers of an archive's place and state only (the history, keyword hits),
-# so not attached (app/db/driver_load.py): 100 archives cost 10 ms attached, read and let go.
-_LIST_ARCHIVES_WITHOUT_TEXTS = DriverLoad(
-    Archive,
-    Archive.session_pk == bindparam("s"),
-    order_by=[Archive.archive_index],
-    deferred=_ARCHIVE_TEXTS,
-    attach=False,
-)
-_SESSION_ARCHIVE_WITHOUT_TEXTS = DriverLoad(
-    Archive,
-    (Archive.session_pk == bindparam("s")) & (Archive.id == bindparam("id")),
-    deferred=_ARCHIVE_TEXTS,
-    attach=False,
 )
 _OVERVIEW = select(Archive.overview).where(Archive.id == bindparam("id"))
 _BODIES_OF_ARCHIVES = (
@@ -78,20 +51,19 @@ _OVERVIEWS_AMONG = DriverQuery(
 )
 
 
-# Every pre-prompt assemble reads the place and state of every archive of the session: as plain rows, with
-# no mapped object built and no column converted, a long session's hundred archives cost tens of
-# microseconds, not milliseconds.
-_ARCHIVE_HEADS = DriverQuery(
-    select(
-        Archive.id,
-        Archive.archive_index,
-        Archive.status,
-        Archive.message_count,
-        Archive.completed_at,
-    )
-    .where(Archive.session_pk == bindparam("s"))
-    .order_by(Archive.archive_index)
+# Every pre-prompt assemble and archive search reads the place and state of every archive of the
+# session. Both statements are answered from ``ix_archives_session_heads`` alone (migration 0018:
+# these columns follow the overview in the row, a Working Memory of up to ~50 KB that SQLite reads
+# past to reach them), as plain rows: no mapped object is built, so a session's hundred archives
+# cost tens of microseconds. The assemble's read leaves the completion time as the driver reads it
+# (it only compares it); search converts it, for the hits it dates.
+_HEAD_COLUMNS = select(
+    Archive.id, Archive.archive_index, Archive.status, Archive.message_count, Archive.completed_at
 )
+_ARCHIVE_HEADS = DriverQuery(
+    _HEAD_COLUMNS.where(Archive.session_pk == bindparam("s")).order_by(Archive.archive_index)
+)
+_ARCHIVE_PLACES = DriverQuery(_ARCHIVE_HEADS.statement, convert_results=True)
 
 
 def archive_heads(db: Session, session_pk: int) -> list[tuple[Any, ...]]:
@@ -100,17 +72,15 @@ def archive_heads(db: Session, session_pk: int) -> list[tuple[Any, ...]]:
     return _ARCHIVE_HEADS.in_session(db).all_rows({"s": session_pk})
 
 
-def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> list[Archive]:
-    """The session's archives in order; without ``texts`` their long text columns are not read
-    and the archives are not attached to ``db`` (read only: reading a text raises)."""
-    load = _LIST_ARCHIVES if texts else _LIST_ARCHIVES_WITHOUT_TEXTS
-    return load.all(db, {"s": session.id})
+def archive_places(db: Session, session_pk: int) -> list[tuple[Any, ...]]:
+    """(id, index, status, message count, completion time) of each of the session's archives,
+    oldest first."""
+    return _ARCHIVE_PLACES.in_session(db).all_rows({"s": session_pk})
 
 
-def session_archive(db: Session, session: AgentSession, archive_pk: int) -> Archive | None:
-    """One archive of the session without its long text columns, not attached (as
-    ``list_archives`` without texts); None when it is not one."""
-    return _SESSION_ARCHIVE_WITHOUT_TEXTS.first(db, {"s": session.id, "id": archive_pk})
+def list_archives(db: Session, session: AgentSession) -> list[Archive]:
+    """The session's archives in order."""
+    return _LIST_ARCHIVES.all(db, {"s": session.id})
 
 
 def overview_of(db: Session, archive_pk: int) -> str:

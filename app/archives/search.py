@@ -27,7 +27,6 @@ from app.archives.hits import first_span, message_hit, overview_hit, time_of_bod
 from app.archives.ranked import FUSIONS, QueryVectors, Scope, search_ranked
 from app.archives.results import SearchHit
 from app.core.query import parse_query
-from app.db.models import Archive
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument
 
@@ -125,10 +124,10 @@ def search_regex(
                 hits.append(message_hit(scope.archives[row.archive_pk], row, span, None, moment))
                 if len(hits) > limit:
                     break
-        for archive in _overviews(scope):
-            span = matching.find_regex(compiled, archive.overview, deadline - time.monotonic())
+        for pk, text in _overview_texts(db, scope).items():
+            span = matching.find_regex(compiled, text, deadline - time.monotonic())
             if span is not None:
-                overviews.append(overview_hit(archive, span, None))
+                overviews.append(overview_hit(scope.archives[pk], span, None, text))
     except TimeoutError as exc:
         raise InvalidArgument(
             f"the regular expression took longer than {int(timeout_s * 1000)} ms; simplify it or use keyword mode",
@@ -137,28 +136,44 @@ def search_regex(
     return hits, overviews
 
 
-def _overviews(scope: Scope) -> list[Archive]:
-    return [
-        a
-        for a in scope.archives.values()
-        if a.overview and (scope.only is None or a.id == scope.only)
-    ]
+def _overview_texts(db: Session, scope: Scope) -> dict[int, str]:
+    """The non-empty overviews in the scope, by archive, oldest first."""
+    return repo.overview_texts(db, scope.session, None, scope.only)
 
 
 def match_keyword_overviews(
-    db: Session, uow: UnitOfWork, scope: Scope, raw: str, case_sensitive: bool
+    db: Session, uow: UnitOfWork, scope: Scope, raw: str, case_sensitive: bool, limit: int
 ) -> list[SearchHit]:
-    """Overviews holding every term of a keyword search. Their texts are read only for the
-    archives the overview index finds (every term long enough for it), else for all."""
+    """The first ``limit`` overviews holding every term of a keyword search, oldest first. The
+    texts read are those of the archives the overview index finds (every term long enough for
+    it), a batch of ``limit`` at a time until enough hold the terms; else every overview."""
     query = parse_query(raw)
     literals = query.whole_literals
     if case_sensitive or not literals:
         literals = matching.keyword_terms(raw)
-    candidates = None
-    if literals and all(len(t) >= uow.dialect.min_indexed_term_chars() for t in literals):
-        hits = uow.dialect.match_overviews(db, scope.session.id, literals, scope.only, ranked=False)
-        candidates = [hit.row_id for hit in hits]
-    texts = repo.overview_texts(db, scope.session, candidates, scope.only)
+    if not (literals and all(len(t) >= uow.dialect.min_indexed_term_chars() for t in literals)):
+        return _holding(scope, _overview_texts(db, scope), literals, case_sensitive)[:limit]
+    found_by_index = uow.dialect.match_overviews(
+        db, scope.session.id, literals, scope.only, ranked=False
+    )
+    candidates = sorted(
+        (hit.row_id for hit in found_by_index), key=lambda pk: scope.archives[pk].archive_index
+    )
+    found: list[SearchHit] = []
+    # A term common in the session is in nearly every overview, each a Working Memory of up to
+    # ~50 KB: reading and matching all of them was most of the search in a long session.
+    for start in range(0, len(candidates), limit):
+        batch = candidates[start : start + limit]
+        texts = repo.overview_texts(db, scope.session, batch, scope.only)
+        found += _holding(scope, texts, literals, case_sensitive)
+        if len(found) >= limit:
+            break
+    return found[:limit]
+
+
+def _holding(
+    scope: Scope, texts: dict[int, str], literals: list[str], case_sensitive: bool
+) -> list[SearchHit]:
     found = [
         (pk, text, matching.find_keywords(text, literals, case_sensitive))
         for pk, text in texts.items()
@@ -170,16 +185,17 @@ def match_keyword_overviews(
     ]
 
 
-def match_overviews(scope: Scope, raw: str) -> list[SearchHit]:
+def match_overviews(db: Session, scope: Scope, raw: str) -> list[SearchHit]:
     """Overviews for ranked search: BM25 among the session's overviews."""
     query = parse_query(raw)
     literals = list(dict.fromkeys([*query.literals, *query.phrases])) or matching.keyword_terms(raw)
-    archives = _overviews(scope)
-    docs = [ranking.Doc(a.id, a.overview) for a in archives]
-    average = sum(len(a.overview) for a in archives) / max(len(archives), 1)
-    scores = ranking.bm25(query, docs, ranking.SessionStats(len(archives), average))
-    by_id = {a.id: a for a in archives}
+    texts = _overview_texts(db, scope)
+    docs = [ranking.Doc(pk, text) for pk, text in texts.items()]
+    average = sum(len(text) for text in texts.values()) / max(len(texts), 1)
+    scores = ranking.bm25(query, docs, ranking.SessionStats(len(texts), average))
     return [
-        overview_hit(by_id[i], first_span(by_id[i].overview, literals), round(scores[i], 6))
+        overview_hit(
+            scope.archives[i], first_span(texts[i], literals), round(scores[i], 6), texts[i]
+        )
         for i in ranking.ranked(scores)
     ]

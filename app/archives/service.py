@@ -9,7 +9,6 @@ has stored messages redacted too (``CE_REDACTION__STORED_MESSAGES``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -18,8 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.archives import repository as repo
 from app.archives import search
-from app.archives.hits import TimeWindow, add_context
-from app.archives.on_demand import ArchivesOnDemand
+from app.archives.hits import TimeWindow, add_context, archive_places
 from app.archives.render import render_archive_text, render_search_text
 from app.archives.results import SearchHit, SearchResult
 from app.archives.views import ArchiveView
@@ -109,25 +107,21 @@ def search_session(
 ) -> SessionHits:
     """Search the session's archived messages and, in their own list, its archive overviews, in
     the caller's transaction (``req`` as ``checked_search`` returned it)."""
-    # Keyword search reads only its hits' archives, and the overviews its index finds; the other
-    # modes read every archive and overview.
-    archives: Mapping[int, Archive] = (
-        ArchivesOnDemand(db, session)
-        if req.mode == "keyword"
-        else {a.id: a for a in repo.list_archives(db, session)}
-    )
     only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
-    scope = search.Scope(session, archives, only, TimeWindow(req.since, req.until))
+    window = TimeWindow(req.since, req.until)
+    scope = search.Scope(session, archive_places(db, session), only, window)
     if req.mode == "regex":
         hits, overviews = search.search_regex(
             db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s
         )
     elif req.mode == "ranked":
         hits = search.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
-        overviews = search.match_overviews(scope, req.query)
+        overviews = search.match_overviews(db, scope, req.query)
     else:
         hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
-        overviews = search.match_keyword_overviews(db, uow, scope, req.query, req.case_sensitive)
+        overviews = search.match_keyword_overviews(
+            db, uow, scope, req.query, req.case_sensitive, req.limit
+        )
     results = add_context(db, session, hits[: req.limit], req.context)
     return SessionHits(results, overviews, len(hits) > req.limit)
 

@@ -41,11 +41,9 @@ def add_archive(db: Session, archive: Archive) -> Archive:
     return repo.add_archive(db, archive)
 
 
-def list_archives(db: Session, session: AgentSession, *, texts: bool = True) -> list[Archive]:
-    """The session's archives, oldest first; without ``texts`` their long text columns (the
-    overview, a Working Memory each) are left out and the objects detached: reading one raises
-    (``overview_of`` reads an overview apart)."""
-    return repo.list_archives(db, session, texts=texts)
+def list_archives(db: Session, session: AgentSession) -> list[Archive]:
+    """The session's archives, oldest first (``archive_heads`` when their place and state do)."""
+    return repo.list_archives(db, session)
 
 
 def archive_heads(db: Session, session: AgentSession) -> list[ArchiveHead]:

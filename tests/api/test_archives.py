@@ -470,7 +470,7 @@ async def test_keyword_overview_hits_are_every_overview_holding_every_term(
 ) -> None:
     """Keyword search reads overviews through the overview index (terms of three characters or
     more) or all of them (shorter terms): either way the hits are what a brute-force search of
-    the overviews finds, and ``archiveId`` narrows them."""
+    the overviews finds, oldest first and at most ``limit``, and ``archiveId`` narrows them."""
     topics = ["zebrafish tank heater", "kangaroo court ruling", "zebrafish court filing"]
     ids = [
         await archive(client, "s-ovk", [user(f"we discussed the {t}"), assistant(f"noted: {t}")])
@@ -489,6 +489,9 @@ async def test_keyword_overview_hits_are_every_overview_holding_every_term(
         assert [h["archiveId"] for h in narrowed["overviews"]] == [
             a for a in expected if a == ids[2]
         ], query
+        for limit in (1, 2):  # the oldest ``limit``, read a batch of ``limit`` at a time
+            limited = await search(client, "s-ovk", query, mode="keyword", limit=limit)
+            assert [h["archiveId"] for h in limited["overviews"]] == expected[:limit], query
     assert any("zebrafish" in overviews[a].casefold() for a in ids)  # the queries can match
 
 

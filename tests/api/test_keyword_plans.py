@@ -41,7 +41,7 @@ async def test_both_plans_find_every_message_in_order(
     assert len(expected) == 10
     found = await search(client, "s-plan", "gauge", limit=50)
     assert [h["seq"] for h in message_hits(found)] == expected
-    # Each hit names its own archive (read as hits name them, app/archives/on_demand.py).
+    # Each hit names its own archive.
     assert [h["archiveId"] for h in message_hits(found)] == [
         first if seq <= 13 else second for seq in expected
     ]
