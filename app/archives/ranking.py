@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from app.archives.literals import count_literals
 from app.core.passages import PASSAGE_WEIGHT
 from app.core.query import CJK_CHARS, Query, normalise, strip_speaker
 
@@ -46,6 +47,13 @@ class Doc:
     row_id: int
     text: str
     dates: str = ""
+    # ``folded(text)``, when the caller keeps it for a text it scores again and again.
+    folded: str | None = None
+
+
+def folded(text: str) -> str:
+    """The text as literals are counted in it: its speaker label stripped, normalised."""
+    return normalise(strip_speaker(text))
 
 
 class TermCounter:
@@ -69,37 +77,29 @@ class TermCounter:
             self.weights[phrase] = PHRASE_WEIGHT
             anywhere.append(phrase)
         self.dates = {t.literal: t.weight for t in query.terms if t.kind == "date"}
-        self._words = _lookahead(words, word_start=True)
-        self._anywhere = _lookahead(anywhere, word_start=False)
+        self._words = list(dict.fromkeys(words))
+        self._anywhere = list(dict.fromkeys(anywhere))
 
     def count(self, doc: Doc) -> dict[str, int]:
         content = strip_speaker(doc.text)
-        found = self._count(normalise(content))
+        found = self._count(normalise(content) if doc.folded is None else doc.folded)
         for day in self.dates:
             if day in doc.dates:
                 found[day] = 1
-        if found and len(content) < len(doc.text) and self._words is not None:
-            for match in self._words.finditer(normalise(doc.text[: len(doc.text) - len(content)])):
-                found[match.group(1)] = found.get(match.group(1), 0) + 1
+        if found and len(content) < len(doc.text) and self._words:
+            label = normalise(doc.text[: len(doc.text) - len(content)])
+            for literal, count in count_literals(label, self._words, word_start=True).items():
+                found[literal] = found.get(literal, 0) + count
         return found
 
     def _count(self, text: str) -> dict[str, int]:
-        found: dict[str, int] = {}
-        for pattern in (self._words, self._anywhere):
-            if pattern is not None:
-                for match in pattern.finditer(text):
-                    found[match.group(1)] = found.get(match.group(1), 0) + 1
+        found = count_literals(text, self._words, word_start=True)
+        for literal, count in count_literals(text, self._anywhere, word_start=False).items():
+            found[literal] = found.get(literal, 0) + count
         return found
 
     def weight(self, literal: str) -> float:
         return self.weights.get(literal) or self.dates.get(literal, 1.0)
-
-
-def _lookahead(literals: list[str], *, word_start: bool) -> re.Pattern[str] | None:
-    if not literals:
-        return None
-    alternatives = "|".join(re.escape(t) for t in sorted(set(literals), key=len, reverse=True))
-    return re.compile(("(?<!\\w)" if word_start else "") + f"(?=({alternatives}))")
 
 
 def bm25(query: Query, docs: Sequence[Doc], stats: SessionStats) -> dict[int, float]:

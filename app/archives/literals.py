@@ -1,0 +1,41 @@
+"""Counting a query's literals in a text, as BM25 counts its terms (``app.archives.ranking``).
+
+At each position of the text the longest literal that starts there counts once; overlapping
+occurrences count (``aa`` twice in ``aaa``). From word starts only (``visit`` in ``visited``, not in
+``revisit``: the character before is not a word character, as the regular expression ``\\w`` says:
+a letter, a digit of any kind or ``_``), or anywhere (Chinese pairs, quoted phrases).
+
+This was one regular expression with a lookahead tried at every position of the text; on a
+Working Memory of 50 KB that cost about a millisecond a query, once per overview of the session.
+``str.find`` visits only the places where a literal occurs. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def count_literals(text: str, literals: Sequence[str], *, word_start: bool) -> dict[str, int]:
+    """How many times each literal counts in ``text``, in the order of their first counted
+    occurrence (literals never counted are left out)."""
+    longest: dict[int, str] = {}  # start position -> the longest literal found starting there
+    for literal in literals:
+        if not literal:
+            continue
+        at = text.find(literal)
+        while at >= 0:
+            if not word_start or at == 0 or not _is_word_char(text[at - 1]):
+                held = longest.get(at)
+                if held is None or len(literal) > len(held):
+                    longest[at] = literal
+            at = text.find(literal, at + 1)
+    counts: dict[str, int] = {}
+    for at in sorted(longest):
+        literal = longest[at]
+        counts[literal] = counts.get(literal, 0) + 1
+    return counts
+
+
+def _is_word_char(char: str) -> bool:
+    # What ``\w`` matches in a str pattern: alphanumeric in Unicode's sense, or the underscore.
+    return char.isalnum() or char == "_"
