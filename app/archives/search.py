@@ -197,8 +197,8 @@ def _folded_overview(text: str) -> str:
     return ranking.folded(text)
 
 
-def match_overviews(db: Session, scope: Scope, raw: str) -> list[SearchHit]:
-    """Overviews for ranked search: BM25 among the session's overviews."""
+def match_overviews(db: Session, scope: Scope, raw: str, limit: int) -> list[SearchHit]:
+    """Overviews for ranked search: the best ``limit`` by BM25 among the session's overviews."""
     query = parse_query(raw)
     literals = list(dict.fromkeys([*query.literals, *query.phrases])) or matching.keyword_terms(raw)
     texts = _overview_texts(db, scope)
@@ -209,5 +209,5 @@ def match_overviews(db: Session, scope: Scope, raw: str) -> list[SearchHit]:
         overview_hit(
             scope.archives[i], first_span(texts[i], literals), round(scores[i], 6), texts[i]
         )
-        for i in ranking.ranked(scores)
+        for i in ranking.ranked(scores)[:limit]
     ]

@@ -116,7 +116,7 @@ def search_session(
         )
     elif req.mode == "ranked":
         hits = search.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
-        overviews = search.match_overviews(db, scope, req.query)
+        overviews = search.match_overviews(db, scope, req.query, req.limit)
     else:
         hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
         overviews = search.match_keyword_overviews(
