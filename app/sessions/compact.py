@@ -192,7 +192,7 @@ def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Co
         outcome = commit_phase1(db, session, 0, utcnow(), req.custom_instructions)
         pending = [
             a
-            for a in archives_store.list_archives(db, session)
+            for a in archives_store.archive_heads(db, session)
             if a.status in (ArchiveStatus.PENDING, ArchiveStatus.RUNNING)
         ]
         return _Committed(
