@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import ServicesDep, TenantDep
+from app.api.deps import IdentityDep, ServicesDep, TenantDep, services_of
 from app.api.json_body import JsonRoute
 from app.api.rate_limit import RATE_LIMITED, SEARCH_LIMIT
 from app.api.schemas.archives import (
@@ -69,9 +69,12 @@ async def expand_archive_endpoint(
     dependencies=SEARCH_LIMIT,
 )
 async def search_archives_endpoint(
-    body: ArchiveSearchRequest, services: ServicesDep, tenant: TenantDep
+    http: Request, body: ArchiveSearchRequest, identity: IdentityDep
 ) -> object:
     """Search a session's archived messages and overviews: keyword, regex or ranked."""
+    # The services and the tenant are read here, as the hooks read them: the agent's search tool
+    # calls this, and FastAPI solves each dependency of a request at a cost of its own.
+    services, tenant = services_of(http), identity.tenant_id
     request = SearchRequest(
         session_id=body.session_id,
         query=body.query,

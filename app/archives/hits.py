@@ -91,6 +91,7 @@ def message_hit(
     span: tuple[int, int] | None,
     score: float | None,
     moment: datetime | None,
+    match: str | None = None,
 ) -> SearchHit:
     return SearchHit(
         archive_id=archive.archive_id,
@@ -100,6 +101,7 @@ def message_hit(
         snippet=matching.snippet(row.search_text, span or (0, 0)),
         score=score,
         timestamp=moment,
+        match=match,
     )
 
 

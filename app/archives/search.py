@@ -61,8 +61,7 @@ def search_keyword(
         span = matching.find_keywords(row.search_text, literals, case_sensitive)
         moment = time_of_body(row.body, row.created_at)
         if span is not None and row.archive_pk is not None and scope.window.admits(moment):
-            hit = message_hit(scope.archives[row.archive_pk], row, span, None, moment)
-            hits.append(replace(hit, match="all"))
+            hits.append(message_hit(scope.archives[row.archive_pk], row, span, None, moment, "all"))
             if len(hits) > limit:
                 return hits
     if case_sensitive or len(query.literals) < 2 or not query.terms or query.phrases:

@@ -132,13 +132,16 @@ def search_answer(req: SearchRequest, found: SessionHits, hybrid: bool) -> Searc
     return SearchResult(
         query=redact_text(req.query),
         mode=req.mode,
-        results=[replace(h, snippet=redact_text(h.snippet)) for h in found.results],
-        overviews=[
-            replace(h, snippet=redact_text(h.snippet)) for h in found.overviews[: req.limit]
-        ],
+        results=[_redacted(h) for h in found.results],
+        overviews=[_redacted(h) for h in found.overviews[: req.limit]],
         truncated=found.truncated,
         retrieval=("hybrid" if hybrid else "lexical") if req.mode == "ranked" else None,
     )
+
+
+def _redacted(hit: SearchHit) -> SearchHit:
+    snippet = redact_text(hit.snippet)
+    return hit if snippet == hit.snippet else replace(hit, snippet=snippet)
 
 
 async def embed_search_query(
