@@ -13,33 +13,16 @@ from sqlalchemy.orm import Session
 from app.archives import matching
 from app.archives import repository as archive_repo
 from app.archives import search_repository as repo
+from app.archives.repository import ArchiveHead
 from app.archives.results import Neighbour, SearchHit
 from app.db.models import AgentSession, StoredMessage
-from app.db.models.archive import format_archive_id
 
 CONTEXT_SNIPPET_CHARS = 300
 
 
-@dataclass(frozen=True, slots=True)
-class ArchivePlace:
-    """What a hit needs of its archive: its id and place, its size, when its Working Memory was
-    written (an overview hit's time). Read for every archive of the session at once, from an
-    index (``app.archives.repository.archive_places``)."""
-
-    id: int
-    archive_index: int
-    status: str
-    message_count: int
-    completed_at: datetime | None
-
-    @property
-    def archive_id(self) -> str:
-        return format_archive_id(self.archive_index)
-
-
-def archive_places(db: Session, session: AgentSession) -> dict[int, ArchivePlace]:
-    """Every archive of the session by primary key, oldest first."""
-    return {row[0]: ArchivePlace(*row) for row in archive_repo.archive_places(db, session.id)}
+def archive_places(db: Session, session: AgentSession) -> dict[int, ArchiveHead]:
+    """Every archive of the session by primary key, oldest first: what a hit names of its archive."""
+    return {head.id: head for head in archive_repo.archive_heads(db, session.id)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +69,7 @@ def time_of_body(body: str, fallback: datetime | None) -> datetime | None:
 
 
 def message_hit(
-    archive: ArchivePlace,
+    archive: ArchiveHead,
     row: Any,
     span: tuple[int, int] | None,
     score: float | None,
@@ -106,7 +89,7 @@ def message_hit(
 
 
 def overview_hit(
-    archive: ArchivePlace, span: tuple[int, int] | None, score: float | None, text: str
+    archive: ArchiveHead, span: tuple[int, int] | None, score: float | None, text: str
 ) -> SearchHit:
     """A hit on the archive's overview, ``text``."""
     return SearchHit(

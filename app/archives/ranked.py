@@ -22,13 +22,13 @@ from sqlalchemy.orm import Session
 from app.archives import ranking
 from app.archives import search_repository as repo
 from app.archives.hits import (
-    ArchivePlace,
     TimeWindow,
     first_span,
     host_time,
     message_hit,
     time_of_body,
 )
+from app.archives.repository import ArchiveHead
 from app.archives.results import SearchHit
 from app.core.diversity import mmr_order, mmr_tokens
 from app.core.query import Query, clauses, parse_query
@@ -45,7 +45,7 @@ FUSIONS = ("calibrated", "rrf")
 @dataclass(frozen=True, slots=True)
 class Scope:
     session: AgentSession
-    archives: Mapping[int, ArchivePlace]
+    archives: Mapping[int, ArchiveHead]
     only: int | None
     window: TimeWindow = field(default_factory=TimeWindow)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
@@ -16,6 +18,7 @@ from app.db.models import (
     ArchiveStatus,
     StoredMessage,
 )
+from app.db.models.archive import format_archive_id
 
 
 def add_archive(db: Session, archive: Archive) -> Archive:
@@ -51,31 +54,42 @@ _OVERVIEWS_AMONG = DriverQuery(
 )
 
 
-# Every pre-prompt assemble and archive search reads the place and state of every archive of the
-# session. Both statements are answered from ``ix_archives_session_heads`` alone (migration 0018:
-# these columns follow the overview in the row, a Working Memory of up to ~50 KB that SQLite reads
-# past to reach them), as plain rows: no mapped object is built, so a session's hundred archives
-# cost tens of microseconds. The assemble's read leaves the completion time as the driver reads it
-# (it only compares it); search converts it, for the hits it dates.
-_HEAD_COLUMNS = select(
-    Archive.id, Archive.archive_index, Archive.status, Archive.message_count, Archive.completed_at
-)
+@dataclass(frozen=True, slots=True)
+class ArchiveHead:
+    """An archive's place and state: what a pre-prompt assemble and archive search read of every
+    archive of the session (an overview hit is dated by ``completed_at``)."""
+
+    id: int
+    archive_index: int
+    status: str
+    message_count: int
+    completed_at: datetime | None
+
+    @property
+    def archive_id(self) -> str:
+        return format_archive_id(self.archive_index)
+
+
+# Answered from ``ix_archives_session_heads`` alone (migration 0018: these columns follow the
+# overview in the row, a Working Memory of up to ~50 KB that SQLite reads past to reach them), as
+# plain rows: no mapped object is built, so a session's hundred archives cost tens of microseconds.
 _ARCHIVE_HEADS = DriverQuery(
-    _HEAD_COLUMNS.where(Archive.session_pk == bindparam("s")).order_by(Archive.archive_index)
+    select(
+        Archive.id,
+        Archive.archive_index,
+        Archive.status,
+        Archive.message_count,
+        Archive.completed_at,
+    )
+    .where(Archive.session_pk == bindparam("s"))
+    .order_by(Archive.archive_index),
+    convert_results=True,
 )
-_ARCHIVE_PLACES = DriverQuery(_ARCHIVE_HEADS.statement, convert_results=True)
 
 
-def archive_heads(db: Session, session_pk: int) -> list[tuple[Any, ...]]:
-    """(id, index, status, message count, completion as read) of each of the session's archives,
-    oldest first."""
-    return _ARCHIVE_HEADS.in_session(db).all_rows({"s": session_pk})
-
-
-def archive_places(db: Session, session_pk: int) -> list[tuple[Any, ...]]:
-    """(id, index, status, message count, completion time) of each of the session's archives,
-    oldest first."""
-    return _ARCHIVE_PLACES.in_session(db).all_rows({"s": session_pk})
+def archive_heads(db: Session, session_pk: int) -> list[ArchiveHead]:
+    """The place and state of each of the session's archives, oldest first."""
+    return [ArchiveHead(*row) for row in _ARCHIVE_HEADS.in_session(db).all_rows({"s": session_pk})]
 
 
 def list_archives(db: Session, session: AgentSession) -> list[Archive]:

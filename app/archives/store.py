@@ -8,32 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.archives import repository as repo
+from app.archives.repository import ArchiveHead as ArchiveHead  # the public face names it too
 from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
-from app.db.models.archive import format_archive_id
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveHead:
-    """An archive's place and state, read as plain values: what a pre-prompt assemble needs of
-    every archive of the session. ``completed`` is the completion time as the driver reads it
-    (compared for a change, never shown)."""
-
-    id: int
-    archive_index: int
-    status: str
-    message_count: int
-    completed: Any
-
-    @property
-    def archive_id(self) -> str:
-        return format_archive_id(self.archive_index)
 
 
 def add_archive(db: Session, archive: Archive) -> Archive:
@@ -47,8 +29,8 @@ def list_archives(db: Session, session: AgentSession) -> list[Archive]:
 
 
 def archive_heads(db: Session, session: AgentSession) -> list[ArchiveHead]:
-    """The place and state of each of the session's archives, oldest first, as plain values."""
-    return [ArchiveHead(*row) for row in repo.archive_heads(db, session.id)]
+    """The place and state of each of the session's archives, oldest first."""
+    return repo.archive_heads(db, session.id)
 
 
 def overview_of(db: Session, archive_pk: int) -> str:

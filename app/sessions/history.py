@@ -121,5 +121,5 @@ def _version(session: AgentSession, archives: list[ArchiveHead]) -> Hashable:
         session.created_at,
         session.last_seq,
         session.live_count,
-        tuple((a.id, a.status, a.completed) for a in archives),
+        tuple((a.id, a.status, a.completed_at) for a in archives),
     )

@@ -5,6 +5,7 @@ overviews, a Working Memory each, come before those columns)."""
 from __future__ import annotations
 
 import pytest
+
 from app.archives import repository
 from app.archives import store as archives_store
 from app.db.models import ArchiveStatus
@@ -39,7 +40,7 @@ async def test_the_heads_of_every_archive_in_order_and_the_summary_that_lists_th
             ("archive_003", "failed"),
         ]
         assert [h.message_count for h in heads] == [6, 8, 8]
-        assert heads[0].completed is not None and heads[1].completed is not None
+        assert all(h.completed_at is not None and h.completed_at.tzinfo for h in heads[:2])
         body = await pre_prompt(client, history)
         archives = body["diagnostics"]["archives"]
         assert (archives["total"], archives["completed"], archives["failed"]) == (3, 2, 1)
