@@ -27,7 +27,7 @@ def add_archive(db: Session, archive: Archive) -> Archive:
     return archive
 
 
-# Read by archive search: built once (building a statement costs more than running it), run on
+# Read by the archive listings: built once (building a statement costs more than running it), run on
 # the driver inside the caller's transaction (app/db/driver_query.py: SQLAlchemy's execution path
 # and the ORM's load cost more than SQLite's own work).
 _LIST_ARCHIVES = DriverLoad(
@@ -89,6 +89,9 @@ _ARCHIVE_HEADS = DriverQuery(
 
 def archive_heads(db: Session, session_pk: int) -> list[ArchiveHead]:
     """The place and state of each of the session's archives, oldest first."""
+    # Read on the driver, which does not flush the unit of work first: an archive added in this
+    # transaction (a commit's Phase 1) must be in the answer.
+    db.flush()
     return [ArchiveHead(*row) for row in _ARCHIVE_HEADS.in_session(db).all_rows({"s": session_pk})]
 
 

@@ -44,8 +44,11 @@ __all__ = [
 
 
 MAX_BATCH = 1000
-# Overviews kept normalised: 128 Working Memories of at most ~50 KB, each with its normalised form
-# (about 13 MB for Latin text, twice that for Chinese, whose characters take two bytes each).
+# Overviews kept normalised, least recently used first out, keyed by their text: 128 Working
+# Memories (each capped in tokens, ~50 KB of Latin text) with their normalised forms take ~13 MB;
+# CPython stores a string in 1, 2 or 4 bytes a character by its widest one, so Chinese takes about
+# twice that. A session with more than 128 overviews cycles through the cache and is normalised on
+# every ranked search (no worse than without it); a deleted archive's text leaves as others come.
 FOLDED_OVERVIEWS_KEPT = 128
 
 
@@ -149,7 +152,7 @@ def match_keyword_overviews(
 ) -> list[SearchHit]:
     """The first ``limit`` overviews holding every term of a keyword search, oldest first. The
     texts read are those of the archives the overview index finds (every term long enough for
-    it), a batch of ``limit`` at a time until enough hold the terms; else every overview."""
+    it), in growing batches until enough hold the terms; else every overview."""
     query = parse_query(raw)
     literals = query.whole_literals
     if case_sensitive or not literals:
@@ -164,13 +167,14 @@ def match_keyword_overviews(
     )
     found: list[SearchHit] = []
     # A term common in the session is in nearly every overview, each a Working Memory of up to
-    # ~50 KB: reading and matching all of them was most of the search in a long session.
-    for start in range(0, len(candidates), limit):
-        batch = candidates[start : start + limit]
+    # ~50 KB: reading and matching all of them was most of the search in a long session. The index
+    # finds candidates only (its tokens are not the literals), so batches grow fourfold each round.
+    start, size = 0, max(limit, 1)
+    while start < len(candidates) and len(found) < limit:
+        batch = candidates[start : start + size]
         texts = repo.overview_texts(db, scope.session, batch, scope.only)
         found += _holding(scope, texts, literals, case_sensitive)
-        if len(found) >= limit:
-            break
+        start, size = start + size, size * 4
     return found[:limit]
 
 
