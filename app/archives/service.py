@@ -9,6 +9,7 @@ has stored messages redacted too (``CE_REDACTION__STORED_MESSAGES``).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -50,6 +51,14 @@ def archive_or_404(db: Session, session: AgentSession, archive_id: str) -> Archi
     if archive is None or archive.archive_id != archive_id:
         raise NotFound("archive", archive_id)
     return archive
+
+
+def _head_or_404(heads: Iterable[repo.ArchiveHead], archive_id: str) -> repo.ArchiveHead:
+    """The archive named by ``archive_id`` among the session's heads (no overview is read)."""
+    for head in heads:
+        if head.archive_id == archive_id:
+            return head
+    raise NotFound("archive", archive_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +116,9 @@ def search_session(
 ) -> SessionHits:
     """Search the session's archived messages and, in their own list, its archive overviews, in
     the caller's transaction (``req`` as ``checked_search`` returned it)."""
-    only = archive_or_404(db, session, req.archive_id).id if req.archive_id else None
-    window = TimeWindow(req.since, req.until)
-    scope = search.Scope(session, archive_places(db, session), only, window)
+    places = archive_places(db, session)
+    only = _head_or_404(places.values(), req.archive_id).id if req.archive_id else None
+    scope = search.Scope(session, places, only, TimeWindow(req.since, req.until))
     if req.mode == "regex":
         hits, overviews = search.search_regex(
             db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s

@@ -413,11 +413,12 @@ async def test_keyword_archive_id_narrows(client: httpx.AsyncClient) -> None:
         )
         assert {h["archiveId"] for h in narrowed["results"]} == {"archive_001"}, mode
         assert [h["seq"] for h in message_hits(narrowed)] == [1], mode
-    unknown = await client.post(
-        "/archives/search",
-        json={"sessionId": "s-narrow", "query": "needleword", "archiveId": "archive_009"},
-    )
-    assert_envelope(unknown, 404, NOT_FOUND_CODE)
+    for archive_id in ("archive_009", "archive_2", "archive_0002"):
+        unknown = await client.post(
+            "/archives/search",
+            json={"sessionId": "s-narrow", "query": "needleword", "archiveId": archive_id},
+        )
+        assert_envelope(unknown, 404, NOT_FOUND_CODE)
 
 
 async def test_keyword_limit_and_truncated(client: httpx.AsyncClient) -> None:
