@@ -524,7 +524,28 @@ def archive_search(sides: Sequence[Side], plan: Plan) -> list[Result]:
         "ours: POST /archives/search mode keyword; peer: POST /api/v1/search/grep over the "
         "session's history, the term regex-escaped, case-insensitive, node_limit 20"
     )
-    return results + concurrent_results
+    return [*results, *concurrent_results, _empty_request(sides, rounds, per_round)]
+
+
+def _empty_request(sides: Sequence[Side], rounds: int, per_round: int) -> Result:
+    """Each side's health check through the same client: what a request that does no work costs,
+    the floor under every other row (a search ratio cannot exceed the peer's search time over
+    this service's floor)."""
+
+    def check(side: Side, response) -> None:
+        if response.status_code != 200:
+            raise RuntimeError(f"{side.name}: health check -> {response.status_code}")
+
+    def request_for(side: Side) -> Request:
+        return Request("GET", "/health" if side.name == "peer" else "/healthz")
+
+    measures = alternate(sides, rounds, per_round, 2, request_for, check)
+    result = Result("empty", "empty request (health check)", 1, measures["ours"], measures["peer"])
+    result.notes.append(
+        "ours: GET /healthz; peer: GET /health. No work on either side: the floor of every row "
+        "(client, HTTP server, framework)"
+    )
+    return result
 
 
 def commit_keep(sides: Sequence[Side], plan: Plan) -> list[Result]:
