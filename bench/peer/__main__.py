@@ -485,7 +485,7 @@ CAVEATS = [
     "client, the HTTP server and the framework. Over 2,000 archived messages the peer's grep takes a "
     "few empty requests' time, so a search 5× faster than it would have to answer in about this "
     "service's empty request: the search rows at this size measure mostly that floor. The size "
-    "series shows the peer's grep growing with the session while this service's search stays flat.",
+    "series shows the peer's grep growing with the session faster than this service's search.",
 ]
 
 
