@@ -115,7 +115,7 @@ def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
                     hits = len(result.results)
                     if call > 0:
                         samples.append(elapsed_ms)
-                    elif not samples_all:  # a mode's first call reads its indexes from disk
+                    elif not samples_all:  # a mode's first call fills caches (the vector matrix)
                         cold.append(f"{mode} ({label}) {elapsed_ms:.0f} ms")
                 p50, _ = summary(samples)
                 p95 = sorted(samples)[int(0.95 * (len(samples) - 1))]
@@ -135,5 +135,10 @@ def measure_latency(cfg: Config) -> tuple[list[Row], list[str]]:
                 )
             )
         engine.dispose()
-    lines += ["", f"First call of each mode, untimed above (cold indexes): {', '.join(cold)}."]
+    lines += [
+        "",
+        f"First call of each mode, untimed above: {', '.join(cold)}. A hybrid search's first call "
+        "loads the session's vectors from the database into the in-process matrix that later "
+        "searches reuse (app/core/vector_matrix.py).",
+    ]
     return rows, lines
