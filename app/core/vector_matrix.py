@@ -67,6 +67,11 @@ class VectorMatrix:
                 self._put(row_id, _as_array(vector, self.dimensions), tag)
             self.last_change = max(self.last_change, change)
 
+    def reserve(self, rows: int) -> None:
+        """Make room for ``rows`` rows at once (a partition about to be loaded, its size known):
+        growing by doubling while loading 100,000 rows copied the matrix eight times."""
+        self._grow_to(rows)
+
     def extend(self, ids: np.ndarray, vectors: np.ndarray, tags: np.ndarray) -> None:
         """Add many new rows at once (a partition being loaded); ids must not be present yet."""
         count = len(ids)

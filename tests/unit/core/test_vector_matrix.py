@@ -97,6 +97,25 @@ def test_grows_past_its_first_capacity_and_reports_its_size_in_bytes() -> None:
     assert matrix.nbytes >= 1000 * DIM * 4
 
 
+def test_reserve_makes_room_once_for_a_partition_of_known_size() -> None:
+    rng = np.random.default_rng(2)
+    matrix = VectorMatrix(DIM)
+    matrix.reserve(1000)
+    row_bytes = DIM * 4 + 8 + 8  # vector, id, tag
+    assert matrix.nbytes == 1000 * row_bytes
+    rows = {i: (unit(rng) * 3, i) for i in range(1000)}  # not unit: extend normalises
+    for start in range(0, 1000, 300):  # chunks, as a partition is loaded
+        ids = np.arange(start, min(start + 300, 1000), dtype=np.int64)
+        matrix.extend(ids, np.stack([rows[i][0] for i in ids]), ids.copy())
+    assert matrix.nbytes == 1000 * row_bytes  # no doubling past the reserved size
+    assert len(matrix) == 1000
+    query = unit(rng).tolist()
+    assert [n.row_id for n in matrix.nearest(query, 10)] == brute_force(rows, query, 10)
+    assert [n.row_id for n in matrix.nearest(query, 5, (100, 199))] == brute_force(
+        rows, query, 5, 100, 199
+    )
+
+
 def test_a_search_leaves_numpys_blas_on_the_calling_thread() -> None:
     # Its own pool would spin a second core after every product (app/core/vector_matrix.py).
     matrix = VectorMatrix(4)
