@@ -89,9 +89,6 @@ _ARCHIVE_HEADS = DriverQuery(
 
 def archive_heads(db: Session, session_pk: int) -> list[ArchiveHead]:
     """The place and state of each of the session's archives, oldest first."""
-    # Read on the driver, which does not flush the unit of work first: an archive added in this
-    # transaction (a commit's Phase 1) must be in the answer.
-    db.flush()
     return [ArchiveHead(*row) for row in _ARCHIVE_HEADS.in_session(db).all_rows({"s": session_pk})]
 
 

@@ -7,8 +7,9 @@ already holds is returned as it is (the ORM does not overwrite it either), a new
 session as persistent, its later changes flushed at commit. Columns left out (``deferred``) are
 expired, so the first access reads them, as a deferred column of the ORM does.
 
-The ORM flushes pending changes before a query (autoflush); a load does the same when the
-session has any, so a row added or changed earlier in the transaction is found as it now is.
+The ORM flushes pending changes before a query (autoflush); every statement on the session's
+connection does the same (``driver_query._session_connection``), so a row added or changed
+earlier in the transaction is found as it now is.
 
 A load made with ``attach=False`` is for objects that are only read: a new one stays out of the
 session (adding it walks the save cascade, about a third of the load, and closing the session
@@ -66,7 +67,6 @@ class DriverLoad(Generic[T]):
         self._query = DriverQuery(statement.order_by(*order_by), convert_results=True)
 
     def first(self, db: Session, params: Mapping[str, Any]) -> T | None:
-        _flush_pending(db)
         row = self._query.in_session(db).first_row(params)
         return None if row is None else self._attached(db, row[self._leading :])
 
@@ -75,7 +75,6 @@ class DriverLoad(Generic[T]):
 
     def all_led(self, db: Session, params: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], T]]:
         """Each row's leading columns and its object (one object for rows of the same entity)."""
-        _flush_pending(db)
         lead = self._leading
         rows = self._query.in_session(db).all_rows(params)
         return [(row[:lead], self._attached(db, row[lead:])) for row in rows]
@@ -96,7 +95,3 @@ class DriverLoad(Generic[T]):
             db.add(loaded)  # walking the save cascade, about a third of the load
         return cast(T, loaded)
 
-
-def _flush_pending(db: Session) -> None:
-    if db.autoflush and (db.new or db.dirty or db.deleted):
-        db.flush()

@@ -280,9 +280,13 @@ _CONNECTION = "driver_query.connection"
 
 
 def _session_connection(db: Session) -> Connection:
-    """The connection of the session's transaction, begun (BEGIN IMMEDIATE on SQLite). Kept in
-    the session's ``info``: a unit of work binds its session to one connection for its life, and
-    asking the session for it each time cost about 25 µs per statement."""
+    """The connection of the session's transaction, begun (BEGIN IMMEDIATE on SQLite), with the
+    session's pending changes flushed first, as the ORM flushes them before a query of its own
+    (autoflush): a statement run here sees what the unit of work added. Kept in the session's
+    ``info``: a unit of work binds its session to one connection for its life, and asking the
+    session for it each time cost about 25 µs per statement."""
+    if db.autoflush and (db.new or db.dirty or db.deleted):
+        db.flush()
     found = db.info.get(_CONNECTION)
     if found is None or found.closed or not found.in_transaction():
         found = db.info[_CONNECTION] = db.connection()

@@ -214,3 +214,24 @@ def test_a_write_after_the_session_commits_joins_its_next_transaction(engine: En
     with UnitOfWork(engine).read() as db:
         names = db.execute(select(ApiKey.name)).scalars().all()
     assert names == ["kept"]
+
+
+def test_statements_on_the_session_see_its_pending_changes_as_the_orm_would(engine: Engine) -> None:
+    # Autoflush, as before an ORM query: an object added or changed earlier in the transaction
+    # (an archive added by a commit's Phase 1, read back from the archives' heads) is there.
+    named = ":n" if engine.dialect.name == "sqlite" else "%(n)s"
+    by_tenant = DriverQuery(select(ApiKey.name).where(ApiKey.tenant_id == bindparam("t")))
+    with engine.connect() as conn, Session(bind=conn) as db:
+        db.add(
+            ApiKey(tenant_id="t", name="a", prefix="p", key_hash="h", created_at=datetime.now(UTC))
+        )
+        assert by_tenant.in_session(db).all_rows({"t": "t"}) == [("a",)]
+        db.get_one(ApiKey, 1).name = "renamed"
+        sql = f"SELECT name FROM api_keys WHERE tenant_id = {named}"
+        assert list(session_rows(db, sql, {"n": "t"})) == [("renamed",)]
+    with engine.connect() as conn, Session(bind=conn, autoflush=False) as db:
+        db.add(
+            ApiKey(tenant_id="u", name="b", prefix="p", key_hash="h2", created_at=datetime.now(UTC))
+        )
+        assert by_tenant.in_session(db).all_rows({"t": "u"}) == []
+        assert db.new  # left pending, as the ORM leaves it
