@@ -94,4 +94,3 @@ class DriverLoad(Generic[T]):
         if self._attach:
             db.add(loaded)  # walking the save cascade, about a third of the load
         return cast(T, loaded)
-
