@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.query import CJK_CHARS, Query
+from app.core.query import CJK_CHARS, Query, document_tokens
 from app.core.tokens import estimate_text_tokens, text_weight
 
 MAX_FTS_PHRASES = 24
@@ -197,3 +197,15 @@ def chunk_text(text: str, max_tokens: int = 400, overlap_tokens: int = 80) -> li
         current.append(unit)
     _emit(chunks, current)
     return chunks
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of a text as search counts them (stemmed, CJK character pairs), stop words
+    included: a "not" is information."""
+    return frozenset(document_tokens(text))
+
+
+def adds_no_words(words: frozenset[str], existing: str) -> bool:
+    """Whether every word of a new text (``word_set``) is already in ``existing``: a text that
+    adds a word, however close its vector, may say something ``existing`` does not."""
+    return words <= word_set(existing)

@@ -299,6 +299,39 @@ async def test_near_duplicate_is_none_and_a_different_fact_is_added(
         assert ids == {first["id"], different["memory"]["id"], elsewhere["memory"]["id"]}
 
 
+async def test_a_fact_that_differs_in_one_value_is_not_a_duplicate(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The local model puts these pairs within cosine 0.95 (0.993, 0.966, 0.971): the vector alone
+    took the second of each for a duplicate and lost it. A text that adds a word is kept."""
+    pairs = [
+        (
+            "The deploy key lives in the vault under ops/prod.",
+            "The deploy key lives in the vault under ops/staging.",
+        ),
+        (
+            "The user's flight to Tokyo leaves on Friday.",
+            "The user's flight to Tokyo leaves on Monday.",
+        ),
+        (
+            "The user ran the Taihu half marathon in under two hours.",
+            "The user ran the Donghu half marathon in under two hours.",
+        ),
+    ]
+    async with app_client(local_settings(make_settings)) as client:
+        for first_text, second_text in pairs:
+            first = await add(client, first_text)
+            second = await remember(client, second_text)
+            assert second["action"] == "ADD", second
+            assert second["memory"]["id"] != first["id"]
+        # A text that adds nothing to a memory it is near is still its duplicate.
+        shorter = await remember(client, "The user ran the Donghu half marathon.")
+        assert shorter["action"] == "NONE", shorter
+        assert shorter["memory"]["id"] == second["memory"]["id"]
+        contents = sorted(m["content"] for m in await list_items(client))
+        assert contents == sorted(text for pair in pairs for text in pair)
+
+
 async def test_second_profile_commit_updates_the_profile(client: httpx.AsyncClient) -> None:
     first = await add(client, "Name: Alice", "profile")
     second = await remember(client, "Lives in Berlin", "profile")

@@ -15,10 +15,12 @@ from app.core.tokens import estimate_text_tokens, text_weight
 from app.memory.text import (
     MAX_FTS_PHRASES,
     _split_long_line,
+    adds_no_words,
     chunk_text,
     cjk_spaced,
     fts_match_expression,
     fts_phrases,
+    word_set,
 )
 
 # fts_phrases: the word-index phrases of a query parsed by app.core.query.
@@ -239,3 +241,22 @@ def test_long_lines_are_cut_as_character_by_character() -> None:
         line = "".join(rng.choice(words) for _ in range(rng.randrange(1, 30)))
         size = rng.randrange(1, 60)
         assert _split_long_line(line, size) == reference_split_long_line(line, size), (line, size)
+
+
+def test_a_text_adding_no_word_is_covered_and_one_adding_a_word_is_not() -> None:
+    existing = "The deploy key lives in the vault under ops/prod, since Tuesday."
+    # Order, case, punctuation and inflection add nothing.
+    assert adds_no_words(word_set("the deploy KEY lives under ops/prod in the vault"), existing)
+    assert adds_no_words(word_set("Deploy keys: in the vault."), existing)
+    # A different value, a negation or a new word is new information.
+    assert not adds_no_words(word_set("The deploy key lives under ops/staging."), existing)
+    assert not adds_no_words(word_set("The deploy key does not live in the vault."), existing)
+    assert not adds_no_words(word_set("The deploy key lives in the vault under ops/prod!!"), "")
+    assert adds_no_words(word_set(""), existing)
+
+
+def test_chinese_words_are_compared_by_character_pairs() -> None:
+    existing = "陈静: 我跑完了太湖半程马拉松，用时不到两小时。"
+    assert adds_no_words(word_set("我跑完了太湖半程马拉松"), existing)
+    assert not adds_no_words(word_set("我跑完了东湖半程马拉松"), existing)
+    assert not adds_no_words(word_set("我在准备半程马拉松"), existing)
