@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
@@ -30,13 +29,11 @@ from app.memory.extraction_prompts import (
 from app.memory.records import CATEGORIES, SENSITIVITIES
 from app.providers.protocols import ChatModel, ChatResult
 
-DUPLICATE_SIMILARITY = 0.95
 DEFAULT_CONFIDENCE = 0.5
 TITLE_MAX_CHARS = 120
 ABSTRACT_MAX_CHARS = 300
 
 Action = Literal["ADD", "UPDATE", "DELETE", "NONE"]
-Similarity = Callable[["Candidate", dict[str, Any]], float | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,24 +110,6 @@ async def decide(
     result = _count(usage, await model.complete_with_forced_tool(prompt, DECIDE_TOOL))
     decision = _model_decision(tool_arguments(result, DECIDE_TOOL_NAME), candidate, neighbours)
     return decision or _safe_default(candidate, neighbours, "invalid model decision"), usage
-
-
-def decide_without_model(
-    candidate: Candidate, neighbours: list[dict[str, Any]], similarity: Similarity | None = None
-) -> Decision:
-    """NONE for the same normalised text or a vector similarity ≥ 0.95, else ADD."""
-    twin = _exact_twin(candidate, neighbours)
-    if twin is not None:
-        return Decision("NONE", candidate, twin, None, "same normalised text as an existing memory")
-    if similarity is None:
-        return Decision("ADD", candidate, None, None, "no near-duplicate memory")
-    for neighbour in neighbours:
-        score = similarity(candidate, neighbour)
-        if score is not None and score >= DUPLICATE_SIMILARITY:
-            return Decision(
-                "NONE", candidate, _id(neighbour), None, f"vector similarity {score:.3f}"
-            )
-    return Decision("ADD", candidate, None, None, "no near-duplicate memory")
 
 
 def _model_decision(
@@ -303,7 +282,6 @@ __all__ = [
     "Candidate",
     "Decision",
     "decide",
-    "decide_without_model",
     "extract_candidates",
     "normalise_experience",
     "normalise_text",

@@ -11,7 +11,6 @@ from app.memory.dates import resolve_relative_date
 from app.memory.extraction import (
     Candidate,
     decide,
-    decide_without_model,
     extract_candidates,
     normalise_experience,
     normalise_text,
@@ -495,25 +494,3 @@ async def test_experience_merge_is_normalised_and_a_broken_one_rejected() -> Non
     )
     assert (await decide(good, experience, neighbours))[0].merged_content == EXPERIENCE
     assert (await decide(broken, experience, neighbours))[0].action == "ADD"
-
-
-# --- decide_without_model ---
-
-
-def test_without_model_exact_duplicate_is_none() -> None:
-    neighbours = [{"id": "m7", "content": "the user prefers vim for editing"}]
-    decision = decide_without_model(CANDIDATE, neighbours, None)
-    assert (decision.action, decision.target_id) == ("NONE", "m7")
-
-
-def test_without_model_similarity_threshold() -> None:
-    scores = {"m1": 0.9, "m2": 0.96}
-    decision = decide_without_model(CANDIDATE, NEIGHBOURS, lambda _candidate, n: scores[n["id"]])
-    assert (decision.action, decision.target_id) == ("NONE", "m2")
-    below = decide_without_model(CANDIDATE, NEIGHBOURS, lambda _candidate, _n: 0.94)
-    assert (below.action, below.target_id) == ("ADD", None)
-
-
-def test_without_model_anything_else_is_add() -> None:
-    assert decide_without_model(CANDIDATE, NEIGHBOURS, None).action == "ADD"
-    assert decide_without_model(CANDIDATE, [], None).action == "ADD"
