@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
+from app.core.date_terms import mentioned_dates
 from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
 from app.core.threads import to_thread
@@ -46,6 +47,10 @@ from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
 from app.providers.protocols import ProviderError
 
 MIN_POOL = 20
+# (vector, text) weights of a query whose day a memory mentions: the embedding model knows nothing
+# of calendar days, so "what did Alice do on 2023-05-20" leans on the memories that name the day
+# (archive search does the same: app/archives/ranking.py, DATE_DENSE_WEIGHT).
+DATE_LED_WEIGHTS = (0.1, 0.9)
 ChunkRow = tuple[int, Memory]  # a chunk's id and its memory
 
 
@@ -120,7 +125,9 @@ async def _collect(
     interpreter's lock and runs on the second core while the word side's Python runs on the first
     (100,000 chunks: 14-19 ms of the product hidden behind the word side's 14-20)."""
     pool = max(req.limit * 4, MIN_POOL)
-    phrases = fts_phrases(parse_query(text, today=utcnow().date()))
+    query = parse_query(text, today=utcnow().date())
+    phrases = fts_phrases(query)
+    days = {t.literal for t in query.terms if t.kind == "date"}
 
     def words() -> tuple[dict[int, float], float, list[ChunkRow]]:
         if mode == "vector" or not phrases:
@@ -136,7 +143,17 @@ async def _collect(
         to_thread(words), to_thread(nearest)
     )
     rows = {chunk_id: (chunk_id, memory) for chunk_id, memory in [*text_rows, *vector_rows]}
+    if mode == "hybrid" and days and any(_mentions(memory, days) for _, memory in text_rows):
+        mode = "date"
     return _merge(service, req, mode, text_ranks, ideal, similarities, list(rows.values()))
+
+
+def _mentions(memory: Memory, days: set[str]) -> bool:
+    """Whether a memory mentions one of ``days``, relative dates resolved against when it was
+    observed (as its word index has them)."""
+    moment = memory.observed_at or memory.created_at
+    said_on = moment.date() if moment else None
+    return not days.isdisjoint(mentioned_dates(f"{memory.title}\n{memory.content}", said_on))
 
 
 def _text_side(
@@ -199,7 +216,7 @@ def _merge(
     if mode == "bm25" and text_hits and (best := max(h.score for h in text_hits)) > 0:
         # docs/peers.md, OpenClaw §2.4 step 10: keyword-only search ranks lexically, best match 1.0.
         text_hits = [replace(h, score=h.score / best) for h in text_hits]
-    weights = {"bm25": (0.0, 1.0), "vector": (1.0, 0.0)}.get(
+    weights = {"bm25": (0.0, 1.0), "vector": (1.0, 0.0), "date": DATE_LED_WEIGHTS}.get(
         mode, (DEFAULT_VECTOR_WEIGHT, DEFAULT_TEXT_WEIGHT)
     )
     merged = merge_hybrid(vector_hits, text_hits, vector_weight=weights[0], text_weight=weights[1])
