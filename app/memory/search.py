@@ -129,23 +129,25 @@ async def _collect(
     phrases = fts_phrases(query)
     days = {t.literal for t in query.terms if t.kind == "date"}
 
-    def words() -> tuple[dict[int, float], float, list[ChunkRow]]:
+    def words() -> tuple[dict[int, float], float, list[ChunkRow], bool]:
         if mode == "vector" or not phrases:
-            return {}, 0.0, []
-        return _text_side(service, tenant_id, owners, phrases, pool)
+            return {}, 0.0, [], False
+        ranks, ideal, found = _text_side(service, tenant_id, owners, phrases, pool)
+        # Dates are read out of whole memories: in the worker thread, not on the event loop.
+        date_led = mode == "hybrid" and bool(days) and any(_mentions(m, days) for _, m in found)
+        return ranks, ideal, found, date_led
 
     def nearest() -> tuple[dict[int, float], list[ChunkRow]]:
         if vector is None:
             return {}, []
         return _vector_side(service, tenant_id, owners, vector, pool)
 
-    (text_ranks, ideal, text_rows), (similarities, vector_rows) = await asyncio.gather(
+    (text_ranks, ideal, text_rows, date_led), (similarities, vector_rows) = await asyncio.gather(
         to_thread(words), to_thread(nearest)
     )
     rows = {chunk_id: (chunk_id, memory) for chunk_id, memory in [*text_rows, *vector_rows]}
-    if mode == "hybrid" and days and any(_mentions(memory, days) for _, memory in text_rows):
-        mode = "date"
-    return _merge(service, req, mode, text_ranks, ideal, similarities, list(rows.values()))
+    weighing = "date" if date_led else mode
+    return _merge(service, req, weighing, text_ranks, ideal, similarities, list(rows.values()))
 
 
 def _mentions(memory: Memory, days: set[str]) -> bool:
