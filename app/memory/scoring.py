@@ -170,6 +170,17 @@ def age_in_days(observed_at: datetime, now: datetime) -> float:
     return max(0.0, (_as_utc(now) - _as_utc(observed_at)).total_seconds() / _SECONDS_PER_DAY)
 
 
+def best_then_newest(items: Iterable[ScoredMemory]) -> list[ScoredMemory]:
+    """Best first; of equal scores the latest observed first (the likelier to hold now), then by
+    id: the same memories come back in the same order on every search."""
+
+    def key(item: ScoredMemory) -> tuple[float, float, str]:
+        moment = item.observed_at
+        return (-item.score, -_as_utc(moment).timestamp() if moment else math.inf, item.memory_id)
+
+    return sorted(items, key=key)
+
+
 def apply_decay(
     items: Iterable[ScoredMemory],
     now: datetime,

@@ -34,6 +34,7 @@ from app.memory.scoring import (
     ScoredMemory,
     apply_decay,
     best_per_memory,
+    best_then_newest,
     merge_hybrid,
     mmr_rerank,
     phrase_idf,
@@ -279,7 +280,7 @@ def _rank(
     merged: list[ScoredMemory], memories: dict[str, Memory], req: SearchInput
 ) -> list[ScoredMemory]:
     """Decay on dated categories, then MMR, then threshold and limit (docs/recall.md steps 5-6)."""
-    described = [
+    described = best_then_newest(
         replace(
             item,
             category=memories[item.memory_id].category,
@@ -287,7 +288,7 @@ def _rank(
             text=f"{memories[item.memory_id].title} {memories[item.memory_id].content}",
         )
         for item in merged
-    ]
+    )
     decayed = (
         apply_decay(described, utcnow(), half_life_days=req.half_life_days)
         if req.half_life_days > 0

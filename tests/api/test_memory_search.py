@@ -387,7 +387,7 @@ async def test_temporal_decay_on_dated_categories_only(client: httpx.AsyncClient
             observedAt=iso(now - timedelta(days=days)),
         )
 
-    # With equal scores the lower id would come first: the old memories get the lower ids.
+    # Equal scores would put the latest observed first: the scores and decay factors are asserted.
     old_event, new_event = (
         "00000000-0000-4000-8000-00000000e001",
         "00000000-0000-4000-8000-00000000e002",
@@ -421,7 +421,8 @@ async def test_temporal_decay_on_dated_categories_only(client: httpx.AsyncClient
     assert {hit["id"] for hit in prefs} == {old_pref, new_pref}
     assert [hit["explain"]["decay"] for hit in prefs] == [1.0, 1.0]
     assert prefs[0]["score"] == pytest.approx(prefs[1]["score"], abs=1e-6)
-    assert prefs[0]["id"] == old_pref  # age does not push the old preference down
+    # Age does not lower the old preference's score; of the equal scores the latest comes first.
+    assert prefs[0]["id"] == new_pref
 
 
 async def test_mmr_prefers_a_distinct_memory_over_a_second_near_duplicate(
@@ -636,3 +637,20 @@ async def test_a_question_about_a_day_leans_on_the_memories_that_name_it(
         # Led by its words, not by a vector side that rates the small talk higher (0.475 against
         # 0.405 for the Chinese question): weighed 0.7 / 0.3 the lead was 0.454 to 0.406.
         assert hits[0]["score"] > 1.5 * hits[1]["score"], [(h["content"], h["score"]) for h in hits]
+
+
+async def test_of_equal_scores_the_latest_observed_comes_first(client: httpx.AsyncClient) -> None:
+    # Imported as given (commit_memory would keep one): the same words, observed a year apart.
+    older, newer = "00000000-0000-4000-8000-0000000e0001", "00000000-0000-4000-8000-0000000e0002"
+    text = "The user's standing desk is set to 112 cm."
+    await import_records(
+        client,
+        [
+            record(text, "preferences", memory_id=older, observedAt="2024-03-01T09:00:00.000Z"),
+            record(text, "preferences", memory_id=newer, observedAt="2025-03-01T09:00:00.000Z"),
+        ],
+    )
+    for mode in ("hybrid", "bm25", "vector"):
+        hits = (await search(client, "standing desk height", mode=mode, explain=True))["results"]
+        assert [h["id"] for h in hits] == [newer, older], mode
+        assert hits[0]["explain"]["vector"] == hits[1]["explain"]["vector"], mode

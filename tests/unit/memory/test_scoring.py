@@ -16,6 +16,7 @@ from app.memory.scoring import (
     Explain,
     ScoredMemory,
     apply_decay,
+    best_then_newest,
     bm25_rank_to_score,
     jaccard,
     merge_hybrid,
@@ -244,3 +245,20 @@ def test_a_chunk_blends_its_whole_vector_with_its_best_passage() -> None:
     # The passage counts as much as the whole vector, whichever side is higher.
     assert with_best_passage({1: 0.2}, {1: 0.6})[1] == pytest.approx(0.4)
     assert with_best_passage({}, {1: 0.9}) == {}
+
+
+def test_best_then_newest_orders_ties_by_observation_then_id() -> None:
+    def at(mid: str, score: float, observed: datetime | None) -> ScoredMemory:
+        return ScoredMemory(mid, f"{mid}#0", score, Explain(vector=score), observed_at=observed)
+
+    three_days_ago = NOW - timedelta(days=3)
+    items = [
+        at("a", 0.5, three_days_ago),
+        at("b", 0.9, NOW - timedelta(days=30)),
+        at("c", 0.5, None),
+        at("d", 0.5, datetime(2026, 5, 31, 12, 0)),  # as SQLite reads it back: no zone, UTC
+        at("e", 0.5, three_days_ago),
+    ]
+    order = [m.memory_id for m in best_then_newest(items)]
+    assert order == ["b", "d", "a", "e", "c"]
+    assert [m.memory_id for m in best_then_newest(reversed(items))] == order
