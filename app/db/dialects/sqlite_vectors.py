@@ -179,7 +179,6 @@ def _load(
     entry.matrix.reserve(stored)
     for chunk_id, size, validity, rowids in chunks:
         entry.matrix.extend(*_chunk_rows(db, space, int(chunk_id), int(size), validity, rowids))
-    entry.matrix.last_change = int(last or 0)
     entry.loaded = True
     return True
 
