@@ -2,8 +2,8 @@
 
 One run drives one session through the host: a first turn with `openclaw agent --local`, then
 the gateway for everything else (plain turns, a real tool call, recall of the first turn's fact,
-an overflow compaction, a manual `openclaw sessions compact`, the model expanding an archive, a
-recalled memory, and one turn while the service is stopped). Nothing is asserted here: the run
+an overflow compaction, a manual `openclaw sessions compact`, the model expanding an archive and
+searching the archives with a question in other words, a recalled memory, and one turn while the service is stopped). Nothing is asserted here: the run
 records what the host printed, what the model received, what the plugin logged and what the
 service stored, and `test_openclaw_host.py` checks it.
 """
@@ -25,6 +25,9 @@ from tests.host.stub_model import Exchange, StubModel
 SESSION_KEY = "agent:main:host-test"
 NOTES = "The secret launch code is PELICAN-42. Ship v2 on Friday.\n"
 MEMORY = "The user's favourite fruit is the mangosteen."
+# Said in turn 5; asked for in other words (no word of the question but stop words is in it).
+PASTIME = "After a long shift I relax with pottery, it clears my head."
+PASTIME_QUESTION = "How do I unwind once work is over?"
 UUID = re.compile(r"sessionId=([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
 
@@ -124,6 +127,17 @@ def _archives(conv: Conversation) -> list[dict[str, Any]]:
     return list(response.json().get("archives", [])) if response.status_code == 200 else []
 
 
+def _wait_for_archives(conv: Conversation, timeout_s: float = 120.0) -> None:
+    """Until Phase 2 has finished every archive of the session (search facts and vectors)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        archives = _archives(conv)
+        if archives and all(a["status"] in ("completed", "failed") for a in archives):
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"archives not through Phase 2 after {timeout_s:g} s")
+
+
 def run_conversation(root: Path) -> Conversation:
     node = ensure_installed()
     service = Service(root / "service")
@@ -173,7 +187,7 @@ def run_conversation(root: Path) -> Conversation:
         # outbox and commits it again (same advancementKey) before turn 5.
         proxy.drop_next_response("/commit-turn")
         turn("t4", "PLAIN-4: tell me a short joke about databases.")
-        turn("t5", "PLAIN-5: any plans for the weekend?")
+        turn("t5", f"PLAIN-5: {PASTIME} Any plans for the weekend?")
         # 6. The fact of turn 1 must reach the model through the assembled history.
         turn("t6", "RECALL-WORD: which word did I ask you to remember in my first message?")
         # 7. The provider refuses the prompt once ("maximum context length"): overflow compaction.
@@ -186,6 +200,10 @@ def run_conversation(root: Path) -> Conversation:
         conv.archives_after_manual = _archives(conv)
         # 10. The model reads an archive back with archive_expand.
         turn("t10", "EXPAND-ARCHIVE: what exactly did the notes file say?")
+        # The model searches the archives with a question in other words than turn 5's, once
+        # Phase 2 has indexed them.
+        _wait_for_archives(conv)
+        turn("search", f"SEARCH-ARCHIVE: {PASTIME_QUESTION}")
         # 11. A stored memory that matches the prompt is recalled into the model's request.
         conv.memory_answer = service.post(
             "/memories", {"content": MEMORY, "category": "preferences"}

@@ -9,6 +9,8 @@ chosen by markers in the current user message (the last `user` message of the re
 - `EXPAND-ARCHIVE`: call `archive_expand` with the oldest archive id visible in the request
   (directly, or through the host's `tool_call` when tool search defers plugin tools), then answer
   with what the tool returned;
+- `SEARCH-ARCHIVE: <question>`: call `archive_search` with the question as its query and no mode
+  (the tool's default), then answer with what the tool returned;
 - anything else: `ECHO: <prompt>`.
 
 Every request and every answer is recorded.
@@ -91,6 +93,21 @@ class Exchange:
     @property
     def messages(self) -> list[dict[str, Any]]:
         return list(self.body.get("messages") or [])
+
+
+def plugin_tool_call(
+    body: dict[str, Any], n: int, name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """A call of one of the plugin's tools: direct when the request lists its schema, else through
+    the host's ``tool_call`` (with its default tool search, plugin tools are deferred)."""
+    direct = any(t.get("function", {}).get("name") == name for t in body.get("tools") or [])
+    if direct:
+        return {"id": f"call_stub_{n}", "name": name, "arguments": arguments}
+    return {
+        "id": f"call_stub_{n}",
+        "name": "tool_call",
+        "arguments": {"id": name, "args": arguments},
+    }
 
 
 class StubModel:
@@ -222,20 +239,12 @@ class StubModel:
                     if ex.visible_archive_ids
                     else "archive_001"
                 }
-                direct = any(
-                    t.get("function", {}).get("name") == "archive_expand"
-                    for t in body.get("tools") or []
-                )
-                # With the host's default tool search, plugin tools are deferred: called through tool_call.
-                ex.tool_call = (
-                    {"id": f"call_stub_{n}", "name": "archive_expand", "arguments": arguments}
-                    if direct
-                    else {
-                        "id": f"call_stub_{n}",
-                        "name": "tool_call",
-                        "arguments": {"id": "archive_expand", "args": arguments},
-                    }
-                )
+                ex.tool_call = plugin_tool_call(body, n, "archive_expand", arguments)
+            elif m := re.search(r"SEARCH-ARCHIVE: (.+)", prompt):
+                ex.kind = "tool_call"
+                # the question as the model would ask it, with no mode: the tool's default runs
+                query = {"query": m.group(1).strip()}
+                ex.tool_call = plugin_tool_call(body, n, "archive_search", query)
             elif "CUT-EMOJI" in prompt:
                 # a reply cut inside an emoji: its last UTF-16 code unit is a lone surrogate
                 ex.text = f"ECHO: {prompt} {CUT_EMOJI}"

@@ -23,7 +23,15 @@ from typing import Any
 import pytest
 
 from tests.host.conftest import SUMMARIES
-from tests.host.conversation import MEMORY, NOTES, Conversation, format_report, run_conversation
+from tests.host.conversation import (
+    MEMORY,
+    NOTES,
+    PASTIME,
+    PASTIME_QUESTION,
+    Conversation,
+    format_report,
+    run_conversation,
+)
 from tests.host.harness import hook_timings
 from tests.host.stub_model import CUT_EMOJI, HOST_TIME_PREFIX, Exchange, text_of
 
@@ -186,7 +194,8 @@ def test_every_turn_succeeds_through_the_host(conv: Conversation) -> None:
     assert not conv.errors, conv.errors
     failed = [t.describe() for t in conv.turns if not t.ok]
     assert not failed, "\n\n".join(failed)
-    assert [t.name for t in conv.turns] == [f"t{i}" for i in range(1, 14)]
+    numbered = [f"t{i}" for i in range(1, 14)]
+    assert [t.name for t in conv.turns] == [*numbered[:10], "search", *numbered[10:]]
     assert conv.turn("t1").local and conv.session_id
 
 
@@ -499,6 +508,29 @@ def test_model_expands_an_archive_and_reads_its_original_text(conv: Conversation
         assert first_line in tool_result, (first_line, tool_result[:1500])
     expands = [r for r in conv.requests if r["path"].startswith(f"/archives/{archive_id}?")]
     assert expands and f"sessionId={conv.session_id}" in expands[0]["path"]
+
+
+def test_model_finds_an_archived_turn_by_its_meaning_with_the_tools_default_mode(
+    conv: Conversation,
+) -> None:
+    """The model asks archive_search, with no mode, a question that shares no word with the turn
+    that answers it (turn 5): the plugin's default (ranked) finds it by meaning, as a message
+    match of its own (not only inside an overview), and the tool result reaches the model."""
+    turn = conv.turn("search")
+    assert turn.ok, turn.describe()
+    call = turn.exchanges[0]
+    assert call.kind == "tool_call" and call.tool_call
+    searches = [r for r in turn.requests if r["path"] == "/archives/search"]
+    assert len(searches) == 1, [r["path"] for r in turn.requests]
+    assert searches[0]["body"]["mode"] == "ranked"
+    assert searches[0]["body"]["query"] == PASTIME_QUESTION
+    assert searches[0]["body"]["sessionId"] == conv.session_id
+    answer = turn.exchanges[1]
+    results = [text_of(m.get("content")) for m in answer.messages if m.get("role") == "tool"]
+    assert results, "the tool result did not reach the model"
+    tool_result = unwrap_tool_call_result(results[-1])
+    matches = [b for b in tool_result.split("\n\n## ") if b.startswith("Match ")]
+    assert any(PASTIME.split(",")[0] in block for block in matches), tool_result[:3000]
 
 
 def test_recalled_memory_reaches_the_model_marked_as_data(conv: Conversation) -> None:

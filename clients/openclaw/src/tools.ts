@@ -6,6 +6,10 @@ export const TOOL_NAMES = ["archive_expand", "archive_search", "memory_search", 
 
 export const MEMORY_CATEGORIES = ["profile", "preferences", "entities", "events", "cases"] as const;
 const SEARCH_MODES = ["keyword", "regex", "ranked"] as const;
+// Ranked by default: on the evidence-labelled conversations of `python -m bench retrieval` it returns
+// 84% of the evidence turns of natural questions in its first 10 hits, keyword mode 54% (keyword
+// finds no paraphrase); an exact term still ranks first. The service's own default stays keyword.
+const DEFAULT_SEARCH_MODE = "ranked";
 
 /** What the host's tool factory tells a tool about the run it serves. */
 export type ToolContext = { sessionId?: string; sessionKey?: string; agentId?: string };
@@ -85,22 +89,23 @@ export function createTools(client: ServiceClient, ctx: ToolContext): Tool[] {
       name: "archive_search",
       label: "Search archives",
       description:
-        "Search the archived (summarised) messages of this conversation. mode keyword (default: every term " +
-        "must occur), regex, or ranked (best matches first). Try 2-3 concrete keywords and a variation " +
+        "Search the archived (summarised) messages of this conversation. mode ranked (default: best matches " +
+        "first, by words and by meaning, so a question in other words than the original still finds it), " +
+        "keyword (every term must occur literally) or regex. Try 2-3 concrete keywords and a variation " +
         "before concluding that something was never said.",
       parameters: {
         type: "object",
         additionalProperties: false,
         required: ["query"],
         properties: {
-          query: { type: "string", description: "Keywords, or a regular expression in regex mode" },
-          mode: { type: "string", enum: [...SEARCH_MODES], description: "keyword (default), regex or ranked" },
+          query: { type: "string", description: "A question or keywords; a regular expression in regex mode" },
+          mode: { type: "string", enum: [...SEARCH_MODES], description: "ranked (default), keyword or regex" },
           limit: { type: "integer", minimum: 1, maximum: 200, description: "Matches at most (default 20)" },
         },
       },
       async execute(_id, params, signal) {
         const query = requiredString(params, "query");
-        const mode = typeof params.mode === "string" && params.mode ? params.mode : "keyword";
+        const mode = typeof params.mode === "string" && params.mode ? params.mode : DEFAULT_SEARCH_MODE;
         if (!(SEARCH_MODES as readonly string[]).includes(mode)) throw new Error(`mode must be one of ${SEARCH_MODES.join(", ")}`);
         const limit = optionalLimit(params, 200) ?? 20;
         const sessionId = sessionOf(ctx);

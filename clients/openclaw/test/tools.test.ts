@@ -60,7 +60,7 @@ describe("tools", () => {
     service.on("POST /archives/search", { text: 'Found 1 match(es) for "launch code"' });
     const result = await tools().archive_search.execute("c", { query: "launch code" });
     assert.equal(result.content[0].text, 'Found 1 match(es) for "launch code"');
-    assert.deepEqual(service.received[0].json, { sessionId: "s-1", query: "launch code", mode: "keyword", limit: 20, format: "text" });
+    assert.deepEqual(service.received[0].json, { sessionId: "s-1", query: "launch code", mode: "ranked", limit: 20, format: "text" });
     await tools().archive_search.execute("c", { query: "PELICAN-\\d+", mode: "regex", limit: 5 });
     assert.deepEqual(service.received[1].json, { sessionId: "s-1", query: "PELICAN-\\d+", mode: "regex", limit: 5, format: "text" });
     await assert.rejects(tools().archive_search.execute("c", { query: "x", mode: "fuzzy" }), /mode must be one of/);
