@@ -619,6 +619,24 @@ async def test_ranked_orders_by_bm25(client: httpx.AsyncClient) -> None:
     assert {h["seq"] for h in multi} == {1, 2, 3}
 
 
+async def test_ranked_finds_a_snake_case_name_by_its_parts(client: httpx.AsyncClient) -> None:
+    """The words of a name joined by underscores count as words, as those joined by hyphens do."""
+    await archive(
+        client,
+        "s-snake",
+        [
+            user("pipeline runs are green again"),
+            user("the nightly job failed with E_PIPELINE_4417 after the deploy"),
+            user("ticket 4417 is closed"),
+            user("lunch plans for friday"),
+        ],
+    )
+    for query in ("pipeline 4417", "E_PIPELINE_4417"):
+        hits = message_hits(await search(client, "s-snake", query, mode="ranked"))
+        assert hits[0]["seq"] == 2, (query, hits)
+        assert "E_PIPELINE_4417" in hits[0]["snippet"]
+
+
 async def test_chinese_text_is_found(client: httpx.AsyncClient) -> None:
     await archive(
         client,

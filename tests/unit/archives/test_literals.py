@@ -1,5 +1,6 @@
 """app/archives/literals.py against the regular expression it replaced: the longest literal at
-each position, overlaps counted, from word starts (``(?<!\\w)``) or anywhere."""
+each position, overlaps counted, from word starts (``(?<![^\\W_])``: after anything but a letter or
+a digit, an underscore included) or anywhere."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ ALPHABET = "aab bc_ .-/é部署失败²½Ⅻ\u0301:'\n"
 def by_regex(text: str, literals: list[str], word_start: bool) -> dict[str, int]:
     """The reference: one lookahead tried at every position, longest alternative first."""
     alternatives = "|".join(re.escape(t) for t in sorted(set(literals), key=len, reverse=True))
-    pattern = re.compile(("(?<!\\w)" if word_start else "") + f"(?=({alternatives}))")
+    pattern = re.compile(("(?<![^\\W_])" if word_start else "") + f"(?=({alternatives}))")
     found: dict[str, int] = {}
     for match in pattern.finditer(text):
         found[match.group(1)] = found.get(match.group(1), 0) + 1
@@ -54,7 +55,13 @@ def test_longest_at_a_position_overlaps_and_word_starts() -> None:
     }
     assert count_literals("aaa", ["aa"], word_start=False) == {"aa": 2}
     assert count_literals("aaa", ["aa"], word_start=True) == {"aa": 1}
-    assert count_literals("x_visit ²visit -visit", ["visit"], word_start=True) == {"visit": 1}
+    assert count_literals("xvisit ²visit -visit", ["visit"], word_start=True) == {"visit": 1}
+    # an underscore joins words: the parts of a snake_case name start words
+    assert count_literals("e_pipeline_4417", ["pipeline", "4417", "e"], word_start=True) == {
+        "e": 1,
+        "pipeline": 1,
+        "4417": 1,
+    }
     assert count_literals("部署失败，部署", ["部署", "部署失败"], word_start=False) == {
         "部署失败": 1,
         "部署": 1,
