@@ -3,9 +3,10 @@
 One run drives one session through the host: a first turn with `openclaw agent --local`, then
 the gateway for everything else (plain turns, a real tool call, recall of the first turn's fact,
 an overflow compaction, a manual `openclaw sessions compact`, the model expanding an archive and
-searching the archives with a question in other words, a recalled memory, and one turn while the service is stopped). Nothing is asserted here: the run
-records what the host printed, what the model received, what the plugin logged and what the
-service stored, and `test_openclaw_host.py` checks it.
+searching the archives with a question in other words, a recalled memory, and one turn while the
+service is stopped). Nothing is asserted here: the run records what the host printed, what the
+model received, what the plugin logged and what the service stored, and `test_openclaw_host.py`
+checks it.
 """
 
 from __future__ import annotations
