@@ -120,10 +120,10 @@ def _margin(
     ev: Evaluation, system: str, other: str, split: str, category: str, interval: bool
 ) -> str:
     """The recall@10 margin in points, with its paired bootstrap 95% interval if asked."""
-    ours, theirs = (ev.values(s, split, category, "r@10") for s in (system, other))
     margin = ev.mean(system, split, category, "r@10") - ev.mean(other, split, category, "r@10")
     if not interval:
         return f"{margin:+.1f}"
+    ours, theirs = (ev.values(s, split, category, "r@10") for s in (system, other))
     low, high = paired_interval(ours, theirs)
     return f"{margin:+.1f} [{low:+.1f}, {high:+.1f}]"
 
