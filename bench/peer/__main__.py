@@ -481,11 +481,13 @@ CAVEATS = [
     "hold 2,000 live messages, show that growth; in the size series most messages are archived.",
     "Concurrent clients are threads of one Python process on the same machine as both servers; on 2 "
     "cores the client competes with the server it measures (5× more client requests for the peer).",
-    "The `empty request` row is each side's health check through the same client: no work, only the "
-    "client, the HTTP server and the framework. Over 2,000 archived messages the peer's grep takes a "
-    "few empty requests' time, so a search 5× faster than it would have to answer in about this "
-    "service's empty request: the search rows at this size measure mostly that floor. The size "
-    "series shows the peer's grep growing with the session faster than this service's search.",
+    "The `empty request` rows are each side's health check through the same client, at 1 and at 8 "
+    "clients: no work, only the client, the HTTP server and the framework. Each search row's "
+    "`ceiling` note divides the peer's search p50 by this service's empty request at the same "
+    "number of clients: the ratio a server would reach if its search cost nothing beyond an empty "
+    "request. Over 2,000 archived messages the peer's grep takes a few empty requests' time, so "
+    "the search rows at this size measure mostly that floor. The size series shows the peer's "
+    "grep growing with the session faster than this service's search.",
 ]
 
 

@@ -524,13 +524,23 @@ def archive_search(sides: Sequence[Side], plan: Plan) -> list[Result]:
         "ours: POST /archives/search mode keyword; peer: POST /api/v1/search/grep over the "
         "session's history, the term regex-escaped, case-insensitive, node_limit 20"
     )
-    return [*results, *concurrent_results, _empty_request(sides, rounds, per_round)]
+    empty = _empty_requests(sides, rounds, per_round, per_thread)
+    for row in [*results, *concurrent_results]:
+        floor = _p50(empty[row.clients].ours)
+        row.notes.append(
+            f"ceiling: a server answering in its empty request's time ({floor:.2f} ms at "
+            f"{row.clients} client{'s' if row.clients > 1 else ''}) would be "
+            f"{_p50(row.peer) / floor:.1f}× the peer here"
+        )
+    return [*results, *concurrent_results, *empty.values()]
 
 
-def _empty_request(sides: Sequence[Side], rounds: int, per_round: int) -> Result:
-    """Each side's health check through the same client: what a request that does no work costs,
-    the floor under every other row (a search ratio cannot exceed the peer's search time over
-    this service's floor)."""
+def _empty_requests(
+    sides: Sequence[Side], rounds: int, per_round: int, per_thread: int
+) -> dict[int, Result]:
+    """Each side's health check through the same client, at 1 and at ``CLIENTS`` clients: what a
+    request that does no work costs, the floor under every other row (a search ratio cannot
+    exceed the peer's search time over this service's floor at the same number of clients)."""
 
     def check(side: Side, response) -> None:
         if response.status_code != 200:
@@ -539,13 +549,25 @@ def _empty_request(sides: Sequence[Side], rounds: int, per_round: int) -> Result
     def request_for(side: Side) -> Request:
         return Request("GET", "/health" if side.name == "peer" else "/healthz")
 
-    measures = alternate(sides, rounds, per_round, 2, request_for, check)
-    result = Result("empty", "empty request (health check)", 1, measures["ours"], measures["peer"])
-    result.notes.append(
+    alone = alternate(sides, rounds, per_round, 2, request_for, check)
+    together = concurrent(
+        sides,
+        2,
+        per_thread,
+        lambda s, c, k, i: [request_for(s)] * per_thread,
+        lambda s, c, r: check(s, r),
+    )
+    rows = {
+        1: Result("empty", "empty request (health check)", 1, alone["ours"], alone["peer"]),
+        CLIENTS: Result(
+            "empty-8", "empty request (health check)", CLIENTS, together["ours"], together["peer"]
+        ),
+    }
+    rows[1].notes.append(
         "ours: GET /healthz; peer: GET /health. No work on either side: the floor of every row "
         "(client, HTTP server, framework)"
     )
-    return result
+    return rows
 
 
 def commit_keep(sides: Sequence[Side], plan: Plan) -> list[Result]:
