@@ -70,6 +70,17 @@ class UnitOfWork:
             finally:
                 connection.close()  # back to the pool, which rolls back what the read began
 
+    def driver_rows(self, query: DriverQuery, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Every row of a one-statement read, on a pooled driver connection without a session
+        (as ``driver_row``)."""
+        dbapi_error = self.engine.dialect.loaded_dbapi.Error
+        with self._watched(), raised_as_sqlalchemy(dbapi_error, query.statement_text, params):
+            connection = self.engine.raw_connection()
+            try:
+                return query.all_rows(connection, self.engine.dialect, params)
+            finally:
+                connection.close()
+
     def ping(self) -> None:
         """Run the cheapest query there is: raises when the database does not answer (a failure
         is remembered for /readyz like any other)."""

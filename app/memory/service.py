@@ -122,8 +122,7 @@ class MemoryService:
 
     def generations(self, tenant_id: str, owners: list[tuple[str, str]]) -> tuple[int, ...]:
         """Each owner's memory generation (moved on by any change to its memories)."""
-        with self.uow.read() as db:
-            return repo.generations_of(db, tenant_id, owners)
+        return repo.generations_of(self.uow.driver_rows, tenant_id, owners)
 
     def get(self, caller: Caller, memory_id: str) -> MemoryRecord:
         with self.uow.read() as db:

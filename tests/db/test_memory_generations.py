@@ -28,8 +28,7 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
 
 
 def generations(engine: Engine, tenant: str = "t") -> tuple[int, ...]:
-    with UnitOfWork(engine).read() as db:
-        return repo.generations_of(db, tenant, [ALICE, MAIN])
+    return repo.generations_of(UnitOfWork(engine).driver_rows, tenant, [ALICE, MAIN])
 
 
 def run(engine: Engine, sql: str, **params: object) -> None:
