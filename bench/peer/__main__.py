@@ -375,6 +375,7 @@ def render(
     )
     install_line = ", ".join(f"{k} {v:.0f} s" for k, v in installed.items() if v) or "none (cached)"
     series_cells = report.series_cells(points)
+    returned_lines = report.rebuild_returns(points)
 
     console = [
         report.text_table(report.HEADERS, cells, report.MAIN_RIGHT),
@@ -387,6 +388,7 @@ def render(
     ]
     if series_cells:
         console += ["", report.text_table(report.SERIES_HEADERS, series_cells, {1, 2, 3, 4})]
+        console += ["", "history rebuild returned:", *[f"  {line}" for line in returned_lines]]
         if stop_note:
             console.append(stop_note)
     console += [
@@ -444,6 +446,13 @@ def render(
             "search for a term in exactly 5 messages (all in the first 1,000).",
             "",
             report.md_table(report.SERIES_HEADERS, series_cells, {1, 2, 3, 4}),
+            "",
+            "What each history rebuild returned (the body's size, then its content): this "
+            "service's overview is the session's Working Memory, which grows with the archived "
+            "conversation up to its budget (about 12,000 tokens; guarded content is never cut); "
+            "the peer's overview stays empty without an LLM (see below).",
+            "",
+            *[f"- {line}" for line in returned_lines],
         ]
         md += [
             "",

@@ -208,6 +208,16 @@ def series_cells(points: list[SizePoint]) -> list[list[str]]:
 SERIES_HEADERS = ["metric", "messages", "ours p50", "peer p50", "ratio"]
 
 
+def rebuild_returns(points: list[SizePoint]) -> list[str]:
+    """One line per size: what each side's history rebuild returned there."""
+    return [
+        f"{point.size:,} messages: "
+        + "; ".join(f"{name}: {text}" for name, text in sorted(point.returned.items()))
+        for point in points
+        if point.returned
+    ]
+
+
 def write_results(path: Path, section: str, start: str = START, end: str = END) -> None:
     """Replace a benchmark's section of ``path`` (between its markers), keeping the rest."""
     block = f"{start}\n{section.rstrip()}\n{end}\n"

@@ -648,6 +648,8 @@ class SizePoint:
     size: int
     p50: dict[str, dict[str, float]]  # metric → side → p50 ms
     build_s: dict[str, float]
+    # side → what its history rebuild returned at this size (body size and summary)
+    returned: dict[str, str] = field(default_factory=dict)
 
 
 def _planted_chunks(conv: Conversation, total: int, chunk: int) -> Iterator[list[Message]]:
@@ -755,6 +757,7 @@ def _measure_point(
         m: {s.name: [] for s in sides} for m in ("turn", "rebuild", "search")
     }
     cursor = {s.name: 0 for s in sides}
+    returned: dict[str, str] = {}
     for side in sides:  # warm-up turn
         client = clients[side.name]
         side.check_turn(run(client, side.turn(sid, turns[0])), 4)
@@ -773,7 +776,8 @@ def _measure_point(
             search = side.search(sid, SELECTIVE_TERM)
             for _ in range(per_round):
                 ms, responses = timed(client, [rebuild])
-                side.rebuild_summary(responses[0])
+                summary = side.rebuild_summary(responses[0])
+                returned[side.name] = f"{len(responses[0].content) / 1000:,.0f} KB, {summary}"
                 samples["rebuild"][side.name].append(ms)
                 ms, responses = timed(client, [search])
                 hits = side.hits(responses[0])
@@ -789,7 +793,7 @@ def _measure_point(
         metric: {name: _median(values) for name, values in per_side.items()}
         for metric, per_side in samples.items()
     }
-    return SizePoint(size=size, p50=p50, build_s={})
+    return SizePoint(size=size, p50=p50, build_s={}, returned=returned)
 
 
 def _median(values: list[float]) -> float:
