@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, text
+from sqlalchemy.engine import Dialect as SADialect
 from sqlalchemy.orm import Session
 
 from app.db.dialects import Dialect, dialect_for
 from app.db.driver_query import DriverQuery, raised_as_sqlalchemy
 from app.db.engine import BEGIN_MODE_OPTION, group_commit_for
 from app.db.storage import StorageHealth, storage_problem
+
+R = TypeVar("R")
 
 
 class UnitOfWork:
@@ -62,24 +65,26 @@ class UnitOfWork:
     def driver_row(self, query: DriverQuery, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
         """The first row of a one-statement read, on a pooled driver connection without a
         session (app/db/driver_query.py): for the read every request makes."""
-        dbapi_error = self.engine.dialect.loaded_dbapi.Error
-        with self._watched(), raised_as_sqlalchemy(dbapi_error, query.statement_text, params):
-            connection = self.engine.raw_connection()
-            try:
-                return query.first_row(connection, self.engine.dialect, params)
-            finally:
-                connection.close()  # back to the pool, which rolls back what the read began
+        return self._driver_read(query.first_row, query, params)
 
     def driver_rows(self, query: DriverQuery, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """Every row of a one-statement read, on a pooled driver connection without a session
         (as ``driver_row``)."""
+        return self._driver_read(query.all_rows, query, params)
+
+    def _driver_read(
+        self,
+        read: Callable[[Any, SADialect, Mapping[str, Any]], R],
+        query: DriverQuery,
+        params: Mapping[str, Any],
+    ) -> R:
         dbapi_error = self.engine.dialect.loaded_dbapi.Error
         with self._watched(), raised_as_sqlalchemy(dbapi_error, query.statement_text, params):
             connection = self.engine.raw_connection()
             try:
-                return query.all_rows(connection, self.engine.dialect, params)
+                return read(connection, self.engine.dialect, params)
             finally:
-                connection.close()
+                connection.close()  # back to the pool, which rolls back what the read began
 
     def ping(self) -> None:
         """Run the cheapest query there is: raises when the database does not answer (a failure
