@@ -57,6 +57,12 @@ class _Compiled:
     shapes: dict[tuple[int, ...], _Shape] = field(default_factory=dict)
 
 
+# A repository's function that reads on the driver's connection takes one of these:
+# ``UnitOfWork.driver_row`` (the first row, or None) or ``UnitOfWork.driver_rows`` (every row).
+RowReader = Callable[["DriverQuery", Mapping[str, Any]], "tuple[Any, ...] | None"]
+RowsReader = Callable[["DriverQuery", Mapping[str, Any]], "list[tuple[Any, ...]]"]
+
+
 class DriverQuery:
     """A Core statement compiled once per dialect: ``UnitOfWork.driver_row`` runs a read on a
     pooled connection, ``in_session`` runs it inside a session's transaction."""

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
-from app.db.driver_query import DriverQuery
+from app.db.driver_query import DriverQuery, RowReader
 from app.db.models import ApiKey
-
-# Runs a DriverQuery with its parameters: UnitOfWork.driver_row.
-RowReader = Callable[[DriverQuery, Mapping[str, Any]], "tuple[Any, ...] | None"]
 
 
 def insert_key(
