@@ -68,6 +68,12 @@ def time_of_body(body: str, fallback: datetime | None) -> datetime | None:
     return stamp or fallback
 
 
+def time_of_candidate(said_at_ms: int | None, host_value: object) -> datetime | None:
+    """A ranked candidate's time: its search facts' (the host's timestamp, else the storage time,
+    as ``time_of_body``), or the host's timestamp from its body while it has no facts yet."""
+    return host_time(said_at_ms if said_at_ms is not None else host_value)
+
+
 def message_hit(
     archive: ArchiveHead,
     row: Any,

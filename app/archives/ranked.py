@@ -24,9 +24,9 @@ from app.archives import search_repository as repo
 from app.archives.hits import (
     TimeWindow,
     first_span,
-    host_time,
     message_hit,
     time_of_body,
+    time_of_candidate,
 )
 from app.archives.repository import ArchiveHead
 from app.archives.results import SearchHit
@@ -76,15 +76,10 @@ _scan_cache: OrderedDict[tuple[Any, ...], ranking.SessionStats] = OrderedDict()
 
 def session_stats(db: Session, scope: Scope, terms: Sequence[str]) -> ranking.SessionStats:
     """The session's stored statistics with the frequencies of ``terms``; else counted once."""
-    if (
-        scope.only is None
-        and (stored := repo.search_stats(db, scope.session.id))
-        and stored.documents
-    ):
+    if scope.only is None and (stored := repo.search_totals(db, scope.session.id)) and stored[0]:
+        documents, chars = stored
         frequencies = repo.term_frequencies(db, scope.session.id, list(terms))
-        return ranking.SessionStats(
-            stored.documents, stored.total_chars / stored.documents, frequencies
-        )
+        return ranking.SessionStats(documents, chars / documents, frequencies)
     key = (
         scope.session.id,
         scope.only,
@@ -291,7 +286,7 @@ def _admitted(
             moment = (
                 time_of_body(row.body, row.created_at)
                 if hasattr(row, "body")
-                else host_time(row.host_time)
+                else time_of_candidate(row.said_at_ms, row.host_time)
             )
             if not scope.window.admits(moment):
                 continue

@@ -115,16 +115,25 @@ def add_search_facts(db: Session, rows: Sequence[MessageSearch]) -> None:
     db.flush()
 
 
+_SEARCH_FACT_PASSAGES = DriverQuery(
+    select(MessageSearch.message_id, MessageSearch.vector_passages).where(
+        MessageSearch.message_id.in_(bindparam("ids", expanding=True))
+    )
+)
+_EMBEDDED_BY_OTHER_MODELS = DriverQuery(
+    select(MessageSearch.message_id).where(
+        MessageSearch.message_id.in_(bindparam("ids", expanding=True)),
+        MessageSearch.embedding_model.is_not(None),
+        MessageSearch.embedding_model != bindparam("model"),
+    )
+)
+
+
 def with_search_facts(db: Session, message_ids: Sequence[int]) -> dict[int, int]:
     """Which of these messages already have search facts, with their passage vectors' count."""
     found: dict[int, int] = {}
-    for start in range(0, len(message_ids), 500):
-        chunk = list(message_ids[start : start + 500])
-        rows = db.execute(
-            select(MessageSearch.message_id, MessageSearch.vector_passages).where(
-                MessageSearch.message_id.in_(chunk)
-            )
-        )
+    for chunk in _chunks(message_ids):
+        rows = _SEARCH_FACT_PASSAGES.in_session(db).all_rows({"ids": chunk})
         found.update((int(m), int(count or 0)) for m, count in rows)
     return found
 
@@ -132,15 +141,16 @@ def with_search_facts(db: Session, message_ids: Sequence[int]) -> dict[int, int]
 def embedded_by_other_models(db: Session, message_ids: Sequence[int], model: str) -> set[int]:
     """Which of these messages hold vectors of a model other than ``model``."""
     found: set[int] = set()
-    ids = list(dict.fromkeys(message_ids))
-    for start in range(0, len(ids), 500):
-        stmt = select(MessageSearch.message_id).where(
-            MessageSearch.message_id.in_(ids[start : start + 500]),
-            MessageSearch.embedding_model.is_not(None),
-            MessageSearch.embedding_model != model,
-        )
-        found.update(int(m) for m in db.scalars(stmt))
+    for chunk in _chunks(list(dict.fromkeys(message_ids))):
+        rows = _EMBEDDED_BY_OTHER_MODELS.in_session(db).all_rows({"ids": chunk, "model": model})
+        found.update(int(m) for (m,) in rows)
     return found
+
+
+def _chunks(ids: Sequence[int], size: int = 500) -> Iterator[list[int]]:
+    # Bounded IN lists: SQLite's limit on a statement's parameters is reached in one.
+    for start in range(0, len(ids), size):
+        yield [int(i) for i in ids[start : start + size]]
 
 
 def _stale_for(model: str) -> ColumnElement[bool]:
@@ -177,6 +187,20 @@ def stale_embedded_page(db: Session, model: str, after_id: int, limit: int) -> l
 
 def search_stats(db: Session, session_pk: int) -> SessionSearchStats | None:
     return db.get(SessionSearchStats, session_pk)
+
+
+_SEARCH_TOTALS = DriverQuery(
+    select(SessionSearchStats.documents, SessionSearchStats.total_chars).where(
+        SessionSearchStats.session_pk == bindparam("s")
+    )
+)
+
+
+def search_totals(db: Session, session_pk: int) -> tuple[int, int] | None:
+    """(messages, characters) of a session's stored statistics, or None before Phase 2 wrote
+    them; read as a search reads it, without loading the row into the session."""
+    row = _SEARCH_TOTALS.in_session(db).first_row({"s": session_pk})
+    return None if row is None else (int(row[0]), int(row[1]))
 
 
 def faceted_texts(db: Session, session_pk: int) -> Iterator[Any]:
@@ -219,13 +243,19 @@ def add_search_stats(
     db.flush()
 
 
+_TERM_FREQUENCIES = DriverQuery(
+    select(SessionTerm.term, SessionTerm.documents).where(
+        SessionTerm.session_pk == bindparam("s"),
+        SessionTerm.term.in_(bindparam("terms", expanding=True)),
+    )
+)
+
+
 def term_frequencies(db: Session, session_pk: int, terms: Sequence[str]) -> dict[str, int]:
     """Stored document frequencies of the given terms in one session (absent terms are left out)."""
     found: dict[str, int] = {}
     for start in range(0, len(terms), 500):
         chunk = list(terms[start : start + 500])
-        stmt = select(SessionTerm.term, SessionTerm.documents).where(
-            SessionTerm.session_pk == session_pk, SessionTerm.term.in_(chunk)
-        )
-        found.update({term: int(count) for term, count in db.execute(stmt)})
+        rows = _TERM_FREQUENCIES.in_session(db).all_rows({"s": session_pk, "terms": chunk})
+        found.update({term: int(count) for term, count in rows})
     return found

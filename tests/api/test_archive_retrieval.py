@@ -86,6 +86,45 @@ async def test_hits_carry_the_hosts_time_and_filter_by_it(client: httpx.AsyncCli
         assert [h["seq"] for h in message_hits(narrowed)] == [2], mode
 
 
+async def test_a_message_the_host_sent_untimed_has_its_storage_time_in_every_mode(
+    client: httpx.AsyncClient,
+) -> None:
+    """Without a host timestamp a hit carries the time the message was stored, whichever mode
+    found it (ranked search reads its candidates' times from the search facts)."""
+    await archive(client, "s-untimed", [user("the router was upgraded"), said("router ok", MAY_8)])
+    times = {
+        mode: {
+            h["seq"]: h["timestamp"]
+            for h in message_hits(await search(client, "s-untimed", "router", mode=mode))
+        }
+        for mode in ("keyword", "ranked", "regex")
+    }
+    assert times["keyword"] == times["ranked"] == times["regex"]
+    assert times["ranked"][2] == "2023-05-08T10:00:00.000Z"
+    assert times["ranked"][1] and not times["ranked"][1].startswith("2023-05-08")
+
+
+async def test_ranked_hits_read_the_hosts_time_while_no_search_facts_exist(
+    client: httpx.AsyncClient, database_url: str
+) -> None:
+    """Ranked search reads a candidate's time from its search facts; a message without them (an
+    archive Phase 2 has not indexed yet) has its time read from what the host sent."""
+    await archive(
+        client,
+        "s-nofacts",
+        [said("the router was upgraded", MAY_8), said("router ok", MAY_8 + HOUR)],
+    )
+    engine = create_db_engine(Settings(database_url=database_url))
+    with engine.begin() as connection:
+        connection.execute(text("DELETE FROM message_search"))
+    engine.dispose()
+    hits = message_hits(await search(client, "s-nofacts", "router", mode="ranked"))
+    assert {h["seq"]: h["timestamp"] for h in hits} == {
+        1: "2023-05-08T10:00:00.000Z",
+        2: "2023-05-08T11:00:00.000Z",
+    }
+
+
 async def test_keyword_hits_past_many_candidates_outside_the_window(
     client: httpx.AsyncClient,
 ) -> None:

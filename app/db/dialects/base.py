@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any, cast
 
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
@@ -27,9 +28,13 @@ class CandidateRow:
     seq: int
     role: str
     text: str
-    host_time: object  # the message's own ``timestamp`` as the host sent it (ms), or None
+    # The message's own ``timestamp`` as the host sent it (ms or ISO), read only where the search
+    # facts hold no ``said_at_ms``; else None.
+    host_time: object
     dates: str
-    said_at_ms: int | None = None  # from the search facts, when Phase 2 wrote them
+    # From the search facts, when Phase 2 wrote them: the host's timestamp in ms, or the time the
+    # message was stored when the host sent none.
+    said_at_ms: int | None = None
 
 
 def owner_condition(owners: list[tuple[str, str]], params: dict[str, object]) -> str:
@@ -221,10 +226,15 @@ class Dialect(ABC):
             limit = "" if room is None else f" ORDER BY m.id DESC LIMIT {int(room)}"
             ids.update(
                 (int(row_id), None)
-                for (row_id,) in db.execute(text(sql + limit), params)
+                for (row_id,) in self._rows(db, sql + limit, params)
                 if row_id not in ids
             )
         return self._candidate_rows(db, list(ids))
+
+    def _rows(self, db: Session, sql: str, params: dict[str, object]) -> Iterable[tuple[Any, ...]]:
+        """The rows of one of this dialect's statements (named ``:parameters``) in ``db``'s
+        transaction."""
+        return cast(Iterable[tuple[Any, ...]], db.execute(text(sql), params))
 
     @abstractmethod
     def _candidate_sources(

@@ -237,7 +237,8 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
         if not ids:
             return []
         sql = (
-            "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, m.body::json -> 'timestamp', "
+            "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, "
+            "CASE WHEN x.said_at_ms IS NULL THEN m.body::json -> 'timestamp' END, "
             "coalesce(x.dates, ''), x.said_at_ms FROM messages m "
             "LEFT JOIN message_search x ON x.message_id = m.id WHERE m.id = ANY(:ids)"
         )

@@ -8,7 +8,9 @@ contentless-delete, so rows can be removed by id alone.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import sqlite_vec
 from sqlalchemy import Connection, text
@@ -216,20 +218,25 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
             where = f"AND m.id IN (SELECT d.message_id FROM message_search d WHERE d.session_pk = :s AND ({found}))"
             yield head + where, {**base, **{f"d{i}": day for i, day in enumerate(dates)}}
 
+    def _rows(self, db: Session, sql: str, params: dict[str, object]) -> Iterable[tuple[Any, ...]]:
+        # On the driver's connection: SQLAlchemy's execution of a text() costs more than SQLite's
+        # own work for these (driver_query.py).
+        return session_rows(db, sql, params)
+
     def _candidate_rows(self, db: Session, ids: list[int]) -> list[CandidateRow]:
-        rows: list[CandidateRow] = []
-        for start in range(0, len(ids), 500):
-            chunk = {f"i{n}": row_id for n, row_id in enumerate(ids[start : start + 500])}
-            sql = (
-                "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, json_extract(m.body, '$.timestamp'), "
-                "coalesce(x.dates, ''), x.said_at_ms FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
-                f"WHERE m.id IN ({', '.join(':' + k for k in chunk)})"
-            )
-            rows += [
-                CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6], r[7])
-                for r in db.execute(text(sql), chunk)
-            ]
-        return rows
+        # The ids as one JSON parameter: a ranked query's few hundred candidates bound one by one
+        # cost more to bind than to read. The body's timestamp is read only where the search
+        # facts hold no time: parsing every candidate's body was a third of the read.
+        sql = (
+            "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, "
+            "CASE WHEN x.said_at_ms IS NULL THEN json_extract(m.body, '$.timestamp') END, "
+            "coalesce(x.dates, ''), x.said_at_ms FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
+            "WHERE m.id IN (SELECT value FROM json_each(?))"
+        )
+        return [
+            CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6], r[7])
+            for r in session_rows(db, sql, (json.dumps(ids),))
+        ]
 
     def store_message_vectors(
         self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]
