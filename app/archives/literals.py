@@ -26,18 +26,17 @@ def count_literals(text: str, literals: Sequence[str], *, word_start: bool) -> d
             continue
         at = text.find(literal)
         while at >= 0:
-            if not word_start or at == 0 or not _is_word_char(text[at - 1]):
+            # A word starts after a character that is not alphanumeric in Unicode's sense (what
+            # ``\w`` matches in a str pattern but the underscore).
+            if not word_start or at == 0 or not text[at - 1].isalnum():
                 held = longest.get(at)
                 if held is None or len(literal) > len(held):
                     longest[at] = literal
             at = text.find(literal, at + 1)
+    if len(longest) <= 1:  # most texts a ranked search scores: nothing to order
+        return dict.fromkeys(longest.values(), 1)
     counts: dict[str, int] = {}
     for at in sorted(longest):
         literal = longest[at]
         counts[literal] = counts.get(literal, 0) + 1
     return counts
-
-
-def _is_word_char(char: str) -> bool:
-    # Alphanumeric in Unicode's sense: what ``\w`` matches in a str pattern but the underscore.
-    return char.isalnum()

@@ -93,9 +93,10 @@ class TermCounter:
         return found
 
     def _count(self, text: str) -> dict[str, int]:
-        found = count_literals(text, self._words, word_start=True)
-        for literal, count in count_literals(text, self._anywhere, word_start=False).items():
-            found[literal] = found.get(literal, 0) + count
+        found = count_literals(text, self._words, word_start=True) if self._words else {}
+        if self._anywhere:
+            for literal, count in count_literals(text, self._anywhere, word_start=False).items():
+                found[literal] = found.get(literal, 0) + count
         return found
 
     def weight(self, literal: str) -> float:

@@ -307,11 +307,28 @@ def session_rows(
     whose text changes with the query (a full-text lookup), where building a SQLAlchemy ``text()``
     and running it through Core cost more than SQLite's own work. The cursor closes with the
     iterator."""
+    with _session_cursor(db, sql, params) as cursor:
+        yield from cast(Iterator[tuple[Any, ...]], cursor)
+
+
+def session_all_rows(
+    db: Session, sql: str, params: Mapping[str, Any] | Sequence[Any]
+) -> list[tuple[Any, ...]]:
+    """Every row of such a statement at once, for a caller that reads them all: a step of the
+    iterator per row cost a ranked search's 1,600 candidate rows about a millisecond."""
+    with _session_cursor(db, sql, params) as cursor:
+        return cast(list[tuple[Any, ...]], cursor.fetchall())
+
+
+@contextmanager
+def _session_cursor(
+    db: Session, sql: str, params: Mapping[str, Any] | Sequence[Any]
+) -> Iterator[Any]:
     connection = _session_connection(db)
     cursor = connection.connection.cursor()
     try:
         with raised_as_sqlalchemy(connection.dialect.loaded_dbapi.Error, sql, params):
             cursor.execute(sql, params)
-            yield from cast(Iterator[tuple[Any, ...]], cursor)
+            yield cursor
     finally:
         cursor.close()

@@ -31,7 +31,7 @@ from app.db.dialects.sqlite_message_text import (
 from app.db.dialects.sqlite_passages import SqlitePassageIndex
 from app.db.dialects.sqlite_short_terms import short_terms_expression
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
-from app.db.driver_query import session_rows
+from app.db.driver_query import session_all_rows, session_rows
 
 ARCHIVE_FTS = "archive_fts"
 MESSAGE_VEC = "message_vec"
@@ -127,7 +127,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
         )
         params: dict[str, object] = {"q": expression, "s": session_pk, "a": archive_pk}
         sql = matching_in_order(terms, params, archive_filter)
-        return [int(row_id) for row_id, *_ in session_rows(db, sql, params)]
+        return [int(row_id) for row_id, *_ in session_all_rows(db, sql, params)]
 
     def match_overviews(
         self, db: Session, session_pk: int, terms: list[str], archive_pk: int | None, ranked: bool
@@ -165,7 +165,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
         for i, term in enumerate(terms):
             params[f"t{i}"] = term if case_sensitive else term.lower()
         sql = f"SELECT m.id FROM messages m WHERE m.session_pk = :s {archive_filter} AND {conditions} ORDER BY m.seq"
-        return [row_id for (row_id,) in session_rows(db, sql, params)]
+        return [row_id for (row_id,) in session_all_rows(db, sql, params)]
 
     def _candidate_sources(
         self,
@@ -221,7 +221,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
     def _rows(self, db: Session, sql: str, params: dict[str, object]) -> Iterable[tuple[Any, ...]]:
         # On the driver's connection: SQLAlchemy's execution of a text() costs more than SQLite's
         # own work for these (driver_query.py).
-        return session_rows(db, sql, params)
+        return session_all_rows(db, sql, params)
 
     def _candidate_rows(self, db: Session, ids: list[int]) -> list[CandidateRow]:
         # The ids as one JSON parameter: a ranked query's few hundred candidates bound one by one
@@ -235,7 +235,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
         )
         return [
             CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6], r[7])
-            for r in session_rows(db, sql, (json.dumps(ids),))
+            for r in session_all_rows(db, sql, (json.dumps(ids),))
         ]
 
     def store_message_vectors(
