@@ -4,9 +4,10 @@ the time filter. Overviews are separate hits that never take a message's place."
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -18,6 +19,8 @@ from app.archives.results import Neighbour, SearchHit
 from app.db.models import AgentSession, StoredMessage
 
 CONTEXT_SNIPPET_CHARS = 300
+TIME_BATCH_LIMIT = 2000  # matched rows whose times one statement reads, at most
+T = TypeVar("T")
 
 
 def archive_places(db: Session, session: AgentSession) -> dict[int, ArchiveHead]:
@@ -72,6 +75,43 @@ def time_of_candidate(said_at_ms: int | None, host_value: object) -> datetime | 
     """A ranked candidate's time: its search facts' (the host's timestamp, else the storage time,
     as ``time_of_body``), or the host's timestamp from its body while it has no facts yet."""
     return host_time(said_at_ms if said_at_ms is not None else host_value)
+
+
+def message_times(db: Session, ids: Sequence[int]) -> dict[int, datetime | None]:
+    """When each of these messages was said, as ``time_of_body`` tells it: from the search facts
+    Phase 2 wrote (the host's timestamp in ms, else the storage time), or from the body of a
+    message without them."""
+    return {
+        message_id: host_time(said_at_ms)
+        if said_at_ms is not None
+        else time_of_body(body or "", created_at)
+        for message_id, created_at, said_at_ms, body in repo.message_time_rows(db, ids)
+    }
+
+
+def said_in_window(
+    db: Session, matched: Iterable[tuple[Any, T]], window: TimeWindow, first: int
+) -> Iterator[tuple[Any, T, datetime | None]]:
+    """(row, what the caller found in it, its time) of the matched rows said inside ``window``, in
+    order. Their times are read in batches, the first of ``first`` rows (most searches stop
+    there), then four times larger."""
+    size, batch = max(first, 1), []
+    for item in matched:
+        batch.append(item)
+        if len(batch) >= size:
+            yield from _admitted_batch(db, batch, window)
+            batch, size = [], min(size * 4, TIME_BATCH_LIMIT)
+    yield from _admitted_batch(db, batch, window)
+
+
+def _admitted_batch(
+    db: Session, batch: list[tuple[Any, T]], window: TimeWindow
+) -> Iterator[tuple[Any, T, datetime | None]]:
+    times = message_times(db, [row.id for row, _ in batch]) if batch else {}
+    for row, found in batch:
+        moment = times.get(row.id)
+        if window.admits(moment):
+            yield row, found, moment
 
 
 def message_hit(

@@ -25,7 +25,7 @@ from app.archives.hits import (
     TimeWindow,
     first_span,
     message_hit,
-    time_of_body,
+    message_times,
     time_of_candidate,
 )
 from app.archives.repository import ArchiveHead
@@ -274,7 +274,8 @@ def _admitted(
     step = 4 * (limit + 1)
     for start in range(0, len(order), step):
         batch = order[start : start + step]
-        rows = repo.messages_by_ids(db, [i for i in batch if i not in candidates])
+        outside = [i for i in batch if i not in candidates]  # found by their vectors only
+        rows, times = repo.messages_by_ids(db, outside), message_times(db, outside)
         for row_id in batch:
             row: Any = rows.get(row_id) or candidates.get(row_id)
             if (
@@ -284,8 +285,8 @@ def _admitted(
             ):
                 continue
             moment = (
-                time_of_body(row.body, row.created_at)
-                if hasattr(row, "body")
+                times.get(row_id)
+                if row_id in rows
                 else time_of_candidate(row.said_at_ms, row.host_time)
             )
             if not scope.window.admits(moment):

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from app.archives import matching, ranking
 from app.archives import repository as repo
 from app.archives import search_repository as search_repo
-from app.archives.hits import first_span, message_hit, overview_hit, time_of_body
+from app.archives.hits import first_span, message_hit, overview_hit, said_in_window
 from app.archives.ranked import FUSIONS, QueryVectors, Scope, search_ranked
 from app.archives.results import SearchHit
 from app.core.query import parse_query
@@ -60,13 +60,16 @@ def search_keyword(
     if case_sensitive or not literals:
         literals = matching.keyword_terms(raw)  # the literal whitespace-separated terms
     hits: list[SearchHit] = []
-    for row in _all_terms_rows(db, uow, scope, literals, case_sensitive, limit + 1):
-        span = matching.find_keywords(row.search_text, literals, case_sensitive)
-        moment = time_of_body(row.body, row.created_at)
-        if span is not None and row.archive_pk is not None and scope.window.admits(moment):
-            hits.append(message_hit(scope.archives[row.archive_pk], row, span, None, moment, "all"))
-            if len(hits) > limit:
-                return hits
+    matched = (
+        (row, span)
+        for row in _all_terms_rows(db, uow, scope, literals, case_sensitive, limit + 1)
+        if row.archive_pk is not None
+        and (span := matching.find_keywords(row.search_text, literals, case_sensitive))
+    )
+    for row, span, moment in said_in_window(db, matched, scope.window, limit + 1):
+        hits.append(message_hit(scope.archives[row.archive_pk], row, span, None, moment, "all"))
+        if len(hits) > limit:
+            return hits
     if case_sensitive or len(query.literals) < 2 or not query.terms or query.phrases:
         return hits  # quoted parts are exact: nothing partial
     # Fewer messages hold every term than asked for: the best messages holding some of them follow.
@@ -123,13 +126,16 @@ def search_regex(
     hits: list[SearchHit] = []
     overviews: list[SearchHit] = []
     try:
-        for row in search_repo.iter_archived_texts(db, scope.session, scope.only):
-            span = matching.find_regex(compiled, row.search_text, deadline - time.monotonic())
-            moment = time_of_body(row.body, row.created_at) if span is not None else None
-            if span is not None and row.archive_pk is not None and scope.window.admits(moment):
-                hits.append(message_hit(scope.archives[row.archive_pk], row, span, None, moment))
-                if len(hits) > limit:
-                    break
+        matched = (
+            (row, span)
+            for row in search_repo.iter_archived_texts(db, scope.session, scope.only)
+            if (span := matching.find_regex(compiled, row.search_text, deadline - time.monotonic()))
+            and row.archive_pk is not None
+        )
+        for row, span, moment in said_in_window(db, matched, scope.window, limit + 1):
+            hits.append(message_hit(scope.archives[row.archive_pk], row, span, None, moment))
+            if len(hits) > limit:
+                break
         for pk, text in _overview_texts(db, scope).items():
             span = matching.find_regex(compiled, text, deadline - time.monotonic())
             if span is not None:

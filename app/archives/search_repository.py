@@ -7,7 +7,18 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import ColumnElement, Table, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Table,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from app.db.driver_query import DriverQuery
@@ -19,15 +30,14 @@ from app.db.models import (
     StoredMessage,
 )
 
-# What a search reads of a message: where it is, what it says, when it was said.
+# What a search reads of a message: where it is and what it says. Not its body: a tool result's
+# body can be most of a megabyte, and only a hit's time is read from it (``message_time_rows``).
 _SEARCH_FIELDS = (
     StoredMessage.id,
     StoredMessage.archive_pk,
     StoredMessage.seq,
     StoredMessage.role,
     StoredMessage.search_text,
-    StoredMessage.created_at,
-    StoredMessage.body,
 )
 
 
@@ -39,13 +49,10 @@ class SearchFields(NamedTuple):
     seq: int
     role: str
     search_text: str
-    created_at: datetime
-    body: str
 
 
 _MESSAGES_BY_IDS = DriverQuery(
-    select(*_SEARCH_FIELDS).where(StoredMessage.id.in_(bindparam("ids", expanding=True))),
-    convert_results=True,
+    select(*_SEARCH_FIELDS).where(StoredMessage.id.in_(bindparam("ids", expanding=True)))
 )
 
 
@@ -55,6 +62,34 @@ def messages_by_ids(db: Session, ids: Sequence[int]) -> dict[int, SearchFields]:
         return {}
     found = _MESSAGES_BY_IDS.in_session(db).all_rows({"ids": list(ids)})
     return {row[0]: SearchFields(*row) for row in found}
+
+
+_MESSAGE_TIMES = DriverQuery(
+    select(
+        StoredMessage.id,
+        StoredMessage.created_at,
+        MessageSearch.said_at_ms,
+        case((MessageSearch.said_at_ms.is_(None), StoredMessage.body), else_=None),
+    )
+    .select_from(StoredMessage)
+    .outerjoin(MessageSearch, MessageSearch.message_id == StoredMessage.id)
+    .where(StoredMessage.id.in_(bindparam("ids", expanding=True))),
+    convert_results=True,
+)
+
+
+def message_time_rows(
+    db: Session, ids: Sequence[int]
+) -> list[tuple[int, datetime, int | None, str | None]]:
+    """(id, stored at, said at in ms from the search facts, body) of these messages; the body only
+    where the search facts hold no time (Phase 2 has not indexed the message yet)."""
+    rows: list[tuple[int, datetime, int | None, str | None]] = []
+    for chunk in _chunks(ids):
+        rows += cast(
+            list[tuple[int, datetime, int | None, str | None]],
+            _MESSAGE_TIMES.in_session(db).all_rows({"ids": chunk}),
+        )
+    return rows
 
 
 def iter_archived_texts(

@@ -104,11 +104,11 @@ async def test_a_message_the_host_sent_untimed_has_its_storage_time_in_every_mod
     assert times["ranked"][1] and not times["ranked"][1].startswith("2023-05-08")
 
 
-async def test_ranked_hits_read_the_hosts_time_while_no_search_facts_exist(
+async def test_hits_read_the_hosts_time_while_no_search_facts_exist(
     client: httpx.AsyncClient, database_url: str
 ) -> None:
-    """Ranked search reads a candidate's time from its search facts; a message without them (an
-    archive Phase 2 has not indexed yet) has its time read from what the host sent."""
+    """A hit's time comes from the message's search facts; a message without them (an archive
+    Phase 2 has not indexed yet) has its time read from what the host sent, in every mode."""
     await archive(
         client,
         "s-nofacts",
@@ -118,11 +118,16 @@ async def test_ranked_hits_read_the_hosts_time_while_no_search_facts_exist(
     with engine.begin() as connection:
         connection.execute(text("DELETE FROM message_search"))
     engine.dispose()
-    hits = message_hits(await search(client, "s-nofacts", "router", mode="ranked"))
-    assert {h["seq"]: h["timestamp"] for h in hits} == {
-        1: "2023-05-08T10:00:00.000Z",
-        2: "2023-05-08T11:00:00.000Z",
-    }
+    for mode in ("keyword", "ranked", "regex"):
+        hits = message_hits(await search(client, "s-nofacts", "router", mode=mode))
+        assert {h["seq"]: h["timestamp"] for h in hits} == {
+            1: "2023-05-08T10:00:00.000Z",
+            2: "2023-05-08T11:00:00.000Z",
+        }, mode
+        narrowed = await search(
+            client, "s-nofacts", "router", mode=mode, since="2023-05-08T10:30:00Z"
+        )
+        assert [h["seq"] for h in message_hits(narrowed)] == [2], mode
 
 
 async def test_keyword_hits_past_many_candidates_outside_the_window(
