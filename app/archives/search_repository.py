@@ -183,7 +183,8 @@ def embedded_by_other_models(db: Session, message_ids: Sequence[int], model: str
 
 
 def _chunks(ids: Sequence[int], size: int = 500) -> Iterator[list[int]]:
-    # Bounded IN lists: SQLite's limit on a statement's parameters is reached in one.
+    # IN lists of at most 500 ids: far inside SQLite's bound on a statement's parameters, and
+    # each length is a form of the driver query's SQL that it keeps (a few hundred at most).
     for start in range(0, len(ids), size):
         yield [int(i) for i in ids[start : start + size]]
 

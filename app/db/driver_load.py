@@ -8,7 +8,7 @@ session as persistent, its later changes flushed at commit. Columns left out (``
 expired, so the first access reads them, as a deferred column of the ORM does.
 
 The ORM flushes pending changes before a query (autoflush); every statement on the session's
-connection does the same (``driver_query._session_connection``), so a row added or changed
+connection does the same (``driver_query.session_connection``), so a row added or changed
 earlier in the transaction is found as it now is.
 
 A load made with ``attach=False`` is for objects that are only read: a new one stays out of the

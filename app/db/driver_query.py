@@ -276,7 +276,7 @@ class SessionStatement:
         self._call(self._query.run_many, rows)
 
     def _call(self, method: Callable[[Any, Dialect, Any], R], params: Any) -> R:
-        connection = _session_connection(self._db)
+        connection = session_connection(self._db)
         dialect = connection.dialect
         with raised_as_sqlalchemy(dialect.loaded_dbapi.Error, self._query.statement_text, params):
             return method(connection.connection, dialect, params)
@@ -285,7 +285,7 @@ class SessionStatement:
 _CONNECTION = "driver_query.connection"
 
 
-def _session_connection(db: Session) -> Connection:
+def session_connection(db: Session) -> Connection:
     """The connection of the session's transaction, begun (BEGIN IMMEDIATE on SQLite), with the
     session's pending changes flushed first, as the ORM flushes them before a query of its own
     (autoflush): a statement run here sees what the unit of work added. Kept in the session's
@@ -297,38 +297,3 @@ def _session_connection(db: Session) -> Connection:
     if found is None or found.closed or not found.in_transaction():
         found = db.info[_CONNECTION] = db.connection()
     return cast(Connection, found)
-
-
-def session_rows(
-    db: Session, sql: str, params: Mapping[str, Any] | Sequence[Any]
-) -> Iterator[tuple[Any, ...]]:
-    """Rows of SQL written for the driver of ``db`` (in its own parameter style) on the
-    connection of the session's transaction, read as they are consumed: for a dialect's statements
-    whose text changes with the query (a full-text lookup), where building a SQLAlchemy ``text()``
-    and running it through Core cost more than SQLite's own work. The cursor closes with the
-    iterator."""
-    with _session_cursor(db, sql, params) as cursor:
-        yield from cast(Iterator[tuple[Any, ...]], cursor)
-
-
-def session_all_rows(
-    db: Session, sql: str, params: Mapping[str, Any] | Sequence[Any]
-) -> list[tuple[Any, ...]]:
-    """Every row of such a statement at once, for a caller that reads them all: a step of the
-    iterator per row cost a ranked search's 1,600 candidate rows about a millisecond."""
-    with _session_cursor(db, sql, params) as cursor:
-        return cast(list[tuple[Any, ...]], cursor.fetchall())
-
-
-@contextmanager
-def _session_cursor(
-    db: Session, sql: str, params: Mapping[str, Any] | Sequence[Any]
-) -> Iterator[Any]:
-    connection = _session_connection(db)
-    cursor = connection.connection.cursor()
-    try:
-        with raised_as_sqlalchemy(connection.dialect.loaded_dbapi.Error, sql, params):
-            cursor.execute(sql, params)
-            yield cursor
-    finally:
-        cursor.close()

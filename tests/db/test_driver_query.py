@@ -14,8 +14,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import CompilerElement
 
-from app.db.driver_query import DriverQuery, session_rows
+from app.db.driver_query import DriverQuery
 from app.db.models import ApiKey, Memory
+from app.db.session_sql import session_all_rows, session_rows
 from app.db.uow import UnitOfWork
 from app.keys.service import create_key, resolve_key, revoke_key
 from tests.helpers.databases import migrated_engine
@@ -195,8 +196,14 @@ def test_session_rows_read_the_sessions_transaction_in_the_drivers_style(engine:
         rows = session_rows(db, f"SELECT name FROM api_keys WHERE name = {named}", {"n": "mine"})
         assert list(rows) == [("mine",)]
         assert list(session_rows(db, f"SELECT {style}", ("x",))) == [("x",)]
+        # The same statements, every row at once.
+        sql = f"SELECT name FROM api_keys WHERE name = {named}"
+        assert session_all_rows(db, sql, {"n": "mine"}) == [("mine",)]
+        assert session_all_rows(db, f"SELECT {style}", ("x",)) == [("x",)]
         with pytest.raises(DBAPIError, match="no_such_table"):
             list(session_rows(db, "SELECT 1 FROM no_such_table", {}))
+    with UnitOfWork(engine).read() as db, pytest.raises(DBAPIError, match="no_such_table"):
+        session_all_rows(db, "SELECT 1 FROM no_such_table", {})
 
 
 def test_a_write_after_the_session_commits_joins_its_next_transaction(engine: Engine) -> None:

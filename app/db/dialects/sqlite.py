@@ -31,7 +31,7 @@ from app.db.dialects.sqlite_message_text import (
 from app.db.dialects.sqlite_passages import SqlitePassageIndex
 from app.db.dialects.sqlite_short_terms import short_terms_expression
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
-from app.db.driver_query import session_all_rows, session_rows
+from app.db.session_sql import session_all_rows, session_rows
 
 ARCHIVE_FTS = "archive_fts"
 MESSAGE_VEC = "message_vec"
