@@ -219,7 +219,9 @@ class Dialect(ABC):
         first) and at most ``budget`` messages are returned: a literal whose messages do not all
         fit brings its most recent ones, then the taking stops."""
         ids: dict[int, None] = {}
-        for sql, params in self._candidate_sources(session_pk, literals, dates, archive_pk, window):
+        for sql, params in self._candidate_sources(
+            db, session_pk, literals, dates, archive_pk, window
+        ):
             room = None if budget is None else budget - len(ids)
             if room is not None and room <= 0:
                 break
@@ -239,6 +241,7 @@ class Dialect(ABC):
     @abstractmethod
     def _candidate_sources(
         self,
+        db: Session,
         session_pk: int,
         literals: list[str],
         dates: list[str],

@@ -196,6 +196,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
 
     def _candidate_sources(
         self,
+        db: Session,  # noqa: ARG002 - no vocabulary read: a short literal scans the session
         session_pk: int,
         literals: list[str],
         dates: list[str],
