@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -33,8 +33,9 @@ Change = tuple[int, bytes | list[float] | None, int, int]
 _MIN_CAPACITY = 64
 
 
-@dataclass(frozen=True, slots=True)
-class Neighbour:
+class Neighbour(
+    NamedTuple
+):  # a tuple: a search builds hundreds, at a quarter of a dataclass's cost
     row_id: int
     distance: float
 
