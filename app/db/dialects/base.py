@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Connection, text
@@ -34,6 +34,13 @@ class CandidateRow(NamedTuple):
     # From the search facts, when Phase 2 wrote them: the host's timestamp in ms, or the time the
     # message was stored when the host sent none.
     said_at_ms: int | None = None
+
+
+def candidate_row(row: Sequence[Any]) -> CandidateRow:
+    """A CandidateRow from a row of the dialects' candidate select (the same columns in each)."""
+    return CandidateRow(
+        int(row[0]), int(row[1]), int(row[2]), row[3], row[4] or "", row[5], row[6], row[7]
+    )
 
 
 def owner_condition(owners: list[tuple[str, str]], params: dict[str, object]) -> str:

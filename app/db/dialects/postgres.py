@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
+from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange, candidate_row
 from app.db.dialects.postgres_memory import PostgresMemoryIndex
 from app.db.dialects.postgres_passages import PostgresPassageIndex, session_knn
 from app.db.dialects.postgres_text import (
@@ -243,10 +243,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
             "coalesce(x.dates, ''), x.said_at_ms FROM messages m "
             "LEFT JOIN message_search x ON x.message_id = m.id WHERE m.id = ANY(:ids)"
         )
-        return [
-            CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6], r[7])
-            for r in db.execute(text(sql), {"ids": ids})
-        ]
+        return [candidate_row(r) for r in db.execute(text(sql), {"ids": ids})]
 
     def store_message_vectors(
         self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]

@@ -16,7 +16,7 @@ import sqlite_vec
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange
+from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange, candidate_row
 from app.db.dialects.sqlite_memory import SqliteMemoryIndex
 from app.db.dialects.sqlite_message_text import (
     COUNT_FEW_MATCHES,
@@ -239,10 +239,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
             "coalesce(x.dates, ''), x.said_at_ms FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
             "WHERE m.id IN (SELECT value FROM json_each(?))"
         )
-        return [
-            CandidateRow(int(r[0]), int(r[1]), int(r[2]), r[3], r[4] or "", r[5], r[6], r[7])
-            for r in session_all_rows(db, sql, (json.dumps(ids),))
-        ]
+        return [candidate_row(r) for r in session_all_rows(db, sql, (json.dumps(ids),))]
 
     def store_message_vectors(
         self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]
