@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from sqlalchemy import (
     ColumnElement,
@@ -29,6 +29,8 @@ from app.db.models import (
     SessionTerm,
     StoredMessage,
 )
+
+T = TypeVar("T")
 
 # What a search reads of a message: where it is and what it says. Not its body: a tool result's
 # body can be most of a megabyte, and only a hit's time is read from it (``message_time_rows``).
@@ -182,11 +184,11 @@ def embedded_by_other_models(db: Session, message_ids: Sequence[int], model: str
     return found
 
 
-def _chunks(ids: Sequence[int], size: int = 500) -> Iterator[list[int]]:
-    # IN lists of at most 500 ids: far inside SQLite's bound on a statement's parameters, and
+def _chunks(values: Sequence[T], size: int = 500) -> Iterator[list[T]]:
+    # IN lists of at most 500 values: far inside SQLite's bound on a statement's parameters, and
     # each length is a form of the driver query's SQL that it keeps (a few hundred at most).
-    for start in range(0, len(ids), size):
-        yield [int(i) for i in ids[start : start + size]]
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])
 
 
 def _stale_for(model: str) -> ColumnElement[bool]:
@@ -290,8 +292,7 @@ _TERM_FREQUENCIES = DriverQuery(
 def term_frequencies(db: Session, session_pk: int, terms: Sequence[str]) -> dict[str, int]:
     """Stored document frequencies of the given terms in one session (absent terms are left out)."""
     found: dict[str, int] = {}
-    for start in range(0, len(terms), 500):
-        chunk = list(terms[start : start + 500])
+    for chunk in _chunks(terms):
         rows = _TERM_FREQUENCIES.in_session(db).all_rows({"s": session_pk, "terms": chunk})
         found.update({term: int(count) for term, count in rows})
     return found
