@@ -71,12 +71,6 @@ def time_of_body(body: str, fallback: datetime | None) -> datetime | None:
     return stamp or fallback
 
 
-def time_of_candidate(said_at_ms: int | None, host_value: object) -> datetime | None:
-    """A ranked candidate's time: its search facts' (the host's timestamp, else the storage time,
-    as ``time_of_body``), or the host's timestamp from its body while it has no facts yet."""
-    return host_time(said_at_ms if said_at_ms is not None else host_value)
-
-
 def message_times(db: Session, ids: Sequence[int]) -> dict[int, datetime | None]:
     """When each of these messages was said, as ``time_of_body`` tells it: from the search facts
     Phase 2 wrote (the host's timestamp in ms, else the storage time), or from the body of a

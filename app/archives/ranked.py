@@ -24,9 +24,9 @@ from app.archives import search_repository as repo
 from app.archives.hits import (
     TimeWindow,
     first_span,
+    host_time,
     message_hit,
     message_times,
-    time_of_candidate,
 )
 from app.archives.repository import ArchiveHead
 from app.archives.results import SearchHit
@@ -269,13 +269,16 @@ def _admitted(
     limit: int,
 ) -> Iterator[tuple[SearchHit, str]]:
     """Each hit inside the scope and its time window, with its text, in fused order; the rows
-    not among the candidates are read in batches."""
+    not among the candidates are read in batches, with the times of candidates whose search facts
+    Phase 2 has not written yet."""
     order = ranking.ranked(fused)
     step = 4 * (limit + 1)
     for start in range(0, len(order), step):
         batch = order[start : start + step]
         outside = [i for i in batch if i not in candidates]  # found by their vectors only
-        rows, times = repo.messages_by_ids(db, outside), message_times(db, outside)
+        untimed = [i for i in batch if i in candidates and candidates[i].said_at_ms is None]
+        rows = repo.messages_by_ids(db, outside)
+        times = message_times(db, outside + untimed)
         for row_id in batch:
             row: Any = rows.get(row_id) or candidates.get(row_id)
             if (
@@ -284,11 +287,7 @@ def _admitted(
                 or (scope.only is not None and row.archive_pk != scope.only)
             ):
                 continue
-            moment = (
-                times.get(row_id)
-                if row_id in rows
-                else time_of_candidate(row.said_at_ms, row.host_time)
-            )
+            moment = times[row_id] if row_id in times else host_time(row.said_at_ms)
             if not scope.window.admits(moment):
                 continue
             text = row.search_text if hasattr(row, "search_text") else row.text

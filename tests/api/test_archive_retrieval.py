@@ -31,6 +31,11 @@ def said(text: str, at_ms: int, role: str = "user") -> dict[str, Any]:
     return {**(user(text) if role == "user" else assistant(text)), "timestamp": at_ms}
 
 
+def untimed(text: str) -> dict[str, Any]:
+    """A user message the host sent without a ``timestamp``."""
+    return {"role": "user", "content": text}
+
+
 def ranking(result: dict[str, Any]) -> list[tuple[int, float]]:
     return [(h["seq"], h["score"]) for h in message_hits(result)]
 
@@ -91,7 +96,9 @@ async def test_a_message_the_host_sent_untimed_has_its_storage_time_in_every_mod
 ) -> None:
     """Without a host timestamp a hit carries the time the message was stored, whichever mode
     found it (ranked search reads its candidates' times from the search facts)."""
-    await archive(client, "s-untimed", [user("the router was upgraded"), said("router ok", MAY_8)])
+    await archive(
+        client, "s-untimed", [untimed("the router was upgraded"), said("router ok", MAY_8)]
+    )
     times = {
         mode: {
             h["seq"]: h["timestamp"]
@@ -128,6 +135,31 @@ async def test_hits_read_the_hosts_time_while_no_search_facts_exist(
             client, "s-nofacts", "router", mode=mode, since="2023-05-08T10:30:00Z"
         )
         assert [h["seq"] for h in message_hits(narrowed)] == [2], mode
+
+
+async def test_an_untimed_message_without_search_facts_has_its_storage_time_in_every_mode(
+    client: httpx.AsyncClient, database_url: str
+) -> None:
+    """Before Phase 2 indexes an archive, a message the host sent without a timestamp still has
+    its storage time in every mode, and a time filter still admits it."""
+    await archive(client, "s-bare", [untimed("the router was upgraded"), said("router ok", MAY_8)])
+    engine = create_db_engine(Settings(database_url=database_url))
+    with engine.begin() as connection:
+        connection.execute(text("DELETE FROM message_search"))
+    engine.dispose()
+    times = {
+        mode: {
+            h["seq"]: h["timestamp"]
+            for h in message_hits(await search(client, "s-bare", "router", mode=mode))
+        }
+        for mode in ("keyword", "ranked", "regex")
+    }
+    assert times["keyword"] == times["ranked"] == times["regex"]
+    stored = times["ranked"][1]
+    assert stored and not stored.startswith("2023-05-08")
+    for mode in ("keyword", "ranked", "regex"):
+        recent = await search(client, "s-bare", "router", mode=mode, since="2024-01-01T00:00:00Z")
+        assert [h["seq"] for h in message_hits(recent)] == [1], mode
 
 
 async def test_keyword_hits_past_many_candidates_outside_the_window(

@@ -27,9 +27,6 @@ class CandidateRow(NamedTuple):
     seq: int
     role: str
     text: str
-    # The message's own ``timestamp`` as the host sent it (ms or ISO), read only where the search
-    # facts hold no ``said_at_ms``; else None.
-    host_time: object
     dates: str
     # From the search facts, when Phase 2 wrote them: the host's timestamp in ms, or the time the
     # message was stored when the host sent none.
@@ -38,9 +35,7 @@ class CandidateRow(NamedTuple):
 
 def candidate_row(row: Sequence[Any]) -> CandidateRow:
     """A CandidateRow from a row of the dialects' candidate select (the same columns in each)."""
-    return CandidateRow(
-        int(row[0]), int(row[1]), int(row[2]), row[3], row[4] or "", row[5], row[6], row[7]
-    )
+    return CandidateRow(int(row[0]), int(row[1]), int(row[2]), row[3], row[4] or "", row[5], row[6])
 
 
 def owner_condition(owners: list[tuple[str, str]], params: dict[str, object]) -> str:

@@ -239,7 +239,6 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
             return []
         sql = (
             "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, "
-            "CASE WHEN x.said_at_ms IS NULL THEN m.body::json -> 'timestamp' END, "
             "coalesce(x.dates, ''), x.said_at_ms FROM messages m "
             "LEFT JOIN message_search x ON x.message_id = m.id WHERE m.id = ANY(:ids)"
         )

@@ -231,11 +231,11 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
 
     def _candidate_rows(self, db: Session, ids: list[int]) -> list[CandidateRow]:
         # The ids as one JSON parameter: a ranked query's few hundred candidates bound one by one
-        # cost more to bind than to read. The body's timestamp is read only where the search
-        # facts hold no time: parsing every candidate's body was a third of the read.
+        # cost more to bind than to read. No body: a hit's time comes from its search facts, or
+        # is read for the few hits without them (parsing every candidate's body was a third of
+        # the read).
         sql = (
             "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, "
-            "CASE WHEN x.said_at_ms IS NULL THEN json_extract(m.body, '$.timestamp') END, "
             "coalesce(x.dates, ''), x.said_at_ms FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
             "WHERE m.id IN (SELECT value FROM json_each(?))"
         )
