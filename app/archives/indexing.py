@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.archives import search_repository as repo
 from app.archives.hits import time_of_body
+from app.archives.ranking import SPEAKER_KEY
 from app.core.date_terms import mentioned_dates
 from app.core.passages import embedding_order, message_passages, with_their_passages
 from app.core.query import ENGLISH_STOPWORDS, document_tokens, strip_speaker
@@ -54,10 +55,14 @@ class MessageVectors:
 
 def message_terms(search_text: str, dates: str) -> frozenset[str]:
     """The distinct terms of a message for document frequencies: its tokens without the speaker
-    label (the label is no evidence on its own) and the days it mentions; stop words are never
-    query terms, so they are not counted."""
-    tokens = [t for t in document_tokens(strip_speaker(search_text)) if t not in ENGLISH_STOPWORDS]
-    return frozenset(t for t in [*tokens, *dates.split()] if len(t) <= MAX_TERM_CHARS)
+    label (the label is no evidence on its own), the days it mentions, and the label's words under
+    ``SPEAKER_KEY`` (which words name the session's speakers: ``ranking.speaker_words``); stop
+    words are never query terms, so they are not counted."""
+    content = strip_speaker(search_text)
+    tokens = [t for t in document_tokens(content) if t not in ENGLISH_STOPWORDS]
+    label = search_text[: len(search_text) - len(content)]
+    speaker = [SPEAKER_KEY + t for t in document_tokens(label)]
+    return frozenset(t for t in [*tokens, *dates.split(), *speaker] if len(t) <= MAX_TERM_CHARS)
 
 
 def facts_of(rows: Sequence[Any]) -> list[SearchFact]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -78,8 +78,10 @@ def session_stats(db: Session, scope: Scope, terms: Sequence[str]) -> ranking.Se
     """The session's stored statistics with the frequencies of ``terms``; else counted once."""
     if scope.only is None and (stored := repo.search_totals(db, scope.session.id)) and stored[0]:
         documents, chars = stored
-        frequencies = repo.term_frequencies(db, scope.session.id, list(terms))
-        return ranking.SessionStats(documents, chars / documents, frequencies)
+        labels = [ranking.SPEAKER_KEY + t for t in terms]
+        frequencies = repo.term_frequencies(db, scope.session.id, [*terms, *labels])
+        speakers = ranking.speaker_words(terms, frequencies)
+        return ranking.SessionStats(documents, chars / documents, frequencies, speakers)
     key = (
         scope.session.id,
         scope.only,
@@ -125,9 +127,11 @@ def _candidates(db: Session, uow: UnitOfWork, scope: Scope, queries: Sequence[Qu
     rows = uow.dialect.message_candidates(
         db, scope.session.id, literals, dates, scope.only, window, budget
     )
-    return _Lexical(
-        stats, [ranking.Doc(r.row_id, r.text, r.dates) for r in rows], {r.row_id: r for r in rows}
-    )
+    docs = [ranking.Doc(r.row_id, r.text, r.dates) for r in rows]
+    if frequencies is None:
+        counted = ranking.counted_frequencies(docs, literals)
+        stats = replace(stats, speakers=ranking.speaker_words(literals, counted))
+    return _Lexical(stats, docs, {r.row_id: r for r in rows})
 
 
 def _clause_scores(

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from app.archives.literals import count_literals
 from app.core.passages import PASSAGE_WEIGHT
-from app.core.query import CJK_CHARS, Query, normalise, strip_speaker
+from app.core.query import CJK_CHARS, Query, document_tokens, normalise, strip_speaker
 
 K1 = 1.2
 B = 0.75
@@ -31,6 +31,9 @@ MIN_DENSE_WEIGHT, MAX_DENSE_WEIGHT, DATE_DENSE_WEIGHT = 0.2, 0.8, 0.1
 # The best few hits are put in MMR order (app/core/diversity.py), as memory search's are and with
 # the same lambda (0.6 and 0.7 did equally on the tuning half, 0.8 worse).
 MMR_LAMBDA, MMR_POOL = 0.7, 60
+# The key under which a session's statistics count the messages that carry a word in their
+# speaker label ("Melanie: ..."): app/archives/indexing.py. No token of a text holds a colon.
+SPEAKER_KEY = "speaker:"
 _CJK_START = re.compile(f"[{CJK_CHARS}]")
 
 
@@ -41,6 +44,8 @@ class SessionStats:
     # Messages holding each term, from the session's stored statistics; a term missing here (a
     # phrase, a compound) is counted among the candidates, which then must hold all its messages.
     frequencies: Mapping[str, int] | None = None
+    # The query's words that name one of the session's speakers (``speaker_words``).
+    speakers: frozenset[str] = frozenset()
 
 
 # A tuple: a ranked search makes one per candidate (up to a thousand), and a frozen dataclass costs
@@ -58,20 +63,57 @@ def folded(text: str) -> str:
     return normalise(strip_speaker(text))
 
 
+def speaker_words(literals: Iterable[str], frequencies: Mapping[str, int]) -> frozenset[str]:
+    """The literals that name one of the session's speakers: more of its messages carry them in
+    their speaker label than in their text. Such a word is no evidence for the words' side of a
+    search: the person's own turns carry it as their label and others address the person by it,
+    so counting it would favour the turns that mention someone over those the person said. Who said
+    a message is in its vector (the label is embedded with the text)."""
+    return frozenset(
+        t for t in literals if frequencies.get(SPEAKER_KEY + t, 0) >= max(1, frequencies.get(t, 0))
+    )
+
+
+def counted_frequencies(docs: Sequence[Doc], literals: Sequence[str]) -> dict[str, int]:
+    """``speaker_words``' frequencies counted among candidates that hold every message with a
+    literal (a session without stored statistics, or one archive): the messages holding each
+    literal in their text, and under ``SPEAKER_KEY`` in their label."""
+    words = [t for t in literals if not _CJK_START.match(t)]
+    anywhere = [t for t in literals if _CJK_START.match(t)]
+    labels: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    for doc in docs:
+        content = strip_speaker(doc.text)
+        text = normalise(content) if doc.folded is None else doc.folded
+        found = [*count_literals(text, words, word_start=True)]
+        found += count_literals(text, anywhere, word_start=False)
+        if len(content) < len(doc.text):
+            label = doc.text[: len(doc.text) - len(content)]
+            if label not in labels:
+                labels[label] = [SPEAKER_KEY + t for t in set(document_tokens(label))]
+            found += labels[label]
+        for key in set(found):
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 class TermCounter:
     """Counts a query's literals in a text in one pass: words from a word start (``visit`` counts in
     ``visited``, not in ``revisit``), CJK pairs and quoted phrases anywhere, overlaps included.
 
     The speaker label ("Caroline: ...") never makes a match on its own, so a name that starts half
     the turns cannot rank small talk; a turn that matches otherwise also counts the words of its
-    label ("what did Caroline adopt" prefers Caroline's own turn about adopting)."""
+    label. A word naming one of the session's speakers (``speakers``) is not counted at all, unless
+    the query holds nothing else to look for."""
 
-    def __init__(self, query: Query) -> None:
+    def __init__(self, query: Query, speakers: frozenset[str] = frozenset()) -> None:
         self.weights: dict[str, float] = {}
         words: list[str] = []
         anywhere: list[str] = []
+        others = query.phrases or [t for t in query.terms if t.literal not in speakers]
+        skipped = speakers if others else frozenset()
         for term in query.terms:
-            if term.kind == "date":
+            if term.kind == "date" or term.literal in skipped:
                 continue
             self.weights.setdefault(term.literal, term.weight)
             (anywhere if _CJK_START.match(term.literal) else words).append(term.literal)
@@ -109,7 +151,7 @@ def bm25(query: Query, docs: Sequence[Doc], stats: SessionStats) -> dict[int, fl
     """BM25 of every candidate that holds a term. A term's document frequency comes from the
     session's statistics when they know it, else from the candidates (which must then be all of the
     session's messages holding it)."""
-    counter = TermCounter(query)
+    counter = TermCounter(query, stats.speakers)
     counts = [counter.count(doc) for doc in docs]
     counted: dict[str, int] = {}
     for found in counts:
@@ -138,7 +180,7 @@ def ideal_score(query: Query, stats: SessionStats) -> float:
     """The BM25 of a message of average length that holds every term once, each term as rare as a
     term can be: dividing by it turns a score into the share of the query a message answers."""
     n = max(stats.documents, 1)
-    counter = TermCounter(query)
+    counter = TermCounter(query, stats.speakers)
     return sum(counter.weight(t) for t in {**counter.weights, **counter.dates}) * _idf(n, 1)
 
 

@@ -225,6 +225,36 @@ async def test_speaker_names_are_not_evidence(client: httpx.AsyncClient) -> None
     assert [h["seq"] for h in hits] == [9]
 
 
+def scored(result: dict[str, Any]) -> list[tuple[int, float]]:
+    return sorted((h["seq"], h["score"]) for h in message_hits(result))
+
+
+async def test_a_speakers_name_leaves_the_ranking_to_the_other_words(
+    client: httpx.AsyncClient,
+) -> None:
+    """A query word naming one of the session's speakers (more turns carry it as their label than
+    in their text) is no evidence: the hits and scores are those of the query without it, with the
+    session's stored statistics and with those counted over one archive. A name that is only
+    mentioned still counts."""
+    talk = [user(f"Melanie: small talk number {i}") for i in range(4)]
+    talk += [user(f"Caroline: more small talk {i}") for i in range(4)]
+    pottery = [
+        user("Melanie: I took up pottery, it calms me down"),
+        user("Caroline: Melanie, the pottery studio downtown closed"),
+        user("Caroline: pottery again, pottery everywhere"),
+    ]
+    archive_id = await archive(client, "s-names", pottery + talk)
+    for scope in ({}, {"archiveId": archive_id}):
+        named = await search(client, "s-names", "Melanie pottery", mode="ranked", **scope)
+        plain = await search(client, "s-names", "pottery", mode="ranked", **scope)
+        assert scored(named) == scored(plain) and len(scored(plain)) == 3, scope
+    mentioned = [user("Caroline: I took up pottery"), user("Caroline: Melanie likes pottery")]
+    await archive(client, "s-mention", mentioned + talk[4:])
+    named = await search(client, "s-mention", "Melanie pottery", mode="ranked")
+    assert message_hits(named)[0]["seq"] == 2
+    assert scored(named) != scored(await search(client, "s-mention", "pottery", mode="ranked"))
+
+
 async def test_repeated_messages_follow_every_distinct_hit(client: httpx.AsyncClient) -> None:
     await archive(
         client,
