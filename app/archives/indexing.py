@@ -22,7 +22,7 @@ from app.archives.hits import time_of_body
 from app.archives.ranking import SPEAKER_KEY
 from app.core.date_terms import mentioned_dates
 from app.core.passages import embedding_order, message_passages, with_their_passages
-from app.core.query import ENGLISH_STOPWORDS, document_tokens, strip_speaker
+from app.core.query import ENGLISH_STOPWORDS, document_tokens, speaker_label, strip_speaker
 from app.db.dialects.base import Dialect
 from app.db.models import MessageSearch
 
@@ -58,10 +58,8 @@ def message_terms(search_text: str, dates: str) -> frozenset[str]:
     label (the label is no evidence on its own), the days it mentions, and the label's words under
     ``SPEAKER_KEY`` (which words name the session's speakers: ``ranking.speaker_words``); stop
     words are never query terms, so they are not counted."""
-    content = strip_speaker(search_text)
-    tokens = [t for t in document_tokens(content) if t not in ENGLISH_STOPWORDS]
-    label = search_text[: len(search_text) - len(content)]
-    speaker = [SPEAKER_KEY + t for t in document_tokens(label)]
+    tokens = [t for t in document_tokens(strip_speaker(search_text)) if t not in ENGLISH_STOPWORDS]
+    speaker = [SPEAKER_KEY + t for t in document_tokens(speaker_label(search_text))]
     return frozenset(t for t in [*tokens, *dates.split(), *speaker] if len(t) <= MAX_TERM_CHARS)
 
 

@@ -127,7 +127,8 @@ def _candidates(db: Session, uow: UnitOfWork, scope: Scope, queries: Sequence[Qu
     rows = uow.dialect.message_candidates(
         db, scope.session.id, literals, dates, scope.only, window, budget
     )
-    docs = [ranking.Doc(r.row_id, r.text, r.dates) for r in rows]
+    # Folded once: each clause's scoring reads them, and so does counting the speakers' names.
+    docs = [ranking.Doc(r.row_id, r.text, r.dates, ranking.folded(r.text)) for r in rows]
     if frequencies is None:
         counted = ranking.counted_frequencies(docs, literals)
         stats = replace(stats, speakers=ranking.speaker_words(literals, counted))

@@ -17,7 +17,14 @@ from typing import NamedTuple
 
 from app.archives.literals import count_literals
 from app.core.passages import PASSAGE_WEIGHT
-from app.core.query import CJK_CHARS, Query, document_tokens, normalise, strip_speaker
+from app.core.query import (
+    CJK_CHARS,
+    Query,
+    document_tokens,
+    normalise,
+    speaker_label,
+    strip_speaker,
+)
 
 K1 = 1.2
 B = 0.75
@@ -76,24 +83,28 @@ def speaker_words(literals: Iterable[str], frequencies: Mapping[str, int]) -> fr
 
 def counted_frequencies(docs: Sequence[Doc], literals: Sequence[str]) -> dict[str, int]:
     """``speaker_words``' frequencies counted among candidates that hold every message with a
-    literal (a session without stored statistics, or one archive): the messages holding each
-    literal in their text, and under ``SPEAKER_KEY`` in their label."""
-    words = [t for t in literals if not _CJK_START.match(t)]
-    anywhere = [t for t in literals if _CJK_START.match(t)]
-    labels: dict[str, list[str]] = {}
+    literal (a session without stored statistics, or one archive): the messages carrying each
+    literal in their label (under ``SPEAKER_KEY``) and, for the literals some label carries, in
+    their text."""
+    labels: dict[str, set[str]] = {}
     counts: dict[str, int] = {}
     for doc in docs:
-        content = strip_speaker(doc.text)
-        text = normalise(content) if doc.folded is None else doc.folded
-        found = [*count_literals(text, words, word_start=True)]
-        found += count_literals(text, anywhere, word_start=False)
-        if len(content) < len(doc.text):
-            label = doc.text[: len(doc.text) - len(content)]
+        label = speaker_label(doc.text)
+        if label:
             if label not in labels:
-                labels[label] = [SPEAKER_KEY + t for t in set(document_tokens(label))]
-            found += labels[label]
-        for key in set(found):
-            counts[key] = counts.get(key, 0) + 1
+                labels[label] = {SPEAKER_KEY + t for t in document_tokens(label)}
+            for key in labels[label]:
+                counts[key] = counts.get(key, 0) + 1
+    named = [t for t in literals if counts.get(SPEAKER_KEY + t)]
+    if named:
+        words = [t for t in named if not _CJK_START.match(t)]
+        anywhere = [t for t in named if _CJK_START.match(t)]
+        for doc in docs:
+            text = folded(doc.text) if doc.folded is None else doc.folded
+            found = {*count_literals(text, words, word_start=True)}
+            found.update(count_literals(text, anywhere, word_start=False))
+            for literal in found:
+                counts[literal] = counts.get(literal, 0) + 1
     return counts
 
 

@@ -121,6 +121,12 @@ def strip_speaker(text: str) -> str:
     return _SPEAKER_RE.sub("", text, count=1)
 
 
+def speaker_label(text: str) -> str:
+    """The leading speaker or role label of a text ("Caroline: "), or ""."""
+    found = _SPEAKER_RE.match(text)
+    return found.group() if found else ""
+
+
 def _cjk_pieces(run: str) -> list[str]:
     return [p for p in _CHINESE_STOP_RE.split(run) if p]
 

@@ -50,14 +50,16 @@ def test_candidates_count_labels_and_texts_apart() -> None:
         Doc(4, "李娜: 王伟，比赛怎么样"),
     ]
     counts = counted_frequencies(docs, ["melanie", "pottery", "王伟", "李娜"])
+    # Texts are searched only for the literals some label carries.
     assert counts == {
         SPEAKER_KEY + "melanie": 2,
         SPEAKER_KEY + "caroline": 1,
         SPEAKER_KEY + "李娜": 1,
         "melanie": 2,
-        "pottery": 2,
-        "王伟": 1,
     }
+    assert speaker_words(["melanie", "pottery", "王伟", "李娜"], counts) == {"melanie", "李娜"}
+    mentioned = [*docs, Doc(5, "李娜: 好"), Doc(6, "王伟: 李娜，李娜"), Doc(7, "王伟: 李娜来了")]
+    assert counted_frequencies(mentioned, ["李娜"])["李娜"] == 2
 
 
 def test_a_speakers_name_scores_nothing_beside_other_words() -> None:

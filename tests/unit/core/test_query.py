@@ -26,6 +26,7 @@ from app.core.query import (
     clauses,
     document_tokens,
     parse_query,
+    speaker_label,
     stem,
     strip_speaker,
 )
@@ -93,6 +94,9 @@ def test_speaker_labels_are_stripped() -> None:
     assert strip_speaker("Caroline: I went out") == "I went out"
     assert strip_speaker("[assistant]: done") == "done"
     assert strip_speaker("note: lowercase labels stay") == "note: lowercase labels stay"
+    assert speaker_label("Caroline: I went out") == "Caroline: "
+    assert speaker_label("李娜: 你好") == "李娜: "
+    assert speaker_label("note: lowercase labels stay") == ""
 
 
 def test_bm25_uses_only_the_given_statistics() -> None:
