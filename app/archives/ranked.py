@@ -127,8 +127,7 @@ def _candidates(db: Session, uow: UnitOfWork, scope: Scope, queries: Sequence[Qu
     rows = uow.dialect.message_candidates(
         db, scope.session.id, literals, dates, scope.only, window, budget
     )
-    # Folded once: each clause's scoring reads them, and so does counting the speakers' names.
-    docs = [ranking.Doc(r.row_id, r.text, r.dates, ranking.folded(r.text)) for r in rows]
+    docs = [ranking.Doc(r.row_id, r.text, r.dates) for r in rows]
     if frequencies is None:
         counted = ranking.counted_frequencies(docs, literals)
         stats = replace(stats, speakers=ranking.speaker_words(literals, counted))
