@@ -36,6 +36,30 @@ def untimed(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
+MODES = ("keyword", "ranked", "regex")
+
+
+async def times_by_mode(
+    client: httpx.AsyncClient, session_id: str, query: str
+) -> dict[str, dict[int, str | None]]:
+    """Each mode's hits for ``query`` as {seq: timestamp}."""
+    return {
+        mode: {
+            h["seq"]: h["timestamp"]
+            for h in message_hits(await search(client, session_id, query, mode=mode))
+        }
+        for mode in MODES
+    }
+
+
+def forget_search_facts(database_url: str) -> None:
+    """As before Phase 2 indexes an archive: no message has search facts."""
+    engine = create_db_engine(Settings(database_url=database_url))
+    with engine.begin() as connection:
+        connection.execute(text("DELETE FROM message_search"))
+    engine.dispose()
+
+
 def ranking(result: dict[str, Any]) -> list[tuple[int, float]]:
     return [(h["seq"], h["score"]) for h in message_hits(result)]
 
@@ -72,7 +96,7 @@ async def test_hits_carry_the_hosts_time_and_filter_by_it(client: httpx.AsyncCli
             said("router is stable again", MAY_8 + 48 * HOUR),
         ],
     )
-    for mode in ("keyword", "ranked", "regex"):
+    for mode in MODES:
         hits = message_hits(await search(client, "s-time", "router", mode=mode))
         times = {h["seq"]: h["timestamp"] for h in hits}
         assert times == {
@@ -99,13 +123,7 @@ async def test_a_message_the_host_sent_untimed_has_its_storage_time_in_every_mod
     await archive(
         client, "s-untimed", [untimed("the router was upgraded"), said("router ok", MAY_8)]
     )
-    times = {
-        mode: {
-            h["seq"]: h["timestamp"]
-            for h in message_hits(await search(client, "s-untimed", "router", mode=mode))
-        }
-        for mode in ("keyword", "ranked", "regex")
-    }
+    times = await times_by_mode(client, "s-untimed", "router")
     assert times["keyword"] == times["ranked"] == times["regex"]
     assert times["ranked"][2] == "2023-05-08T10:00:00.000Z"
     assert times["ranked"][1] and not times["ranked"][1].startswith("2023-05-08")
@@ -121,11 +139,8 @@ async def test_hits_read_the_hosts_time_while_no_search_facts_exist(
         "s-nofacts",
         [said("the router was upgraded", MAY_8), said("router ok", MAY_8 + HOUR)],
     )
-    engine = create_db_engine(Settings(database_url=database_url))
-    with engine.begin() as connection:
-        connection.execute(text("DELETE FROM message_search"))
-    engine.dispose()
-    for mode in ("keyword", "ranked", "regex"):
+    forget_search_facts(database_url)
+    for mode in MODES:
         hits = message_hits(await search(client, "s-nofacts", "router", mode=mode))
         assert {h["seq"]: h["timestamp"] for h in hits} == {
             1: "2023-05-08T10:00:00.000Z",
@@ -143,21 +158,12 @@ async def test_an_untimed_message_without_search_facts_has_its_storage_time_in_e
     """Before Phase 2 indexes an archive, a message the host sent without a timestamp still has
     its storage time in every mode, and a time filter still admits it."""
     await archive(client, "s-bare", [untimed("the router was upgraded"), said("router ok", MAY_8)])
-    engine = create_db_engine(Settings(database_url=database_url))
-    with engine.begin() as connection:
-        connection.execute(text("DELETE FROM message_search"))
-    engine.dispose()
-    times = {
-        mode: {
-            h["seq"]: h["timestamp"]
-            for h in message_hits(await search(client, "s-bare", "router", mode=mode))
-        }
-        for mode in ("keyword", "ranked", "regex")
-    }
+    forget_search_facts(database_url)
+    times = await times_by_mode(client, "s-bare", "router")
     assert times["keyword"] == times["ranked"] == times["regex"]
     stored = times["ranked"][1]
     assert stored and not stored.startswith("2023-05-08")
-    for mode in ("keyword", "ranked", "regex"):
+    for mode in MODES:
         recent = await search(client, "s-bare", "router", mode=mode, since="2024-01-01T00:00:00Z")
         assert [h["seq"] for h in message_hits(recent)] == [1], mode
 
