@@ -4,7 +4,8 @@ SQLite gets FTS5 and sqlite-vec virtual tables; PostgreSQL gets plain tables of 
 keyed by the same ids (app/db/dialects/postgres.py reads them):
 
 - a text index (``message_fts``, ``archive_fts``): (id, text) with a pg_trgm GIN index, so that a
-  substring of three or more characters in any script is found by the index, as with FTS5 trigrams;
+  substring of three or more characters in any script is found by the index, as with FTS5 trigrams
+  (the dialect stores the text lowercased, since 0019);
 - the word index (``memory_fts``): (id, tokens, words) where ``tokens`` are the text's words in
   order (FTS5 unicode61's split, computed by the dialect) and ``words`` their tsvector, GIN-indexed;
 - a vector index (``memory_vec``, ``message_vec``, ``message_passage_vec``): pgvector ``vector(n)`` rows with an HNSW

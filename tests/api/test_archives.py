@@ -387,6 +387,16 @@ async def test_keyword_treats_regex_metacharacters_literally(client: httpx.Async
     assert message_hits(await search(client, "s-meta", ".*")) == []
 
 
+async def test_every_mode_finds_words_whatever_their_case(client: httpx.AsyncClient) -> None:
+    """The text index matches without regard to case (on PostgreSQL it holds the text lowercased
+    and the query is lowered too), in the ranked and keyword modes."""
+    await archive(client, "s-anycase", [user("The KUBERNETES Cluster is up"), user("nothing")])
+    for query in ("kubernetes cluster", "Kubernetes CLUSTER", "kuBERnetes"):
+        for mode in ("keyword", "ranked"):
+            found = await search(client, "s-anycase", query, mode=mode)
+            assert [h["seq"] for h in message_hits(found)] == [1], (query, mode)
+
+
 async def test_keyword_case_sensitivity(client: httpx.AsyncClient) -> None:
     await archive(client, "s-case", [user("The Kubernetes Cluster is up"), user("nothing here")])
     assert [

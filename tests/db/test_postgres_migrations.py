@@ -170,6 +170,34 @@ def test_message_vectors_keep_their_time_across_the_time_column_migration(engine
         assert conn.execute(text("SELECT count(*) FROM message_vec")).scalar_one() == 1
 
 
+def test_text_indexes_written_before_are_lowercased(engine: Engine) -> None:
+    """Revision 0019 stores the text indexes lowercased (searched with LIKE since)."""
+    run_command(engine, "upgrade", "0018_archive_heads")
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, "
+                "total_message_count, last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, "
+                "llm_prompt_tokens, llm_completion_tokens, created_at, updated_at) "
+                "VALUES (1, 't', 's', 'main', 'default', 0, 0, 0, 0, 10, 0, 0, 0, 0, now(), now())"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, "
+                "fingerprint, created_at) VALUES (7, 't', 1, 1, 'user', '{}', 'Kubernetes ÄRGER', 1, 'f', now())"
+            )
+        )
+        conn.execute(text("INSERT INTO message_fts (id, text) VALUES (7, 'Kubernetes ÄRGER')"))
+    upgrade_to_head(engine)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT text FROM message_fts")).scalar_one() == "kubernetes ärger"
+    run_command(engine, "downgrade", "0018_archive_heads")
+    with engine.connect() as conn:
+        found = "SELECT count(*) FROM message_fts WHERE text ILIKE '%KUBERNETES ärger%'"
+        assert conn.execute(text(found)).scalar_one() == 1  # as the code before searches
+
+
 def test_memory_chunks_indexed_before_the_postings_migration_are_posted(engine: Engine) -> None:
     """Revision 0009 posts the chunks already in the word index, with their partitions' counters."""
     run_command(engine, "upgrade", "0008_api_keys")

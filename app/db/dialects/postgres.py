@@ -2,10 +2,11 @@
 
 The tables are those of migrations/helpers.py (PostgreSQL branch), with the SQLite names:
 
-- ``message_fts`` / ``archive_fts`` hold (id, text) under a trigram GIN index: a term of three or
-  more characters, in any script, is looked up through the index with ``ILIKE '%term%'``, the same
-  substring, case-insensitive meaning as FTS5's trigram tokenizer (``部署失败`` finds
-  ``昨天部署失败了``). Ranked search scores the hits with BM25 over the session's indexed rows
+- ``message_fts`` / ``archive_fts`` hold (id, text) under a trigram GIN index, the text lowercased
+  by the database: a term of three or more characters, in any script, is looked up through the
+  index with ``LIKE lower('%term%')``, the same substring, case-insensitive meaning as FTS5's
+  trigram tokenizer (``部署失败`` finds ``昨天部署失败了``). ILIKE would fold the case of every row it
+  checks, which was most of a search's time (3.2 against 0.8 ms over 2,000 messages). Ranked search scores the hits with BM25 over the session's indexed rows
   (term frequency = occurrences of the substring, length in bytes, Lucene's always-positive idf):
   the order is BM25's, the numbers are not FTS5's.
 - ``memory_fts`` holds each chunk's words (FTS5 unicode61's split, app/db/dialects/fts5_words.py)
@@ -59,7 +60,7 @@ def _ranked_trigram_sql(
     matches, frequencies, documents, scores = [], [], [], []
     for i, term in enumerate(terms):
         params[f"p{i}"], params[f"t{i}"] = like_pattern(term), term.lower()
-        matches.append(f"f.text ILIKE :p{i}")
+        matches.append(f"f.text LIKE lower(:p{i})")
         frequencies.append(
             f"(length(h.body) - length(replace(h.body, :t{i}, ''))) / greatest(length(CAST(:t{i} AS text)), 1) AS tf{i}"
         )
@@ -69,7 +70,7 @@ def _ranked_trigram_sql(
             f"(tf{i} + 1.2 * (0.25 + 0.75 * c.dl / st.avgdl))"
         )
     return (
-        f"WITH h AS (SELECT f.id, lower(f.text) AS body, octet_length(f.text) AS dl FROM {index} f "
+        f"WITH h AS (SELECT f.id, f.text AS body, octet_length(f.text) AS dl FROM {index} f "
         f"{scope_join} WHERE ({' OR '.join(matches)}) {scope}), "
         f"c AS (SELECT h.id, h.dl, {', '.join(frequencies)} FROM h), "
         f"d AS (SELECT {', '.join(documents)} FROM c), "
@@ -88,7 +89,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
         if params:
             db.execute(
                 text(
-                    f"INSERT INTO {MESSAGE_FTS}(id, text) VALUES (:id, :text) "
+                    f"INSERT INTO {MESSAGE_FTS}(id, text) VALUES (:id, lower(:text)) "
                     "ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text"
                 ),
                 params,
@@ -115,7 +116,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
         db.execute(text(f"DELETE FROM {ARCHIVE_FTS} WHERE id = :id"), {"id": archive_pk})
         if text_value:
             db.execute(
-                text(f"INSERT INTO {ARCHIVE_FTS}(id, text) VALUES (:id, :text)"),
+                text(f"INSERT INTO {ARCHIVE_FTS}(id, text) VALUES (:id, lower(:text))"),
                 {"id": archive_pk, "text": without_nul(text_value)},
             )
 
@@ -137,7 +138,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
         conditions = []
         for i, term in enumerate(terms):
             params[f"p{i}"] = like_pattern(term)
-            conditions.append(f"f.text ILIKE :p{i}")
+            conditions.append(f"f.text LIKE lower(:p{i})")
         sql = (
             f"SELECT m.id FROM messages m JOIN {MESSAGE_FTS} f ON f.id = m.id "
             f"WHERE {' AND '.join(conditions)} AND m.session_pk = :s {_archived(archive_pk)} "
@@ -222,7 +223,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
             head += "AND (x.said_at_ms IS NULL OR x.said_at_ms <= :until) "
         for literal in literals:
             if len(literal) >= self.min_indexed_term_chars():
-                where = f"AND m.id IN (SELECT id FROM {MESSAGE_FTS} WHERE text ILIKE :q)"
+                where = f"AND m.id IN (SELECT id FROM {MESSAGE_FTS} WHERE text LIKE lower(:q))"
                 yield head + where, {**base, "q": like_pattern(literal)}
             else:
                 yield (

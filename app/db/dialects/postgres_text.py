@@ -47,7 +47,7 @@ def _phrase_tsquery(phrase: Phrase) -> str:
 
 
 def like_pattern(term: str) -> str:
-    """An ILIKE pattern matching the term anywhere, literally (backslash is ILIKE's escape)."""
+    """A LIKE pattern matching the term anywhere, literally (backslash is LIKE's escape)."""
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
