@@ -68,3 +68,18 @@ def test_concurrent_turns_of_one_new_session_lose_and_duplicate_nothing(engine: 
     assert sessions == 1
     assert seqs == list(range(1, expected + 1))  # gapless, no duplicate
     assert tuple(counted) == (expected, expected)
+
+
+def test_reads_see_one_snapshot_and_writes_read_committed(engine: Engine) -> None:
+    """A read unit of work runs REPEATABLE READ (all its statements see one snapshot, as a
+    deferred SQLite transaction does); a write unit of work PostgreSQL's READ COMMITTED; a
+    connection the pool hands from one to the other keeps neither's level."""
+    uow = UnitOfWork(engine)
+    level = text("SHOW transaction_isolation")
+    for _ in range(3):  # the pool's connection goes back and forth
+        with uow.read() as db:
+            assert db.execute(level).scalar_one() == "repeatable read"
+        with uow.write() as db:
+            assert db.execute(level).scalar_one() == "read committed"
+    with engine.begin() as conn:  # the engine's own transactions, as the migrations use them
+        assert conn.execute(level).scalar_one() == "repeatable read"
