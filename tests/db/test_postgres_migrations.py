@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from alembic import command
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 from app.db.base import Base
 from app.db.engine import create_db_engine
@@ -133,25 +133,31 @@ def test_downgrade_to_base_then_upgrade_again(engine: Engine) -> None:
     run_command(engine, "check")
 
 
+def insert_message(conn: Connection, search_text: str) -> None:
+    """Session 1 of tenant ``t`` and its message 7, as raw rows (before the models' schema)."""
+    conn.execute(
+        text(
+            "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, "
+            "total_message_count, last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, "
+            "llm_prompt_tokens, llm_completion_tokens, created_at, updated_at) "
+            "VALUES (1, 't', 's', 'main', 'default', 0, 0, 0, 0, 10, 0, 0, 0, 0, now(), now())"
+        )
+    )
+    conn.execute(
+        text(
+            "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, "
+            "fingerprint, created_at) VALUES (7, 't', 1, 1, 'user', '{}', :t, 1, 'f', now())"
+        ),
+        {"t": search_text},
+    )
+
+
 def test_message_vectors_keep_their_time_across_the_time_column_migration(engine: Engine) -> None:
     """Revision 0006 adds the message's time to stored vectors (from the search facts)."""
     run_command(engine, "upgrade", "0005_redacted_bodies")
     vector = "[" + ",".join(["0.1"] * 384) + "]"
     with engine.begin() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, "
-                "total_message_count, last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, "
-                "llm_prompt_tokens, llm_completion_tokens, created_at, updated_at) "
-                "VALUES (1, 't', 's', 'main', 'default', 0, 0, 0, 0, 10, 0, 0, 0, 0, now(), now())"
-            )
-        )
-        conn.execute(
-            text(
-                "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, "
-                "fingerprint, created_at) VALUES (7, 't', 1, 1, 'user', '{}', 'hello', 1, 'f', now())"
-            )
-        )
+        insert_message(conn, "hello")
         conn.execute(
             text(
                 "INSERT INTO message_search (message_id, tenant_id, session_pk, said_at_ms, dates, token_count) "
@@ -174,20 +180,7 @@ def test_text_indexes_written_before_are_lowercased(engine: Engine) -> None:
     """Revision 0019 stores the text indexes lowercased (searched with LIKE since)."""
     run_command(engine, "upgrade", "0018_archive_heads")
     with engine.begin() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO agent_sessions (id, tenant_id, session_id, agent_id, user_id, live_count, "
-                "total_message_count, last_seq, pending_tokens, keep_recent_count, commit_count, archive_count, "
-                "llm_prompt_tokens, llm_completion_tokens, created_at, updated_at) "
-                "VALUES (1, 't', 's', 'main', 'default', 0, 0, 0, 0, 10, 0, 0, 0, 0, now(), now())"
-            )
-        )
-        conn.execute(
-            text(
-                "INSERT INTO messages (id, tenant_id, session_pk, seq, role, body, search_text, tokens, "
-                "fingerprint, created_at) VALUES (7, 't', 1, 1, 'user', '{}', 'Kubernetes ÄRGER', 1, 'f', now())"
-            )
-        )
+        insert_message(conn, "Kubernetes ÄRGER")
         conn.execute(text("INSERT INTO message_fts (id, text) VALUES (7, 'Kubernetes ÄRGER')"))
     upgrade_to_head(engine)
     with engine.connect() as conn:
