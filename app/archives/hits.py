@@ -101,7 +101,7 @@ def said_in_window(
 def _admitted_batch(
     db: Session, batch: list[tuple[Any, T]], window: TimeWindow
 ) -> Iterator[tuple[Any, T, datetime | None]]:
-    times = message_times(db, [row.id for row, _ in batch]) if batch else {}
+    times = message_times(db, [row.id for row, _ in batch])
     for row, found in batch:
         moment = times.get(row.id)
         if window.admits(moment):

@@ -33,9 +33,8 @@ Change = tuple[int, bytes | list[float] | None, int, int]
 _MIN_CAPACITY = 64
 
 
-class Neighbour(
-    NamedTuple
-):  # a tuple: a search builds hundreds, at a quarter of a dataclass's cost
+# A tuple: a search builds hundreds, at a quarter of a frozen dataclass's cost.
+class Neighbour(NamedTuple):
     row_id: int
     distance: float
 
