@@ -63,7 +63,7 @@ async def _with_memories(
         and not contains_injected_context(req.prompt or "")
         and req.options.get("autoRecall", settings.assemble.auto_recall)
     ):
-        request = recall_request(req, query)
+        request = await to_thread(recall_request, settings, req, query, result.messages)
         recalled: RecallBlock | None
         try:
             recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
