@@ -19,7 +19,8 @@ from app.archives import ranked
 from app.archives import search_repository as repo
 from app.archives.hits import CONTEXT_SNIPPET_CHARS
 from app.archives.matching import snippet
-from app.archives.ranked import QueryVectors, Ranking, Scope
+from app.archives.ranked import Ranking
+from app.archives.ranked_scope import QueryVectors, Scope
 from app.archives.recall_render import RecalledTurn, Turn, shown_key
 from app.db.uow import UnitOfWork
 

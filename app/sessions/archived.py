@@ -9,7 +9,7 @@ from __future__ import annotations
 from app.archives import service as archives
 from app.archives import text_index
 from app.archives.hits import archive_places
-from app.archives.ranked import Scope
+from app.archives.ranked_scope import Scope
 from app.archives.recall import RecallAsk, RecallFound, recall_turns
 from app.archives.results import SearchResult
 from app.archives.search import QueryVectors
