@@ -19,16 +19,12 @@ from sqlalchemy.orm import Session
 
 from app.archives import ranking
 from app.archives import search_repository as repo
-from app.archives.hits import (
-    first_span,
-    host_time,
-    message_hit,
-    message_times,
-)
+from app.archives.hits import first_span, message_hit, message_times
 from app.archives.ranked_scope import QueryVectors, Scope
 from app.archives.ranked_stats import session_stats
 from app.archives.ranked_vectors import message_similarity
 from app.archives.results import SearchHit
+from app.core.dates import host_time
 from app.core.diversity import mmr_order, mmr_tokens
 from app.core.query import Query, clauses, parse_query
 from app.db.dialects.base import CandidateRow
