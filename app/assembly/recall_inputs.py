@@ -36,8 +36,8 @@ def shown_keys(messages: Sequence[Message]) -> tuple[str, ...]:
 
 
 def widened_query(query: str, messages: Sequence[Message]) -> str:
-    """The query, with the latest user turns of the history after it when it holds fewer than
-    ``MIN_QUERY_TERMS`` search terms."""
+    """The query, with the latest user turns of the history after it, each as a sentence, when it
+    holds fewer than ``MIN_QUERY_TERMS`` search terms."""
     if len(parse_query(query).terms) >= MIN_QUERY_TERMS:
         return query
     recent: list[str] = []
@@ -49,7 +49,9 @@ def widened_query(query: str, messages: Sequence[Message]) -> str:
             text = " ".join(message_text(clean).split()) if clean is not None else ""
             if text:
                 recent.append(text[:WIDENING_CHARS])
-    return " ".join([query, *reversed(recent)]) if recent else query
+    # As sentences of their own: ranked search ranks a query's sentences one by one
+    # (app.core.query.clauses), so the prompt's few words are not drowned by the turns' many.
+    return " ".join([query, *(f"{t.rstrip('.')}." for t in reversed(recent))]) if recent else query
 
 
 def recall_budget_tokens(token_budget: object, history_tokens: int, fill_share: float) -> int:

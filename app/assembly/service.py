@@ -70,7 +70,11 @@ async def _with_memories(
         except Exception:  # noqa: BLE001 - recall never fails the hook (docs/quality.md, Degradation)
             recalled = None
         if recalled is not None and recalled.text:
-            found = {"query": query, **recalled.diagnostics, "injectedChars": len(recalled.text)}
+            found = {
+                "query": request.query,
+                **recalled.diagnostics,
+                "injectedChars": len(recalled.text),
+            }
             diagnostics = {**result.diagnostics, "recall": found}
             result = replace(result, prepend_context=recalled.text, diagnostics=diagnostics)
     return result

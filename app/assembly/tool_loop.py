@@ -121,7 +121,7 @@ async def _inject_recall(
             req,
             "no_recall_hits",
             started,
-            recall={"query": query, **(block.diagnostics if block else {})},
+            recall={"query": request.query, **(block.diagnostics if block else {})},
         )
     output = (
         prepend_to_latest_user(messages, block.text)
@@ -132,7 +132,7 @@ async def _inject_recall(
         "phase": "tool_loop",
         "mode": "assembled",
         "reason": "ok",
-        "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
+        "recall": {"query": request.query, **block.diagnostics, "injectedChars": len(block.text)},
         "durationMs": elapsed_ms(started),
     }
     return AssembleResult(
