@@ -15,6 +15,7 @@ from bench import (
     after_turn,
     assemble,
     commit,
+    context,
     embeddings,
     long_session,
     memory_search,
@@ -44,6 +45,7 @@ BENCHMARKS: dict[str, list[tuple[str, Part]]] = {
     "recall": [("assemble tool_loop recall", recall.run)],
     "retrieval-eval": [("retrieval quality", retrieval_eval.run)],
     "retrieval": [("conversation retrieval", retrieval.run)],
+    "context": [("context holds the answer", context.run)],
     "adversarial": [
         ("adversarial redaction", adversarial.run_redaction),
         ("adversarial requests", adversarial.run_requests),
