@@ -129,3 +129,38 @@ def mentioned_dates(text: str, said_on: date | None) -> list[str]:
     """Every day a text mentions, relative expressions resolved when the saying day is known."""
     relative = relative_dates(text, said_on) if said_on is not None else []
     return list(dict.fromkeys([*absolute_dates(text, said_on), *relative]))
+
+
+def written_day(iso_day: str, chinese: bool) -> str:
+    """An ISO day as people write it: "7 May 2023", or "2023年5月7日" beside Chinese text."""
+    day = date.fromisoformat(iso_day)
+    if chinese:
+        return f"{day.year}年{day.month}月{day.day}日"
+    return f"{day.day} {_MONTHS[day.month - 1].capitalize()} {day.year}"
+
+
+def with_resolved_dates(text: str, said_on: date | None) -> str:
+    """The text with each relative date followed by the day it meant when the text was said:
+    "yesterday" said on 2023-05-08 reads "yesterday (7 May 2023)", "昨天" reads "昨天（2023年5月7日）".
+    A text read out of its time (recalled, summarised) keeps its meaning that way."""
+    if said_on is None:
+        return text
+    anchor = said_on.isoformat()
+    if _may_hold(text, _EN_RELATIVE_NEEDS, ignore_case=True):
+        text = _EN_RELATIVE.sub(lambda m: _annotated(m, anchor, False), text)
+    if _may_hold(text, _ZH_RELATIVE_NEEDS):
+        text = _ZH_RELATIVE.sub(lambda m: _annotated(m, anchor, True), text)
+    return text
+
+
+def _annotated(match: re.Match[str], anchor: str, chinese: bool) -> str:
+    """The expression and its day, unless the day already follows it (a text resolved before)."""
+    expression = match.group(0)
+    resolved = resolve_relative_date(expression, anchor)
+    if resolved is None:
+        return expression
+    day = written_day(resolved, chinese)
+    note = f"（{day}）" if chinese else f" ({day})"
+    if match.string.startswith(note, match.end()):
+        return expression
+    return expression + note
