@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import sys
 import time
 from pathlib import Path
@@ -35,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from app.providers.embeddings import LocalE5Embedder
+from app.providers.embeddings import LOCAL_MODEL_ID, LocalE5Embedder
 from app.settings import Settings
-from bench.common import Config, Row, migrated_db, temp_dir
+from bench.common import REPO_ROOT, Config, Row, migrated_db, temp_dir
 from bench.context_questions import context_questions
 from bench.context_replay import ask, replay, search_text, service, transcript, wait_for_phase2
 from bench.context_report import (
@@ -57,10 +59,27 @@ QUICK = ("en0", "en1", "zh0", "zh1")  # a tuning and a held-out conversation of 
 PHASE2_TIMEOUT_S = 900
 
 
+def _dense_cache(conversations: list[Conversation], questions: dict[str, list[Question]]) -> Path:
+    """Where the dense rankings of these very turns and questions by this model are kept: they
+    do not depend on the service, and a tuning loop reruns the service many times."""
+    key = hashlib.sha256(LOCAL_MODEL_ID.encode())
+    for conv in conversations:
+        key.update(
+            json.dumps(
+                [[t.text for t in conv.turns], [q.text for q in questions[conv.id]]]
+            ).encode()
+        )
+    return REPO_ROOT / ".cache" / "bench-context" / f"dense-{key.hexdigest()[:16]}.json"
+
+
 async def dense_orders(
     conversations: list[Conversation], questions: dict[str, list[Question]]
 ) -> dict[str, list[int]]:
     """Per question id, the conversation's turns by cosine to the question, most similar first."""
+    cache = _dense_cache(conversations, questions)
+    if cache.exists():
+        cached: dict[str, list[int]] = json.loads(cache.read_text(encoding="utf-8"))
+        return cached
     model = LocalE5Embedder()
     await model.warm()
     orders: dict[str, list[int]] = {}
@@ -70,6 +89,8 @@ async def dense_orders(
         queries = np.asarray(await model.embed_queries([q.text for q in asked]))
         for q, scores in zip(asked, queries @ passages.T, strict=True):
             orders[q.id] = [int(i) for i in np.argsort(-scores, kind="stable")]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(orders), encoding="utf-8")
     return orders
 
 
@@ -171,10 +192,11 @@ def measure(
     write: bool = True,
     only: tuple[str, ...] = (),
 ) -> Outcomes:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with temp_dir("context") as tmp:
         outcomes = asyncio.run(evaluate(tmp, quick, budgets, only))
     outcomes.total_s = round(time.perf_counter() - started)
+    outcomes.cpu_s = round(time.process_time() - cpu)
     print_report(outcomes)
     write_outcomes(outcomes, out)
     print(f"per-question outcomes: {out}")

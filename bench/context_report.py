@@ -37,6 +37,7 @@ class Outcomes:
     budgets: tuple[int, ...]
     dense_s: float = 0.0
     total_s: float = 0.0
+    cpu_s: float = 0.0  # the process's CPU time: the service in it, its worker and model too
     records: list[dict[str, Any]] = field(default_factory=list)
     runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     # (budget, system, split, category) -> held (1) or not (0), per question in the order asked
@@ -134,7 +135,10 @@ def report_lines(outcomes: Outcomes, heading: str = "###") -> list[str]:
 def print_report(outcomes: Outcomes) -> None:
     print()
     print("\n".join(report_lines(outcomes)))
-    print(f"dense baseline embeddings {outcomes.dense_s:.0f} s; total {outcomes.total_s:.0f} s")
+    print(
+        f"dense baseline {outcomes.dense_s:.0f} s; total {outcomes.total_s:.0f} s, "
+        f"{outcomes.cpu_s:.0f} CPU s"
+    )
 
 
 def write_outcomes(outcomes: Outcomes, path: Path) -> None:
@@ -182,7 +186,8 @@ def write_results(outcomes: Outcomes) -> None:
         SECTION_TEXT,
         "",
         f"Run of {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPUs "
-        f"({platform.machine()}, load {load:.1f}), {outcomes.total_s:.0f} s in all.",
+        f"({platform.machine()}, load {load:.1f}): {outcomes.total_s:.0f} s in all, "
+        f"{outcomes.cpu_s:.0f} s of CPU.",
         "",
         *report_lines(outcomes),
     ]
