@@ -28,18 +28,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import httpx
 
-from app.providers.embeddings import LOCAL_MODEL_ID, LocalE5Embedder
 from app.settings import Settings
-from bench.common import REPO_ROOT, Config, Row, migrated_db, temp_dir
+from bench.common import Config, Row, migrated_db, temp_dir
+from bench.context_dense import dense_orders
 from bench.context_questions import context_questions
 from bench.context_replay import ask, replay, search_text, service, transcript, wait_for_phase2
 from bench.context_report import (
@@ -57,41 +55,6 @@ from bench.conversations import Conversation, Question, build_dataset
 
 QUICK = ("en0", "en1", "zh0", "zh1")  # a tuning and a held-out conversation of each language
 PHASE2_TIMEOUT_S = 900
-
-
-def _dense_cache(conversations: list[Conversation], questions: dict[str, list[Question]]) -> Path:
-    """Where the dense rankings of these very turns and questions by this model are kept: they
-    do not depend on the service, and a tuning loop reruns the service many times."""
-    key = hashlib.sha256(LOCAL_MODEL_ID.encode())
-    for conv in conversations:
-        key.update(
-            json.dumps(
-                [[t.text for t in conv.turns], [q.text for q in questions[conv.id]]]
-            ).encode()
-        )
-    return REPO_ROOT / ".cache" / "bench-context" / f"dense-{key.hexdigest()[:16]}.json"
-
-
-async def dense_orders(
-    conversations: list[Conversation], questions: dict[str, list[Question]]
-) -> dict[str, list[int]]:
-    """Per question id, the conversation's turns by cosine to the question, most similar first."""
-    cache = _dense_cache(conversations, questions)
-    if cache.exists():
-        cached: dict[str, list[int]] = json.loads(cache.read_text(encoding="utf-8"))
-        return cached
-    model = LocalE5Embedder()
-    await model.warm()
-    orders: dict[str, list[int]] = {}
-    for conv in conversations:
-        passages = np.asarray(await model.embed_passages([t.text for t in conv.turns]))
-        asked = questions[conv.id]
-        queries = np.asarray(await model.embed_queries([q.text for q in asked]))
-        for q, scores in zip(asked, queries @ passages.T, strict=True):
-            orders[q.id] = [int(i) for i in np.argsort(-scores, kind="stable")]
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(orders), encoding="utf-8")
-    return orders
 
 
 def _settings(path: Path) -> Settings:
@@ -139,7 +102,7 @@ async def run_budget(
 
 
 async def _question(
-    client: Any,
+    client: httpx.AsyncClient,
     conv: Conversation,
     history: list[dict[str, Any]],
     q: Question,
@@ -148,14 +111,14 @@ async def _question(
 ) -> dict[str, Any]:
     """Every system's text for one question, scored."""
     asked = await ask(client, conv, history, q.text, budget)
-    service = model_text(asked.messages, asked.additions)
+    context = model_text(asked.messages, asked.additions)
     turns = [t.text for t in conv.turns]
-    chars = len(service)
+    chars = len(context)
     texts = {
-        "service": service,
+        "service": context,
         "newest turns": joined(turns, newest_fitting(turns, chars)),
         "dense retrieval": joined(turns, fit_in_order(turns, dense_order, chars)),
-        "service + archive_search": service + "\n" + await search_text(client, conv, q.text),
+        "service + archive_search": context + "\n" + await search_text(client, conv, q.text),
         "whole transcript": "\n".join(turns),
         "working memory alone": working_memory_text(asked.messages),
     }
