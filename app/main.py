@@ -36,6 +36,7 @@ from app.metrics import Metrics
 from app.providers.embeddings import LocalE5Embedder, OpenAICompatibleEmbedder
 from app.providers.llm import OpenAICompatibleLLM
 from app.providers.protocols import ChatModel, Embedder
+from app.sessions.recall import SessionRecall
 from app.settings import Settings
 from app.working_memory.llm_builder import LlmWorkingMemoryBuilder
 from app.working_memory.service import ExtractiveBuilder, WmInputs
@@ -156,8 +157,13 @@ async def _start_services(
         CachedEmbedder(uow, embedder, metrics.observe_embedding) if embedder is not None else None
     )
     memory = MemoryService(uow, cached, EmbeddingLimits.of(settings.embedding))
-    recall = MemoryRecall(
-        memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000
+    recall = SessionRecall(
+        MemoryRecall(
+            memory, settings.recall, embed_timeout_s=settings.assemble.recall_timeout_ms / 2000
+        ),
+        uow,
+        cached,
+        settings.recall,
     )
     learner = (
         make_learner(memory, model) if model is not None and settings.memory.extraction else None

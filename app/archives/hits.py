@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
@@ -16,6 +16,7 @@ from app.archives import repository as archive_repo
 from app.archives import search_repository as repo
 from app.archives.repository import ArchiveHead
 from app.archives.results import Neighbour, SearchHit
+from app.core.dates import host_time
 from app.db.models import AgentSession, StoredMessage
 
 CONTEXT_SNIPPET_CHARS = 300
@@ -41,24 +42,6 @@ class TimeWindow:
         return (self.since is None or moment >= self.since) and (
             self.until is None or moment <= self.until
         )
-
-
-def host_time(value: object) -> datetime | None:
-    """A message ``timestamp`` as the host sends it (epoch milliseconds, or an ISO string)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int | float):
-        try:
-            return datetime.fromtimestamp(float(value) / 1000, UTC)
-        except (OverflowError, OSError, ValueError):
-            return None
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return None
 
 
 def time_of_body(body: str, fallback: datetime | None) -> datetime | None:

@@ -12,60 +12,27 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.archives import ranking
 from app.archives import search_repository as repo
-from app.archives.hits import (
-    TimeWindow,
-    first_span,
-    host_time,
-    message_hit,
-    message_times,
-)
+from app.archives.hits import first_span, message_hit, message_times
+from app.archives.ranked_scope import QueryVectors, Scope
 from app.archives.ranked_stats import session_stats
 from app.archives.ranked_vectors import message_similarity
-from app.archives.repository import ArchiveHead
 from app.archives.results import SearchHit
+from app.core.dates import host_time
 from app.core.diversity import mmr_order, mmr_tokens
 from app.core.query import Query, clauses, parse_query
-from app.db.dialects.base import CandidateRow, TimeRange
-from app.db.models import AgentSession
+from app.db.dialects.base import CandidateRow
 from app.db.uow import UnitOfWork
 
 VECTOR_POOL = 100
 CANDIDATE_BUDGET = 1000
 FUSIONS = ("calibrated", "rrf")
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    session: AgentSession
-    archives: Mapping[int, ArchiveHead]
-    only: int | None
-    window: TimeWindow = field(default_factory=TimeWindow)
-
-    def window_ms(self) -> TimeRange:
-        return (_ms(self.window.since), _ms(self.window.until))
-
-
-@dataclass(frozen=True, slots=True)
-class QueryVectors:
-    """The query's vector, and one per clause when ``app.core.query.clauses`` finds several;
-    ``model``: the embedding model that made them. Only messages embedded by that model are
-    compared with them (None compares every stored vector)."""
-
-    whole: list[float]
-    clauses: tuple[list[float], ...] = ()
-    model: str | None = None
-
-
-def _ms(moment: datetime | None) -> int | None:
-    return None if moment is None else int(moment.timestamp() * 1000)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.archives import ranking
 from app.archives import search_repository as repo
-
-if TYPE_CHECKING:
-    from app.archives.ranked import Scope
+from app.archives.ranked_scope import Scope
 
 STATS_CACHE_SIZE = 256
 

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
 from app.archives import ranking
 from app.archives import search_repository as repo
+from app.archives.ranked_scope import Scope
 from app.db.dialects.base import TextHit
 from app.db.uow import UnitOfWork
-
-if TYPE_CHECKING:
-    from app.archives.ranked import Scope
 
 
 def message_similarity(

@@ -25,7 +25,8 @@ from app.archives import matching, ranking
 from app.archives import repository as repo
 from app.archives import search_repository as search_repo
 from app.archives.hits import first_span, message_hit, overview_hit, said_in_window
-from app.archives.ranked import FUSIONS, QueryVectors, Scope, search_ranked
+from app.archives.ranked import FUSIONS, search_ranked
+from app.archives.ranked_scope import QueryVectors, Scope
 from app.archives.results import SearchHit
 from app.core.query import parse_query
 from app.db.uow import UnitOfWork

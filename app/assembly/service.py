@@ -63,14 +63,18 @@ async def _with_memories(
         and not contains_injected_context(req.prompt or "")
         and req.options.get("autoRecall", settings.assemble.auto_recall)
     ):
-        request = recall_request(req, query)
+        request = await to_thread(recall_request, settings, req, query, result.messages)
         recalled: RecallBlock | None
         try:
             recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
         except Exception:  # noqa: BLE001 - recall never fails the hook (docs/quality.md, Degradation)
             recalled = None
         if recalled is not None and recalled.text:
-            found = {"query": query, **recalled.diagnostics, "injectedChars": len(recalled.text)}
+            found = {
+                "query": request.query,
+                **recalled.diagnostics,
+                "injectedChars": len(recalled.text),
+            }
             diagnostics = {**result.diagnostics, "recall": found}
             result = replace(result, prepend_context=recalled.text, diagnostics=diagnostics)
     return result

@@ -13,6 +13,7 @@ from app.assembly.injection import (
     prepend_to_latest_user,
     recall_query,
 )
+from app.assembly.recall_inputs import recall_budget_tokens, shown_keys, widened_query
 from app.assembly.result import AssembleInput, AssembleResult, elapsed_ms, estimate, passthrough
 from app.core.bypass import is_cron_session
 from app.core.messages import role_of
@@ -71,16 +72,24 @@ async def query_of(text: str) -> str:
     return await to_thread(recall_query, text)
 
 
-def recall_request(req: AssembleInput, query: str) -> RecallRequest:
-    """What recall is asked for the request's identity and this query."""
+def recall_request(
+    settings: Settings, req: AssembleInput, query: str, history: list[Any]
+) -> RecallRequest:
+    """What recall is asked for the request's identity and this query, given the ``history`` the
+    prompt will hold: its messages are not recalled again, and recall takes what it leaves of the
+    budget (docs/recall.md, Archive recall)."""
     ident = req.identity
+    share = float(req.options.get("fillShare", settings.assemble.fill_share))
     return RecallRequest(
         tenant_id=ident.tenant_id,
         user_id=ident.user_id,
         agent_id=ident.agent_id,
-        query=query,
+        query=widened_query(query, history),
         is_cron=is_cron_session(ident.session_key, req.runtime_context),
         options=req.options,
+        session_id=ident.session_id,
+        shown=shown_keys(history),
+        budget_tokens=recall_budget_tokens(req.token_budget, estimate(history), share),
     )
 
 
@@ -96,7 +105,8 @@ async def _inject_recall(
     messages = req.messages
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     try:
-        block = await asyncio.wait_for(recall.recall(recall_request(req, query)), timeout=timeout_s)
+        request = await to_thread(recall_request, settings, req, query, messages)
+        block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
     except RecallUnavailable:
         return passthrough(req, "recall_unavailable", started, recall={"query": query})
     except TimeoutError:
@@ -111,7 +121,7 @@ async def _inject_recall(
             req,
             "no_recall_hits",
             started,
-            recall={"query": query, **(block.diagnostics if block else {})},
+            recall={"query": request.query, **(block.diagnostics if block else {})},
         )
     output = (
         prepend_to_latest_user(messages, block.text)
@@ -122,7 +132,7 @@ async def _inject_recall(
         "phase": "tool_loop",
         "mode": "assembled",
         "reason": "ok",
-        "recall": {"query": query, **block.diagnostics, "injectedChars": len(block.text)},
+        "recall": {"query": request.query, **block.diagnostics, "injectedChars": len(block.text)},
         "durationMs": elapsed_ms(started),
     }
     return AssembleResult(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 _WORD_NUMBERS = {
     "a": 1,
@@ -181,3 +181,21 @@ def _number(text: str) -> int | None:
 def _add_months(anchor: date, months: int) -> date:
     year, month = divmod(anchor.year * 12 + anchor.month - 1 + months, 12)
     return date(year, month + 1, min(anchor.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def host_time(value: object) -> datetime | None:
+    """A message ``timestamp`` as the host sends it (epoch milliseconds, or an ISO string)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(float(value) / 1000, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None

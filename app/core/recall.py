@@ -19,12 +19,20 @@ class RecallRequest:
     query: str
     is_cron: bool
     options: dict[str, Any] = field(default_factory=dict)
+    # Archive recall (docs/recall.md): the session searched, the texts of the messages the prompt
+    # already holds (never recalled again), and the tokens the recalled text may take (None: only
+    # the character limits bound it).
+    session_id: str | None = None
+    shown: tuple[str, ...] = ()
+    budget_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class RecallBlock:
     text: str
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    # The envelope's non-empty sections in order, for a source that adds its own to the envelope.
+    sections: tuple[str, ...] = ()
 
 
 class RecallSource(Protocol):

@@ -83,10 +83,11 @@ class MemoryRecall:
             self._experiences(caller, request, options, diagnostics, modes),
             self._long_term(caller, request, options, diagnostics, modes),
         )
-        envelope = build_context_envelope([experience, long_term])
+        sections = tuple(redact_text(s) for s in (experience, long_term) if s)
+        envelope = build_context_envelope(list(sections))
         degraded = self._service.embedder is not None and "bm25" in modes
         # An empty block still carries the diagnostics: the gate's verdict is reported without hits.
-        return RecallBlock(redact_text(envelope), diagnostics), degraded
+        return RecallBlock(redact_text(envelope), diagnostics, sections), degraded
 
     async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
         name = skill_read_of([m for m in messages if isinstance(m, dict)])
@@ -209,7 +210,8 @@ def _served_from_cache(block: RecallBlock | None) -> RecallBlock | None:
     marked ``cached``."""
     if block is None:
         return None
-    return RecallBlock(block.text, {**copy.deepcopy(block.diagnostics), "cached": True})
+    diagnostics = {**copy.deepcopy(block.diagnostics), "cached": True}
+    return RecallBlock(block.text, diagnostics, block.sections)
 
 
 def injectable_items(hits: Iterable[SearchHit]) -> list[MemoryItem]:

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from app.archives import service as archives
 from app.archives import text_index
+from app.archives.hits import archive_places
+from app.archives.ranked_scope import Scope
+from app.archives.recall import RecallAsk, RecallFound, recall_turns
 from app.archives.results import SearchResult
 from app.archives.search import QueryVectors
 from app.archives.service import SearchRequest
 from app.archives.views import ArchiveView, archive_view
 from app.db.uow import UnitOfWork
+from app.errors import NotFound
 from app.sessions.service import session_or_404
 
 
@@ -64,3 +68,20 @@ def _search_indexed(
     with uow.read() as db:
         session = session_or_404(db, tenant_id, req.session_id)
         return archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)
+
+
+def recall_archived_turns(
+    uow: UnitOfWork, tenant_id: str, session_id: str, ask: RecallAsk
+) -> RecallFound | None:
+    """The session's archived turns most relevant to ``ask`` (app/archives/recall.py); None when
+    the session is unknown or has no archive. Archives whose messages are not indexed yet are not
+    searched: their messages are still in the rebuilt history."""
+    with uow.read() as db:
+        try:
+            session = session_or_404(db, tenant_id, session_id)
+        except NotFound:
+            return None
+        places = archive_places(db, session)
+        if not places:
+            return None
+        return recall_turns(db, uow, Scope(session, places, None), ask)

@@ -91,6 +91,15 @@ class AssembleSettings(BaseModel):
             "assembles, in MB of stored message text (0: none)."
         ),
     )
+    fill_share: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description=(
+            "Share of the token budget, less its reserve, that the assembled context fills: what "
+            "the history leaves of it goes to recall (per request: options.fillShare)."
+        ),
+    )
 
 
 class RecallSettings(BaseModel):
@@ -123,6 +132,28 @@ class RecallSettings(BaseModel):
         ge=0,
         le=36500,
         description="Half-life of the score of events and cases in memory search (0: no decay).",
+    )
+    archive_enabled: bool = Field(
+        True,
+        description="Recall the session's own archived turns into the prompt "
+        "(per request: options.archiveRecall.enabled).",
+    )
+    archive_limit: int = Field(
+        24, ge=1, le=200, description="Archived turns recalled into one prompt at most."
+    )
+    archive_score_threshold: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="Lowest calibrated relevance of a recalled archived turn (0..1).",
+    )
+    archive_max_injected_chars: int = Field(
+        16000, ge=100, le=200000, description="Character budget of the archive section."
+    )
+    archive_timeout_ms: int = Field(
+        1000,
+        ge=1,
+        description="Time budget of archive recall; past it the prompt goes without it.",
     )
     cache_ttl_s: float = Field(
         120.0,

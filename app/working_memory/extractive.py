@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.query import speaker_label
 from app.core.tokens import estimate_text_tokens
 from app.working_memory.document import (
     CURRENT_STATE_MAX_CHARS,
@@ -40,7 +41,7 @@ TITLE_MAX_CHARS = 80
 # Per-archive caps: an archive adds a handful of bullets per section, never a dump.
 SECTION_CAPS: dict[str, int] = {
     "Task & Goals": 6,
-    "Key Facts & Decisions": 8,
+    "Key Facts & Decisions": 12,
     "Files & Context": 12,
     "Errors & Corrections": 6,
     "Open Issues": 5,
@@ -53,7 +54,8 @@ _EDGE_PUNCT = "\"'`()[]{}<>,;:!?。，、；：！？（）【】「」《》“
 
 def make_title(request: str) -> str:
     """A few meaningful words of a request: first sentence, leading filler dropped, ≤ 8 words."""
-    sentences = split_sentences(LEADING_META_RE.sub("", request or "", count=1))
+    request = LEADING_META_RE.sub("", request or "", count=1)
+    sentences = split_sentences(request[len(speaker_label(request)) :])
     if not sentences:
         return ""
     words = [w for w in (w.strip(_EDGE_PUNCT) for w in sentences[0].split()) if w]
@@ -98,8 +100,8 @@ def build_extractive_ops(
     collectors = {
         name: Collector(prior.get(section_key(name), ""), cap) for name, cap in SECTION_CAPS.items()
     }
-    collect_goals(views, collectors["Task & Goals"])
-    collect_key_facts(views, collectors["Key Facts & Decisions"])
+    facts = collect_key_facts(views, collectors["Key Facts & Decisions"])
+    collect_goals(views, collectors["Task & Goals"], facts)
     collect_files(views, collectors["Files & Context"])
     collect_errors(views, collectors["Errors & Corrections"])
     collect_open_issues(views, collectors["Open Issues"])

@@ -9,9 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
+from app.core.date_terms import with_resolved_dates, written_day
+from app.core.dates import host_time
 from app.core.messages import content_blocks, message_text, role_of
+from app.core.query import speaker_label
 from app.working_memory.document import shorten, split_sentences
 from app.working_memory.guards import (
     ANCHOR_VALUE_PATTERNS,
@@ -42,6 +46,28 @@ _TODO_RE = re.compile(
 # Bare acknowledgements are not requests.
 _ACKS = frozenset("ok okay k thanks thx yes no sure continue 好 好的 继续 谢谢 嗯 对".split())
 _ACKS |= {"thank you", "go ahead", "go on"}
+# fact_weight's signs, for English and Chinese alike.
+MIN_FACT_WEIGHT = 2.5
+_NAME_RE = re.compile(r"(?<![.!?]\s)\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)*")
+_NOT_NAMES = frozenset(
+    "i i'm i've i'll i'd the a an and but so oh ok okay yes no it its that this we my our you "
+    "your he she they his her their what when where who why how hi hey hello thanks".split()
+    + "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?")
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|we|my|our|i'm|we're|i've|we've)\b")
+_DONE_RE = re.compile(
+    r"\b\w{3,}ed\b|\b(?:bought|got|went|took|made|won|ran|met|began|built|found|gave|left|sold|wrote)\b"
+)
+_LIKED_RE = re.compile(
+    r"\b(?:love|loves|like|likes|prefer|prefers|favou?rite|enjoy|enjoys|hate|hates)\b"
+)
+_ZH_FACT_RE = re.compile(r"(?:我|我们|他|她).{0,12}(?:了|过|喜欢|最爱|决定)")
+_RELATIVE_DAY_RE = re.compile(
+    r"\b(?:yesterday|today|tonight|last (?:week|month|year|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|\w+ (?:days|weeks) ago)\b"
+    r"|昨天|前天|上周|上个月|去年|今天|天前"
+)
+_CJK_RE = re.compile(r"[\u3400-\u9fff]")
 _PATH_LEFT_RE = re.compile(r"[A-Za-z0-9_.:/\\~%+-]*$")
 _PATH_RIGHT_RE = re.compile(r"[A-Za-z0-9_./\\~%+#?=&-]*")
 
@@ -56,6 +82,7 @@ class View:
     sentences: tuple[str, ...]  # of ``prose``
     is_error: bool
     tool_name: str
+    said_on: date | None = None  # the day the host says the message was written
 
 
 def _flat(text: str) -> str:
@@ -84,6 +111,7 @@ def read_views(messages: list[dict[str, Any]]) -> list[View]:
         role = role_of(message)
         prose = _prose(message, role)[:scan]
         name = message.get("toolName")
+        moment = host_time(message.get("timestamp"))
         views.append(
             View(
                 role=role,
@@ -92,6 +120,7 @@ def read_views(messages: list[dict[str, Any]]) -> list[View]:
                 sentences=tuple(split_sentences(prose)),
                 is_error=role == "toolResult" and message.get("isError") is True,
                 tool_name=name if isinstance(name, str) else "",
+                said_on=moment.date() if moment is not None else None,
             )
         )
     return views
@@ -134,27 +163,72 @@ def _is_ack(text: str) -> bool:
     return _flat(text).strip(".!?。！ ").lower() in _ACKS
 
 
-def collect_goals(views: list[View], collector: Collector) -> None:
-    """The latest requests of the user, bare acknowledgements left out."""
+def collect_goals(
+    views: list[View], collector: Collector, facts: frozenset[str] = frozenset()
+) -> None:
+    """The latest requests of the user, bare acknowledgements and statements whose first sentence
+    is kept as a Key Fact (``facts``, as collect_key_facts returns them) left out."""
     requests = [
-        v.prose for v in views if v.role == "user" and v.prose.strip() and not _is_ack(v.prose)
+        v.prose
+        for v in views
+        if v.role == "user"
+        and v.prose.strip()
+        and not _is_ack(v.prose)
+        and not (v.sentences and v.sentences[0] in facts)
     ]
     for request in requests[-collector.cap :]:
         collector.add(request)
 
 
-def collect_key_facts(views: list[View], collector: Collector) -> None:
-    """Statements carrying the guard's value anchors (dates, amounts, decisions)."""
-    scored: list[tuple[int, int, str]] = []
-    for view in (v for v in views if _ANY_ANCHOR_RE.search(v.prose.lower())):
-        for sentence in (s for s in view.sentences if not _is_question(s)):
-            anchors = set(_ANY_ANCHOR_RE.findall(sentence.lower()))
-            if anchors:
-                scored.append((-len(anchors), len(scored), sentence))
-    # The most anchor-dense sentences win; they are then kept in conversation order.
+def collect_key_facts(views: list[View], collector: Collector) -> frozenset[str]:
+    """The fact-bearing statements of the conversation (``fact_weight``), the weightiest first,
+    then kept in conversation order; each says the day it was said, its relative dates resolved,
+    and who said it when the message names its speaker. Returns the sentences kept, as written."""
+    scored: list[tuple[float, int, str, str]] = []
+    for view in views:
+        if view.role not in ("user", "assistant"):
+            continue
+        label = speaker_label(view.prose).strip()
+        for index, sentence in enumerate(s for s in view.sentences if not _is_question(s)):
+            weight = fact_weight(sentence)
+            if weight >= MIN_FACT_WEIGHT:
+                said = sentence if index == 0 or not label else f"{label} {sentence}"
+                scored.append((-weight, len(scored), _dated(said, view.said_on), sentence))
     best = sorted(scored)[: collector.cap * 3]
-    for _, _, sentence in sorted(best, key=lambda entry: entry[1]):
-        collector.add(sentence)
+    kept: set[str] = set()
+    for _, _, item, sentence in sorted(best, key=lambda entry: entry[1]):
+        before = len(collector.items)
+        collector.add(item)
+        if len(collector.items) > before:
+            kept.add(sentence)
+    return frozenset(kept)
+
+
+def _dated(sentence: str, said_on: date | None) -> str:
+    if said_on is None:
+        return sentence
+    resolved = with_resolved_dates(sentence, said_on)
+    return f"[{written_day(said_on.isoformat(), bool(_CJK_RE.search(sentence)))}] {resolved}"
+
+
+def fact_weight(sentence: str) -> float:
+    """How much a sentence states a fact: the guard's value anchors (dates, amounts, decisions)
+    count most, then names, numbers, a first-person account of something done or liked, and a
+    resolvable relative date. Small talk weighs little whatever its length."""
+    text = sentence.strip()
+    body = text[len(speaker_label(text)) :]
+    lowered = body.lower()
+    weight = 2.0 * len(set(_ANY_ANCHOR_RE.findall(lowered)))
+    names = {n for n in _NAME_RE.findall(body[1:]) if n.lower() not in _NOT_NAMES}
+    weight += min(len(names), 3)
+    weight += min(len(_NUMBER_RE.findall(body)), 2)
+    if _FIRST_PERSON_RE.search(lowered) and (_DONE_RE.search(lowered) or _LIKED_RE.search(lowered)):
+        weight += 1.5
+    if _ZH_FACT_RE.search(body):
+        weight += 1.5
+    if _RELATIVE_DAY_RE.search(lowered):
+        weight += 1.0
+    return weight
 
 
 def _display_path(token: str, match: re.Match[str]) -> str:

@@ -1,0 +1,242 @@
+"""Archive recall through the HTTP API (docs/recall.md, Archive recall): the archived turns a prompt
+asks about reach the model without a search, with their time, archive and seq, relative dates
+resolved; nothing is added when there is no archive, no relevant turn or recall is off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from app.settings import Settings
+from tests.conftest import app_client
+
+T0 = 1_683_540_000_000  # 2023-05-08 10:00 UTC
+FACT = "Caroline: yesterday we adopted a beagle puppy from the shelter, the kids named him Biscuit"
+SMALL_TALK = [
+    ("Caroline: the weather was lovely this morning", "Melanie: it really was, so sunny"),
+    ("Caroline: I baked bread again, it came out fine", "Melanie: nice, share the recipe"),
+]
+
+
+def _turn(key: str, user: str, assistant: str, at: int) -> dict[str, Any]:
+    return {
+        "sessionId": "s",
+        "sessionKey": "agent:main:cli:1",
+        "advancementKey": key,
+        "messages": [
+            {"role": "user", "content": user, "timestamp": at},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": assistant}],
+                "timestamp": at + 1000,
+            },
+        ],
+    }
+
+
+async def _archived_conversation(client: httpx.AsyncClient) -> None:
+    """Three turns archived (Phase 2 completed), then two live turns."""
+    turns = [(FACT, "Melanie: what a lovely name"), *SMALL_TALK]
+    for i, (said, answer) in enumerate(turns):
+        response = await client.post(
+            "/commit-turn", json=_turn(f"a{i}", said, answer, T0 + i * 60_000)
+        )
+        assert response.status_code == 200, response.text
+    response = await client.post("/sessions/s/commit", json={"keepRecentCount": 0, "wait": True})
+    assert response.json()["archive"]["status"] == "completed", response.text
+    for i in range(2):
+        at = T0 + 86_400_000 + i * 60_000
+        live = _turn(f"l{i}", f"Caroline: live chat number {i}", "Melanie: sure", at)
+        assert (await client.post("/commit-turn", json=live)).status_code == 200
+
+
+async def _ask(client: httpx.AsyncClient, prompt: str, **extra: Any) -> tuple[Any, Any]:
+    """The 2026.9 host's two assembles: pre_prompt, then tool_loop on what it returned."""
+    pre = await client.post(
+        "/assemble",
+        json={
+            "sessionId": "s",
+            "phase": "pre_prompt",
+            "prompt": prompt,
+            "tokenBudget": 8000,
+            "messages": [],
+            **extra,
+        },
+    )
+    assert pre.status_code == 200, pre.text
+    body = {
+        "sessionId": "s",
+        "phase": "tool_loop",
+        "prompt": prompt,
+        "tokenBudget": 8000,
+        "availableTools": ["exec"],
+        "messages": pre.json()["messages"],
+        **extra,
+    }
+    loop = await client.post("/assemble", json=body)
+    assert loop.status_code == 200, loop.text
+    return pre.json(), loop.json()
+
+
+def _text(answer: Any) -> str:
+    parts = []
+    for message in answer["messages"]:
+        content = message["content"]
+        blocks = [{"text": content}] if isinstance(content, str) else content
+        parts += [b.get("text", "") for b in blocks if isinstance(b, dict)]
+    return "\n".join(parts)
+
+
+def _archive_diagnostics(answer: Any) -> dict[str, Any]:
+    return dict(answer["diagnostics"].get("recall", {}).get("archive", {}))
+
+
+async def test_an_archived_fact_the_prompt_asks_about_reaches_the_model(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        pre, loop = await _ask(client, "What breed of puppy did Caroline adopt?")
+    assert all(m["content"] != FACT for m in pre["messages"])  # archived: not in the history
+    envelope = loop["messages"][-1]["content"][0]["text"]
+    assert (
+        envelope.startswith("<openviking-context>")
+        and "## From Earlier in This Session" in envelope
+    )
+    line = next(ln for ln in envelope.splitlines() if "beagle" in ln)
+    assert "8 May 2023 10:00 UTC" in line and "archive_001 #1" in line and "· user]" in line
+    assert "yesterday (7 May 2023)" in line
+    diagnostics = _archive_diagnostics(loop)
+    assert diagnostics["reason"] == "ok" and diagnostics["injected"] >= 1
+    # The history before the envelope is the pre_prompt's, unchanged (the prompt stays cacheable).
+    assert loop["messages"][:-1] == pre["messages"]
+
+
+async def test_an_unrelated_prompt_recalls_nothing(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        pre, loop = await _ask(client, "Which compiler flags speed up numpy builds?")
+    assert loop["diagnostics"]["reason"] == "no_recall_hits"
+    assert loop["messages"] == pre["messages"]
+    assert _archive_diagnostics(loop)["reason"] == "no_relevant_turns"
+
+
+async def test_a_session_without_archives_is_answered_as_before(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        response = await client.post("/commit-turn", json=_turn("a0", FACT, "Melanie: lovely", T0))
+        assert response.status_code == 200
+        pre, loop = await _ask(client, "What breed of puppy did Caroline adopt?")
+    assert loop["diagnostics"]["reason"] == "no_recall_hits"
+    assert loop["messages"] == pre["messages"]
+    assert _archive_diagnostics(loop)["reason"] == "no_archives"
+
+
+@pytest.mark.parametrize("how", ["settings", "options"])
+async def test_archive_recall_turned_off_adds_nothing(make_settings: Any, how: str) -> None:
+    settings = (
+        make_settings(recall={"archive_enabled": False}) if how == "settings" else make_settings()
+    )
+    extra = {"options": {"archiveRecall": {"enabled": False}}} if how == "options" else {}
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        pre, loop = await _ask(client, "What breed of puppy did Caroline adopt?", **extra)
+    assert loop["diagnostics"]["reason"] == "no_recall_hits"
+    assert loop["messages"] == pre["messages"]
+    assert "archive" not in loop["diagnostics"]["recall"]
+
+
+async def test_a_turn_the_history_shows_is_not_recalled_again(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        pre, _ = await _ask(client, "What breed of puppy did Caroline adopt?")
+        shown = [*pre["messages"], {"role": "user", "content": FACT, "timestamp": T0}]
+        body = {
+            "sessionId": "s",
+            "phase": "tool_loop",
+            "prompt": "What breed of puppy did Caroline adopt?",
+            "tokenBudget": 8000,
+            "messages": shown,
+        }
+        loop = (await client.post("/assemble", json=body)).json()
+    added = _text({"messages": loop["messages"][len(shown) :]})
+    assert "beagle" not in added
+    assert _archive_diagnostics(loop)["alreadyShown"] >= 1
+
+
+async def test_a_prompt_that_says_little_is_read_with_the_turns_before_it(
+    settings: Settings,
+) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        pre, _ = await _ask(client, "noop")
+        history = [
+            *pre["messages"],
+            {"role": "user", "content": "Tell me about the beagle puppy", "timestamp": T0 + 9e7},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Which?"}],
+                "timestamp": T0 + 9e7,
+            },
+        ]
+        body = {
+            "sessionId": "s",
+            "phase": "tool_loop",
+            "prompt": "what about that one?",
+            "tokenBudget": 8000,
+            "messages": history,
+        }
+        loop = (await client.post("/assemble", json=body)).json()
+    assert "Biscuit" in loop["messages"][-1]["content"][0]["text"]
+    assert "beagle" in loop["diagnostics"]["recall"]["query"]
+
+
+async def test_no_budget_left_means_no_archive_section(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        pre, loop = await _ask(
+            client, "What breed of puppy did Caroline adopt?", options={"fillShare": 0.01}
+        )
+    assert loop["messages"] == pre["messages"]
+    diagnostics = _archive_diagnostics(loop)
+    assert (
+        diagnostics["hits"] >= 1
+        and diagnostics["injected"] == 0
+        and diagnostics["budgetTokens"] == 0
+    )
+
+
+async def test_past_its_time_budget_the_turn_goes_without_archive_recall(
+    settings: Settings,
+) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        extra = {"options": {"archiveRecall": {"timeoutMs": 0}}}
+        pre, loop = await _ask(client, "What breed of puppy did Caroline adopt?", **extra)
+    assert loop["messages"] == pre["messages"]
+    assert _archive_diagnostics(loop)["reason"] == "timeout"
+
+
+async def test_an_older_host_gets_the_turns_in_its_latest_user_message(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        ask = {
+            "role": "user",
+            "content": "What breed of puppy did Caroline adopt?",
+            "timestamp": T0 + 9e7,
+        }
+        body = {"sessionId": "s", "phase": "tool_loop", "tokenBudget": 8000, "messages": [ask]}
+        loop = (await client.post("/assemble", json=body)).json()
+        pre = await client.post(
+            "/assemble",
+            json={
+                "sessionId": "s",
+                "phase": "pre_prompt",
+                "prompt": ask["content"],
+                "tokenBudget": 8000,
+                "messages": [ask],
+            },
+        )
+    content = loop["messages"][-1]["content"]
+    assert content.startswith("<openviking-context>") and content.endswith(ask["content"])
+    assert "beagle" in content
+    assert "beagle" in pre.json()["prependContext"]
