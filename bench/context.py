@@ -49,7 +49,14 @@ from bench.context_report import (
     write_outcomes,
     write_results,
 )
-from bench.context_scoring import fit_in_order, joined, missing, model_text, newest_fitting
+from bench.context_scoring import (
+    fit_in_order,
+    held_beside,
+    joined,
+    missing,
+    model_text,
+    newest_fitting,
+)
 from bench.context_scoring import summary_text as working_memory_text
 from bench.conversations import Conversation, Question, build_dataset
 
@@ -122,8 +129,13 @@ async def _question(
         "whole transcript": "\n".join(turns),
         "working memory alone": working_memory_text(asked.messages),
     }
+    beside = None
+    if q.category == "temporal":  # the date on the line that says what happened
+        value = next(f.value for f in conv.facts if f.position == q.evidence[0])
+        beside = held_beside(q.answer, (value,), context)
     return {
         "estimatedTokens": asked.estimated_tokens,
+        "dateBesideFact": beside,
         "systems": {
             name: {"chars": len(text), "missing": missing(q.answer, text)}
             for name, text in texts.items()

@@ -55,6 +55,7 @@ class Outcomes:
             "text": q.text,
             "answer": list(q.answer),
             "evidence": [conv.turns[i].text for i in q.evidence],
+            "evidenceTurns": list(q.evidence),  # of 0..299: the newest turns are live
             **record,
         }
         for name, scored in record["systems"].items():
@@ -104,6 +105,17 @@ def table(outcomes: Outcomes, budget: int, split: str) -> list[str]:
     return lines
 
 
+def beside_line(outcomes: Outcomes, budget: int) -> str:
+    """How many of the temporal answers the service holds have the date on the fact's own line."""
+    temporal = [r for r in outcomes.of_budget(budget, "held-out") if r["category"] == "temporal"]
+    held = [r for r in temporal if r["systems"]["service"]["holds"]]
+    beside = sum(1 for r in held if r["dateBesideFact"])
+    return (
+        f"Temporal, held-out: the service's text holds the date for {len(held)} of "
+        f"{len(temporal)} questions, on the same line as the fact's value for {beside}."
+    )
+
+
 def budget_lines(outcomes: Outcomes, budget: int) -> list[str]:
     run = outcomes.runs.get(budget, {})
     chars = {s: outcomes.median_chars(budget, s) for s in SYSTEMS}
@@ -114,7 +126,7 @@ def budget_lines(outcomes: Outcomes, budget: int) -> list[str]:
         f"working memory {chars['working memory alone']:,}, whole transcript "
         f"{chars['whole transcript']:,}. Replay: {run.get('host_turns', 0)} host turns, "
         f"{run.get('archives', 0)} archives (replay + Phase 2 {run.get('replay_s', 0):.0f} s, "
-        f"questions {run.get('ask_s', 0):.0f} s)."
+        f"questions {run.get('ask_s', 0):.0f} s). {beside_line(outcomes, budget)}"
     ]
 
 

@@ -142,3 +142,11 @@ def newest_fitting(texts: Sequence[str], chars: int) -> list[int]:
 
 def joined(texts: Sequence[str], indexes: Iterable[int]) -> str:
     return "\n".join(texts[i] for i in indexes)
+
+
+def held_beside(answer: Sequence[str], value: Sequence[str], text: str) -> bool:
+    """Whether one line of the text holds both the answer and the value: a stricter reading of a
+    temporal answer (the date on the fact's own line, not a date of something else that day)."""
+    return any(
+        holds_answer(answer, line) and holds_answer(value, line) for line in text.split("\n")
+    )

@@ -4,13 +4,16 @@ gold answers (``bench/context_questions.py``)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
-from bench.context_questions import context_questions, when_questions
+from bench.context_questions import KEPT, context_questions, when_questions
+from bench.context_report import END, START, Outcomes, write_section
 from bench.context_scoring import (
     content_words,
     fit_in_order,
+    held_beside,
     holds_answer,
     host_turns,
     is_chinese,
@@ -202,3 +205,45 @@ def test_a_when_question_for_every_fact_said_with_a_relative_date(
         questions = context_questions(conv)
         assert [q for q in questions if q.category == "temporal"] == asked
         assert all(q.answer for q in questions)
+
+
+def test_outcomes_count_each_question_in_its_split_and_category(
+    dataset: list[Conversation],
+) -> None:
+    outcomes = Outcomes(budgets=(8000,))
+    conv = dataset[0]
+    single, multi = (next(q for q in conv.questions if q.category == c) for c in KEPT[:2])
+    for q, lacking in ((single, []), (multi, ["beagle"])):
+        systems = {"service": {"chars": 10, "missing": lacking}}
+        outcomes.add(8000, conv, q, {"estimatedTokens": 100, "systems": systems})
+    assert outcomes.share(8000, "service", conv.split, "overall") == 50.0
+    assert outcomes.share(8000, "service", "all", "single-hop") == 100.0
+    assert outcomes.share(8000, "service", conv.split, "multi-hop") == 0.0
+    assert outcomes.share(8000, "service", conv.split, "temporal") is None
+    other = "held-out" if conv.split == "tune" else "tune"
+    assert outcomes.count(8000, "service", other, "overall") == 0
+    assert outcomes.records[1]["systems"]["service"]["holds"] is False
+    assert outcomes.budget_use(8000) == 100 * 100 / 8000
+
+
+def test_the_section_replaces_its_own_and_keeps_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "RESULTS.md"
+    path.write_text(
+        "# Retrieval\n\ntext\n\n<!-- bench-peer:start -->\npeer\n<!-- bench-peer:end -->\n"
+    )
+    write_section(path, "first")
+    write_section(path, "second\n")
+    text = path.read_text()
+    assert text.startswith("# Retrieval\n\ntext\n\n<!-- bench-peer:start -->\npeer\n")
+    assert text.count(START) == 1 and "first" not in text
+    assert text.endswith(f"{START}\nsecond\n{END}\n")
+    write_section(tmp_path / "new.md", "only")
+    assert (tmp_path / "new.md").read_text() == f"{START}\nonly\n{END}\n"
+
+
+def test_held_beside_needs_the_date_and_the_value_on_one_line() -> None:
+    date, value = ["7 May 2023"], ["beagle"]
+    assert held_beside(date, value, "a\nyesterday (7 May 2023) we adopted a beagle\nb")
+    assert not held_beside(date, value, "yesterday (7 May 2023) was long\nwe adopted a beagle")
+    assert held_beside(["2023年5月7日"], ["柯基"], "昨天（2023年5月7日）领养了一只柯基")
+    assert not held_beside(["2023年5月7日"], ["柯基"], "昨天（2023年5月7日）\n柯基")
