@@ -16,6 +16,7 @@ from bench import (
     archive_recall,
     assemble,
     commit,
+    context,
     embeddings,
     long_session,
     memory_search,
@@ -46,6 +47,7 @@ BENCHMARKS: dict[str, list[tuple[str, Part]]] = {
     "archive-recall": [("assemble tool_loop archive recall", archive_recall.run)],
     "retrieval-eval": [("retrieval quality", retrieval_eval.run)],
     "retrieval": [("conversation retrieval", retrieval.run)],
+    "context": [("context holds the answer", context.run)],
     "adversarial": [
         ("adversarial redaction", adversarial.run_redaction),
         ("adversarial requests", adversarial.run_requests),

@@ -1,11 +1,12 @@
 """The tables ``bench/conversations.py`` draws from: fact topics with their questions and hard
 negatives, relative days and small talk, in English and Chinese. Written for this benchmark.
 
-In a topic, ``{x}`` is the fact's value, ``{s}`` the fact's speaker. In a negative, ``{y}`` is
-another value of the same slot (a competing answer), ``{s}`` the fact's speaker and ``{o}`` the
-person the negative's speaker talks to. ``when`` places a negative before the fact (a wish, a
-plan), after it (a follow-up, a question about it) or anywhere. In small talk ``{o}`` is the
-listener's name.
+In a topic, ``{x}`` is the fact's value, ``{s}`` the fact's speaker; a topic's ``when`` asks on
+which day the fact happened (asked by ``bench/context.py`` only, so the retrieval evaluation's
+questions stay as they are). In a negative, ``{y}`` is another value of the same slot (a competing
+answer), ``{s}`` the fact's speaker and ``{o}`` the person the negative's speaker talks to. A
+negative's ``when`` places it before the fact (a wish, a plan), after it (a follow-up, a question
+about it) or anywhere. In small talk ``{o}`` is the listener's name.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Topic:
     statement: str
     question: str
     paraphrase: str
+    when: str  # when the fact happened: a question whose answer is a calendar day
     values: tuple[str, ...]
     negatives: tuple[Negative, ...]
 
@@ -33,11 +35,17 @@ def _topic(
     statement: str,
     question: str,
     paraphrase: str,
+    when: str,
     values: list[str],
     negatives: list[tuple[str, str, str]],
 ) -> Topic:
     return Topic(
-        statement, question, paraphrase, tuple(values), tuple(Negative(*n) for n in negatives)
+        statement,
+        question,
+        paraphrase,
+        when,
+        tuple(values),
+        tuple(Negative(*n) for n in negatives),
     )
 
 
@@ -46,6 +54,7 @@ EN_TOPICS = [
         "we adopted a {x} puppy from the shelter, the kids named him Biscuit",
         "What breed of puppy did {s} adopt?",
         "Which new four-legged family member came home with {s}?",
+        "When did {s} adopt the puppy?",
         ["beagle", "corgi", "labrador", "poodle"],
         [
             ("self", "before", "I keep looking at puppies online, a {y} would be so cute"),
@@ -72,6 +81,7 @@ EN_TOPICS = [
         "I finally hiked up to {x} with my brother, the view was unreal",
         "Where did {s} go hiking?",
         "Which summit did {s} climb on foot with a sibling?",
+        "When did {s} go hiking with their brother?",
         ["Eagle Ridge", "Mount Selwyn", "Harlow Peak", "Cobalt Hill"],
         [
             (
@@ -98,6 +108,7 @@ EN_TOPICS = [
         "I bought a vintage {x} at the flea market for twenty dollars",
         "What did {s} buy at the flea market?",
         "What second-hand treasure did {s} pick up cheaply at the outdoor bazaar?",
+        "When did {s} buy something at the flea market?",
         ["brass compass", "typewriter", "record player", "film camera"],
         [
             (
@@ -124,6 +135,7 @@ EN_TOPICS = [
         "after a long shift I relax with {x}, it clears my head",
         "How does {s} relax after a long shift?",
         "What does {s} do to unwind once work is over?",
+        "When did {s} talk about how they relax after a long shift?",
         ["pottery", "yoga", "gardening", "baking bread"],
         [
             ("self", "any", "I had a long shift at work and came home exhausted"),
@@ -142,6 +154,7 @@ EN_TOPICS = [
         "I ran the {x} half marathon and finished in under two hours",
         "Which half marathon did {s} run?",
         "Which long-distance race did {s} complete?",
+        "When did {s} run the half marathon?",
         ["Riverside", "Lakeshore", "Old Town", "Harbour"],
         [
             ("self", "before", "I'm training for a half marathon, my knees are not happy about it"),
@@ -164,6 +177,7 @@ EN_TOPICS = [
         "my daughter started {x} lessons and she practises every evening",
         "What lessons did {s}'s daughter start?",
         "What is {s}'s girl learning to play these days?",
+        "When did {s}'s daughter start her lessons?",
         ["violin", "piano", "cello", "guitar"],
         [
             ("other", "any", "my son wants to quit his {y} lessons already, kids"),
@@ -186,6 +200,7 @@ EN_TOPICS = [
         "we spent a week in {x} and ate way too much street food",
         "Which city did {s} spend a week in?",
         "Where did {s} travel abroad and enjoy the food stalls?",
+        "When did {s} say they spent a week away eating street food?",
         ["Lisbon", "Hanoi", "Oaxaca", "Marrakesh"],
         [
             ("self", "before", "we're thinking about a trip abroad, maybe {y}, nothing booked yet"),
@@ -208,6 +223,7 @@ EN_TOPICS = [
         "I volunteer at the {x} on Sundays now, sorting donations",
         "Where does {s} volunteer on Sundays?",
         "Where does {s} give up free time to help sort things people give away?",
+        "When did {s} talk about volunteering on Sundays?",
         ["food bank", "animal shelter", "library", "community kitchen"],
         [
             ("other", "any", "my mom volunteers at the {y} on weekdays, she loves it"),
@@ -226,6 +242,7 @@ EN_TOPICS = [
         "I signed up for a {x} class at the community college",
         "What class did {s} sign up for at the community college?",
         "What course is {s} taking to learn something new?",
+        "When did {s} sign up for the class at the community college?",
         ["photography", "ceramics", "Spanish", "woodworking"],
         [
             ("self", "before", "I want to learn something new this year"),
@@ -244,6 +261,7 @@ EN_TOPICS = [
         "my car broke down on the highway, the {x} failed",
         "What part of {s}'s car failed on the highway?",
         "Why was {s}'s vehicle stranded by the road?",
+        "When did {s}'s car break down on the highway?",
         ["alternator", "transmission", "radiator", "fuel pump"],
         [
             ("other", "any", "the mechanic said my {y} is fine, just the brakes need work"),
@@ -262,6 +280,7 @@ EN_TOPICS = [
         "I painted a {x} for the charity auction and it sold",
         "What did {s} paint for the charity auction?",
         "Which artwork of {s} raised money for a good cause?",
+        "When did {s}'s painting sell at the charity auction?",
         [
             "sunset over the lake",
             "portrait of my grandmother",
@@ -285,6 +304,7 @@ EN_TOPICS = [
         "I got promoted to {x} at the hospital",
         "What was {s} promoted to?",
         "What new job title did {s} earn at work?",
+        "When did {s} get promoted at the hospital?",
         ["head nurse", "ward manager", "charge nurse", "clinical lead"],
         [
             (
@@ -349,6 +369,7 @@ ZH_TOPICS = [
         "我们从救助站领养了一只{x}，孩子们给它起名叫豆豆",
         "{s}领养了什么狗？",
         "{s}家里新添了哪位四条腿的成员？",
+        "{s}什么时候领养了小狗？",
         ["柯基", "柴犬", "金毛", "泰迪"],
         [
             ("self", "before", "我一直在网上看小狗，{y}真的好可爱"),
@@ -367,6 +388,7 @@ ZH_TOPICS = [
         "我和哥哥终于爬上了{x}，风景太美了",
         "{s}去哪里爬山了？",
         "{s}和兄弟一起徒步登顶了哪里？",
+        "{s}什么时候和哥哥去爬山了？",
         ["黄山", "泰山", "华山", "峨眉山"],
         [
             ("self", "before", "我哥一直叫我去爬山，也许今年夏天去{y}"),
@@ -385,6 +407,7 @@ ZH_TOPICS = [
         "我在二手市场花五十块买了一台{x}",
         "{s}在二手市场买了什么？",
         "{s}淘到了什么便宜的旧货？",
+        "{s}什么时候在二手市场买了东西？",
         ["老式收音机", "胶片相机", "缝纫机", "打字机"],
         [
             ("self", "before", "这个周末想去逛二手市场，不过我每次都空手回来"),
@@ -403,6 +426,7 @@ ZH_TOPICS = [
         "下班以后我靠{x}放松，心情会好很多",
         "{s}下班后怎么放松？",
         "{s}工作结束后用什么方式解压？",
+        "{s}什么时候说起下班后怎么放松？",
         ["练瑜伽", "弹古筝", "养花", "做陶艺"],
         [
             ("self", "any", "上了一天班，回家累坏了"),
@@ -421,6 +445,7 @@ ZH_TOPICS = [
         "我跑完了{x}半程马拉松，用时不到两小时",
         "{s}跑了哪个半程马拉松？",
         "{s}完成了哪场长距离比赛？",
+        "{s}什么时候跑了半程马拉松？",
         ["西湖", "滨江", "东湖", "太湖"],
         [
             ("self", "before", "我在准备半程马拉松，膝盖有点受不了"),
@@ -439,6 +464,7 @@ ZH_TOPICS = [
         "女儿开始学{x}了，每天晚上都练习",
         "{s}的女儿开始学什么了？",
         "{s}家的小姑娘最近在学哪种乐器？",
+        "{s}的女儿什么时候开始学乐器的？",
         ["小提琴", "钢琴", "二胡", "琵琶"],
         [
             ("other", "any", "我儿子学了两个月{y}就不想学了"),
@@ -457,6 +483,7 @@ ZH_TOPICS = [
         "我们在{x}待了一个星期，吃了很多小吃",
         "{s}在哪个城市待了一个星期？",
         "{s}出门旅行去了哪里品尝美食？",
+        "{s}什么时候去旅行待了一个星期？",
         ["成都", "西安", "厦门", "长沙"],
         [
             ("self", "before", "我们在考虑出去旅行，也许去{y}，还没定"),
@@ -475,6 +502,7 @@ ZH_TOPICS = [
         "我报了社区大学的{x}课",
         "{s}报了什么课？",
         "{s}最近在进修学习什么新本领？",
+        "{s}什么时候报了社区大学的课？",
         ["摄影", "书法", "日语", "烘焙"],
         [
             ("self", "before", "今年想学点新东西，还没想好学什么"),

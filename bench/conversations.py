@@ -68,20 +68,9 @@ EN_NAMES = [
     ("Grace", "Oliver"),
 ]
 ZH_NAMES = [("李娜", "王伟"), ("张敏", "刘洋"), ("陈静", "赵磊"), ("孙悦", "周强")]
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+MONTHS = (
+    "January February March April May June July August September October November December".split()
+)
 RELATIVE_OFFSETS = {
     "yesterday": 1,
     "last Saturday": None,
@@ -119,6 +108,7 @@ class Question:
     category: str
     text: str
     evidence: tuple[int, ...]  # turn indexes
+    answer: tuple[str, ...] = ()  # gold answer: the value(s) asked for (``bench/context.py``)
 
 
 @dataclass
@@ -129,6 +119,7 @@ class Conversation:
     split: str = "tune"
     turns: list[Turn] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +131,7 @@ class _Planted:
 
 
 @dataclass(frozen=True, slots=True)
-class _Fact:
+class Fact:
     number: int
     position: int
     speaker: int
@@ -148,14 +139,14 @@ class _Fact:
     relative: str | None
 
 
-def _said_day(said: datetime, expression: str) -> datetime:
+def said_day(said: datetime, expression: str) -> datetime:
     offset = RELATIVE_OFFSETS[expression]
     if offset is None:  # last Saturday: the Saturday before the day it was said
         offset = (said.weekday() - 5) % 7 or 7
     return said - timedelta(days=offset)
 
 
-def _date_text(day: datetime, language: str) -> str:
+def date_text(day: datetime, language: str) -> str:
     return (
         f"{day.day} {MONTHS[day.month - 1]} {day.year}"
         if language == "en"
@@ -175,12 +166,12 @@ def _take(free: list[int], rng: random.Random, low: int, high: int) -> int | Non
 
 def _plant(
     topics: list[Topic], names: tuple[str, str], language: str, rng: random.Random
-) -> tuple[list[_Fact], list[_Planted]]:
+) -> tuple[list[Fact], list[_Planted]]:
     """Facts in random turns (never the first or last two of a session), then each fact's hard
     negatives: wishes before it, follow-ups and the friend's questions after it, the rest anywhere."""
     total = SESSIONS * TURNS_PER_SESSION
     free = [p for p in range(total) if 2 <= p % TURNS_PER_SESSION < TURNS_PER_SESSION - 2]
-    facts: list[_Fact] = []
+    facts: list[Fact] = []
     planted: list[_Planted] = []
     for number, topic in enumerate(topics):
         position = _take(free, rng, 0, total)
@@ -196,7 +187,7 @@ def _plant(
             if relative
             else body
         )
-        facts.append(_Fact(number, position, who, value, relative))
+        facts.append(Fact(number, position, who, value, relative))
         planted.append(_Planted(position, who, text, "fact"))
     for fact in facts:
         others = [v for v in topics[fact.number].values if v != fact.value]
@@ -223,6 +214,7 @@ def build_conversation(index: int, language: str, rng: random.Random) -> Convers
         days=37 * index + (0 if language == "en" else 11)
     )
     facts, planted = _plant(topics, names, language, rng)
+    conv.facts = facts
     by_position = {p.position: p for p in planted}
     position = 0
     for session in range(SESSIONS):
@@ -259,35 +251,33 @@ def _with_small_talk(
 
 
 def _questions(
-    conv: Conversation, topics: list[Topic], facts: list[_Fact], rng: random.Random
+    conv: Conversation, topics: list[Topic], facts: list[Fact], rng: random.Random
 ) -> None:
     names = conv.speakers
     for fact in facts:
         topic, speaker = topics[fact.number], names[fact.speaker]
         qid = f"{conv.id}-f{fact.number}"
-        evidence = (fact.position,)
+        evidence, value = (fact.position,), (fact.value,)
         conv.questions.append(
-            Question(qid + "-single", "single-hop", topic.question.format(s=speaker), evidence)
-        )
-        conv.questions.append(
-            Question(qid + "-para", "paraphrase", topic.paraphrase.format(s=speaker), evidence)
+            Question(
+                qid + "-single", "single-hop", topic.question.format(s=speaker), evidence, value
+            )
         )
         conv.questions.append(
             Question(
-                qid + "-adv",
-                "adversarial",
-                topic.question.format(s=names[1 - fact.speaker]),
-                evidence,
+                qid + "-para", "paraphrase", topic.paraphrase.format(s=speaker), evidence, value
             )
         )
+        adversarial = topic.question.format(s=names[1 - fact.speaker])
+        conv.questions.append(Question(qid + "-adv", "adversarial", adversarial, evidence, value))
         if fact.relative is not None:
-            day = _date_text(_said_day(conv.turns[fact.position].at, fact.relative), conv.language)
+            day = date_text(said_day(conv.turns[fact.position].at, fact.relative), conv.language)
             text = (
                 f"What did {speaker} do on {day}?"
                 if conv.language == "en"
                 else f"{speaker}{day}做了什么？"
             )
-            conv.questions.append(Question(qid + "-time", "temporal", text, evidence))
+            conv.questions.append(Question(qid + "-time", "temporal", text, evidence, value))
     for who in (0, 1):
         mine = [f for f in facts if f.speaker == who]
         rng.shuffle(mine)
@@ -297,7 +287,11 @@ def _questions(
             evidence = tuple(sorted((a.position, b.position)))
             conv.questions.append(
                 Question(
-                    f"{conv.id}-m{a.number}-{b.number}", "multi-hop", qa + joiner + qb, evidence
+                    f"{conv.id}-m{a.number}-{b.number}",
+                    "multi-hop",
+                    qa + joiner + qb,
+                    evidence,
+                    (a.value, b.value),
                 )
             )
 
