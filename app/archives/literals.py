@@ -8,7 +8,7 @@ pairs, quoted phrases). An underscore starts a word, as a hyphen does: ``E_PIPEL
 name finds it (the query side reads such a name whole too, app/core/query.py).
 
 This was one regular expression with a lookahead tried at every position of the text; on a
-Working Memory of 50 KB that cost about a millisecond a query, once per overview of the session.
+Working Memory of 50 KB that was a noticeable cost a query, once per overview of the session.
 ``str.find`` visits only the places where a literal occurs. Pure.
 """
 

@@ -202,7 +202,7 @@ def _holding(
 def _folded_overview(text: str) -> str:
     """An overview as ranked search counts terms in it. Kept for the latest overviews read: each
     is a Working Memory of up to ~50 KB that every ranked search of its session scores, and
-    normalising it cost about half a millisecond each time. A pure function of the text."""
+    normalising it again each time was a visible part of the search. A pure function of the text."""
     return ranking.folded(text)
 
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from app.core.query import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, document_tokens
 
-# Only a text's opening is compared: tokenising runs at about 0.3-1 µs a character, so a 100 KB
-# memory or tool output cost 30-90 ms of a search's CPU, with the interpreter's lock held (a
-# concurrent small request waited up to 200 ms), and the cache below kept every such text alive.
+# Only a text's opening is compared: tokenising costs what the text's length costs, so a 100 KB
+# memory or tool output took a large share of a search's CPU with the interpreter's lock held
+# (a concurrent small request waited on it), and the cache below kept every such text alive.
 MMR_TEXT_CHARS = 1000
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class EmbeddingLimits:
     """What of one memory gets vectors: its first ``max_chunks`` chunks, cut to ``max_tokens`` of
     the model's input tokens together (every chunk is in the word index). Embedding costs what
-    the model reads, about a millisecond a token for the local model on two cores, so one long
+    the model reads (bench/RESULTS.md, embeddings), so one long
     memory cannot hold the embedder, and the cores, for seconds."""
 
     max_chunks: int = 4

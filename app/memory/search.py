@@ -124,7 +124,7 @@ async def _collect(
     its chunks' rows, at the same time, then their chunks merged. On PostgreSQL each side has a
     server process of its own; in process (SQLite) the vector side's matrix product releases the
     interpreter's lock and runs on the second core while the word side's Python runs on the first
-    (100,000 chunks: 14-19 ms of the product hidden behind the word side's 14-20)."""
+    (at 100,000 chunks the product is hidden behind the word side)."""
     pool = max(req.limit * 4, MIN_POOL)
     query = parse_query(text, today=utcnow().date())
     phrases = fts_phrases(query)

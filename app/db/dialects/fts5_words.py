@@ -33,7 +33,7 @@ def _fold(char: str) -> str:
 
 
 # Each character's folded form, or "" for a separator: a memory of 100 KB is 100,000 lookups
-# here instead of as many Unicode category and normalisation calls (five times slower, and run
+# here instead of as many Unicode category and normalisation calls (much slower, and run
 # inside the write transaction that indexes the memory). Bounded: cleared when full.
 _FOLDED: dict[str, str] = {}
 _FOLDED_MAX = 65_536

@@ -6,7 +6,7 @@ The tables are those of migrations/helpers.py (PostgreSQL branch), with the SQLi
   by the database: a term of three or more characters, in any script, is looked up through the
   index with ``LIKE lower('%term%')``, the same substring, case-insensitive meaning as FTS5's
   trigram tokenizer (``部署失败`` finds ``昨天部署失败了``). ILIKE would fold the case of every row
-  it checks, which was most of a search's time (3.2 against 0.8 ms over 2,000 messages). Ranked
+  it checks, which was most of a search's time. Ranked
   search scores the hits with BM25 over the session's indexed rows (term frequency = occurrences
   of the substring, length in bytes, Lucene's always-positive idf): the order is BM25's, the
   numbers are not FTS5's.
