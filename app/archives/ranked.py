@@ -19,7 +19,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import ranking
 from app.archives import search_repository as repo
 from app.archives.hits import (
     TimeWindow,
@@ -30,11 +29,12 @@ from app.archives.hits import (
 )
 from app.archives.repository import ArchiveHead
 from app.archives.results import SearchHit
-from app.core.diversity import mmr_order, mmr_tokens
-from app.core.query import Query, clauses, parse_query
 from app.db.dialects.base import CandidateRow, TextHit, TimeRange
 from app.db.models import AgentSession
 from app.db.uow import UnitOfWork
+from app.search import ranking
+from app.search.diversity import mmr_order, mmr_tokens
+from app.search.text.query import Query, clauses, parse_query
 
 VECTOR_POOL = 100
 CANDIDATE_BUDGET = 1000
@@ -55,7 +55,7 @@ class Scope:
 
 @dataclass(frozen=True, slots=True)
 class QueryVectors:
-    """The query's vector, and one per clause when ``app.core.query.clauses`` finds several;
+    """The query's vector, and one per clause when ``app.search.text.query.clauses`` finds several;
     ``model``: the embedding model that made them. Only messages embedded by that model are
     compared with them (None compares every stored vector)."""
 

@@ -31,7 +31,7 @@ LOCAL_DIMENSIONS = 384
 LOCAL_BATCH_SIZE = 32
 # The local model's cosine between a question and an unrelated sentence: about 0.78 at the median
 # over the tuning half of bench/conversations.py (0.75 at the quartile below, 0.84 for the evidence
-# turns); memory scores count similarity above it (app.memory.scoring.vector_score).
+# turns); memory scores count similarity above it (app.search.fusion.vector_score).
 LOCAL_SIMILARITY_FLOOR = 0.78
 
 

@@ -10,9 +10,9 @@ The tables are those of migrations/helpers.py (PostgreSQL branch), with the SQLi
   search scores the hits with BM25 over the session's indexed rows (term frequency = occurrences
   of the substring, length in bytes, Lucene's always-positive idf): the order is BM25's, the
   numbers are not FTS5's.
-- ``memory_fts`` holds each chunk's words (FTS5 unicode61's split, app/db/dialects/fts5_words.py)
+- ``memory_fts`` holds each chunk's words (FTS5 unicode61's split, app/search/text/words.py)
   and their tsvector under a GIN index; candidates come from impact-ordered postings, as on SQLite
-  (app/db/dialects/posting_plan.py), and are ranked with FTS5's own bm25() formula over the
+  (app/search/plan.py), and are ranked with FTS5's own bm25() formula over the
   searched partitions, so app/memory reads the same numbers as on SQLite.
 - ``memory_vec`` / ``message_vec`` hold pgvector ``vector(384)`` rows; a KNN is ``ORDER BY
   embedding <=> query`` (cosine distance, as sqlite-vec's) inside one owner or session. The

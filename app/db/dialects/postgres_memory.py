@@ -4,20 +4,21 @@ pgvector KNN per owner, and the tool-use lookups of tool memories)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit, memory_partition
-from app.db.dialects.fts5_words import chunks_with_words, fts5_idf, parse_expression
+from app.db.dialects.base import ChunkWords, TextHit, memory_partition
 from app.db.dialects.memory_counts import read_counts, term_documents
 from app.db.dialects.postgres_memory_candidates import candidate_words
 from app.db.dialects.postgres_memory_counts import query_counts
 from app.db.dialects.postgres_memory_postings import post_chunks, read_statistics, unpost_chunks
 from app.db.dialects.postgres_text import tsvector_literal, vector_literal, without_nul
-from app.db.dialects.posting_plan import MIN_CANDIDATES
-from app.db.dialects.postings import TermCounts, score_chunks
+from app.search.bm25 import fts5_idf
+from app.search.phrases import Phrase
+from app.search.plan import MIN_CANDIDATES
+from app.search.postings import TermCounts, score_chunks
 
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
@@ -31,11 +32,9 @@ class PostgresMemoryIndex:
     def index_memory_chunks(
         self,
         db: Session,
-        rows: Iterable[tuple[int, str, str]],
-        words_of: Mapping[str, list[str]] | None = None,
+        chunks: Sequence[ChunkWords],
         counts_of: Mapping[str, TermCounts] | None = None,
     ) -> None:
-        chunks = chunks_with_words(rows, words_of)
         counts = counts_of or {}
         params = [
             {"id": chunk_id, "p": partition, "tokens": tokens, "v": tsvector_literal(tokens)}
@@ -84,10 +83,9 @@ class PostgresMemoryIndex:
         db: Session,
         tenant_id: str,
         owners: list[tuple[str, str]],
-        expression: str,
+        phrases: list[Phrase],
         limit: int,
     ) -> list[TextHit]:
-        phrases = parse_expression(expression)
         if not owners or not phrases:
             return []
         partitions = [memory_partition(tenant_id, owner) for owner in owners]

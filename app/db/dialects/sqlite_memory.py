@@ -11,17 +11,14 @@ partitioned by owner and are searched through the in-process matrices of ``sqlit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit, memory_partition
-from app.db.dialects.fts5_words import chunks_with_words, fts5_idf, parse_expression
+from app.db.dialects.base import ChunkWords, TextHit, memory_partition
 from app.db.dialects.memory_counts import read_counts, term_documents
-from app.db.dialects.posting_plan import MIN_CANDIDATES
-from app.db.dialects.postings import TermCounts, score_chunks
 from app.db.dialects.sqlite_memory_candidates import candidate_words, current_chunks
 from app.db.dialects.sqlite_memory_postings import (
     post_chunks,
@@ -30,6 +27,10 @@ from app.db.dialects.sqlite_memory_postings import (
     unpost_chunks,
 )
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes
+from app.search.bm25 import fts5_idf
+from app.search.phrases import Phrase
+from app.search.plan import MIN_CANDIDATES
+from app.search.postings import TermCounts, score_chunks
 
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
@@ -44,11 +45,9 @@ class SqliteMemoryIndex:
     def index_memory_chunks(
         self,
         db: Session,
-        rows: Iterable[tuple[int, str, str]],
-        words_of: Mapping[str, list[str]] | None = None,
+        chunks: Sequence[ChunkWords],
         counts_of: Mapping[str, TermCounts] | None = None,
     ) -> None:
-        chunks = chunks_with_words(rows, words_of)
         counts = counts_of or {}
         params = [{"id": chunk_id, "text": body} for chunk_id, _, body, _ in chunks]
         posted = [
@@ -100,10 +99,9 @@ class SqliteMemoryIndex:
         db: Session,
         tenant_id: str,
         owners: list[tuple[str, str]],
-        expression: str,
+        phrases: list[Phrase],
         limit: int,
     ) -> list[TextHit]:
-        phrases = parse_expression(expression)
         if not owners or not phrases:
             return []
         partitions = [memory_partition(tenant_id, owner) for owner in owners]

@@ -1,4 +1,4 @@
-"""The passage vectors of archived messages on SQLite (app/core/passages.py): a ``vec0`` table
+"""The passage vectors of archived messages on SQLite (app/search/text/passages.py): a ``vec0`` table
 partitioned by session, with the message's time as a metadata column, searched through the same
 in-process matrices as the messages' own vectors (app/db/dialects/sqlite_vectors.py).
 

@@ -1,23 +1,16 @@
-"""FTS5's words, phrases and BM25 in Python: the memory word index's postings (``postings``) must
-score what FTS5's ``unicode61 remove_diacritics 2`` tokenizer and its bm25() would, on SQLite and
-on PostgreSQL alike.
+"""FTS5's words in Python: the one tokenizer of the memory word index, its postings and its
+queries, splitting as FTS5's ``unicode61 remove_diacritics 2`` tokenizer does, on SQLite and on
+PostgreSQL alike.
 
-The caller has already set CJK characters apart with spaces (app.memory.text), so each of them is
-a word of its own, as FTS5 sees them.
+The caller has already set CJK characters apart with spaces (``cjk.cjk_spaced``), so each of them
+is a word of its own, as FTS5 sees them.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-
-# FTS5's bm25() constants.
-BM25_K1 = 1.2
-BM25_B = 0.75
-_PHRASE_RE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
 
 def _token_char(char: str) -> bool:
@@ -84,53 +77,3 @@ def chunks_with_words(
         if tokens:
             found.append((chunk_id, partition, body, tokens))
     return found
-
-
-@dataclass(frozen=True, slots=True)
-class Phrase:
-    """One phrase of an FTS5 expression: its words, the last one a prefix when ``prefix``."""
-
-    tokens: tuple[str, ...]
-    prefix: bool
-
-    def count_in(self, tokens: list[str]) -> int:
-        """How often the phrase occurs in a row's words (FTS5's phrase frequency)."""
-        size = len(self.tokens)
-        if size == 1:
-            return _count_word(self.tokens[0], self.prefix, tokens)
-        head, last = list(self.tokens[:-1]), self.tokens[-1]
-        hits = 0
-        start = 0
-        # The first word is never a prefix: list.index finds its places without a Python loop.
-        while True:
-            try:
-                start = tokens.index(head[0], start)
-            except ValueError:
-                return hits
-            window = tokens[start : start + size]
-            if len(window) == size and window[:-1] == head:
-                word = window[-1]
-                hits += word == last or (self.prefix and word.startswith(last))
-            start += 1
-
-
-def _count_word(word: str, prefix: bool, tokens: list[str]) -> int:
-    if not prefix:
-        return tokens.count(word)
-    return sum(token.startswith(word) for token in tokens)
-
-
-def parse_expression(expression: str) -> list[Phrase]:
-    """The phrases of an FTS5 expression of quoted phrases joined by OR (app.memory.text)."""
-    phrases: dict[Phrase, None] = {}
-    for body, star in _PHRASE_RE.findall(expression):
-        tokens = tuple(words(body.replace('""', '"')))
-        if tokens:
-            phrases[Phrase(tokens, bool(star))] = None
-    return list(phrases)
-
-
-def fts5_idf(documents: int, frequency: int) -> float:
-    """FTS5's idf: negative values become a tiny positive one."""
-    idf = math.log((documents - frequency + 0.5) / (frequency + 0.5))
-    return idf if idf > 0 else 1e-6

@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date
 
-from app.core.date_terms import absolute_dates, relative_dates, without_dates
+from app.search.text.date_terms import absolute_dates, relative_dates, without_dates
 
 CJK_CHARS = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
