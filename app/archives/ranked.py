@@ -17,7 +17,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import ranking
 from app.archives import search_repository as repo
 from app.archives.hits import first_span, message_hit, message_times
 from app.archives.ranked_scope import QueryVectors, Scope
@@ -25,10 +24,11 @@ from app.archives.ranked_stats import session_stats
 from app.archives.ranked_vectors import message_similarity
 from app.archives.results import SearchHit
 from app.core.dates import host_time
-from app.core.diversity import mmr_order, mmr_tokens
-from app.core.query import Query, clauses, parse_query
 from app.db.dialects.base import CandidateRow
 from app.db.uow import UnitOfWork
+from app.search import ranking
+from app.search.diversity import mmr_order, mmr_tokens
+from app.search.text.query import Query, clauses, parse_query
 
 VECTOR_POOL = 100
 CANDIDATE_BUDGET = 1000

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from app.archives import ranking
 from app.archives import search_repository as repo
 from app.archives.ranked_scope import Scope
 from app.db.dialects.base import TextHit
 from app.db.uow import UnitOfWork
+from app.search import ranking
 
 
 def message_similarity(
@@ -26,8 +26,8 @@ def message_similarity(
     """The similarity of the messages nearest the query, by whole vector or by passage
     (``ranking.blended_similarity``). A message's passages may fill several places of the passage
     KNN, so it reads twice the pool. A session with too many passages to search them all has the
-    passages of its nearest half pool of messages rescored instead (a passage read by id from
-    SQLite's vector table costs about 50 us at 100,000 messages); the farther half's best passage
+    passages of its nearest half pool of messages rescored instead (each read by id from
+    SQLite's vector table); the farther half's best passage
     is then bounded by the rescored ones, as a message missing from a KNN is; ``rescore`` rescores
     fewer (recall, which must not keep a prompt waiting).
 

@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from app.core.date_terms import relative_dates, with_resolved_dates, written_day
 from app.core.dates import host_time
 from app.core.messages import Message, message_text, role_of
-from app.core.query import document_tokens, parse_query, speaker_label
+from app.search.text.date_terms import relative_dates, with_resolved_dates, written_day
+from app.search.text.query import document_tokens, parse_query, speaker_label
 
 HEADER = (
     "## Dates in the Recent Turns\n\n"

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from app.core.date_terms import with_resolved_dates, written_day
+from app.search.text.date_terms import with_resolved_dates, written_day
 
 SAID = date(2023, 5, 8)  # a Monday
 
