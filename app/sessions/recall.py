@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from app.archives.recall import RecallAsk, RecallFound
@@ -23,6 +26,8 @@ from app.db.uow import UnitOfWork
 from app.memory.render import build_context_envelope
 from app.sessions.archived import recall_archived_turns
 from app.settings.groups import RecallSettings
+
+KEPT_SIZE = 1024
 
 
 class SessionRecall:
@@ -39,40 +44,35 @@ class SessionRecall:
         self._uow = uow
         self._embedder = embedder
         self._settings = settings
+        self._kept = KeptSections(settings.cache_ttl_s)
 
     async def recall(self, request: RecallRequest) -> RecallBlock | None:
         options = _ArchiveOptions(self._settings, request.options)
+        if not options.enabled or not request.session_id:
+            return await self._memory.recall(request)
+        key = _kept_key(request, options)
+        kept = self._kept.get(key, time.monotonic())
         archived = (
-            asyncio.ensure_future(self._archived(request, options))
-            if options.enabled and request.session_id
-            else None
+            None if kept is not None else asyncio.ensure_future(self._archived(request, options))
         )
         block = await self._memory.recall(request)
-        if archived is None:
-            return block
-        found, diagnostics = await archived
         sections = list(block.sections) if block is not None else []
         budget = request.budget_tokens
         if budget is not None:
-            budget -= sum(estimate_text_tokens(s) for s in sections)
-        section, count = (
-            render_archive_section(
-                found.turns, max(budget, 0) if budget is not None else 10**9, options.max_chars
+            budget = max(0, budget - sum(estimate_text_tokens(s) for s in sections))
+        if kept is not None and (budget is None or kept.tokens <= budget):
+            added, diagnostics = list(kept.sections), {**kept.diagnostics, "cached": True}
+        else:
+            found, diagnostics = (
+                await archived if archived is not None else await self._archived(request, options)
             )
-            if found is not None
-            else ("", 0)
-        )
-        diagnostics.update(injected=count, budgetTokens=budget)
-        if section:
-            sections.append(redact_text(section))
-            diagnostics["injectedTokens"] = estimate_text_tokens(section)
-        dates = request.history_dates
-        left = None if budget is None else budget - estimate_text_tokens(section)
-        # Only beside archives: a session that has none is answered as it always was.
-        fits = left is None or estimate_text_tokens(dates) <= left
-        if dates and found is not None and fits:
-            sections.append(redact_text(dates))
-            diagnostics["historyDates"] = dates.count("\n- ")
+            added = _archive_sections(
+                found, request.history_dates, budget, options.max_chars, diagnostics
+            )
+            if found is not None:
+                self._kept.put(key, time.monotonic(), added, diagnostics)
+        diagnostics["budgetTokens"] = budget
+        sections += added
         merged = {**(block.diagnostics if block is not None else {}), "archive": diagnostics}
         return RecallBlock(build_context_envelope(sections), merged, tuple(sections))
 
@@ -124,6 +124,82 @@ class SessionRecall:
         return await self._memory.tool_memory(tenant_id, agent_id, tools)
 
 
+def _archive_sections(
+    found: RecallFound | None,
+    history_dates: str,
+    budget: int | None,
+    max_chars: int,
+    diagnostics: dict[str, Any],
+) -> list[str]:
+    """The archive section and the history's dates, within the budget; nothing without archives
+    (a session that has none is answered as it always was)."""
+    if found is None:
+        diagnostics["injected"] = 0
+        return []
+    room = 10**9 if budget is None else budget
+    section, count = render_archive_section(found.turns, room, max_chars)
+    diagnostics["injected"] = count
+    out: list[str] = []
+    if section:
+        out.append(redact_text(section))
+        diagnostics["injectedTokens"] = estimate_text_tokens(section)
+        room -= estimate_text_tokens(section)
+    if history_dates and estimate_text_tokens(history_dates) <= room:
+        out.append(redact_text(history_dates))
+        diagnostics["historyDates"] = history_dates.count("\n- ")
+    return out
+
+
+def _kept_key(request: RecallRequest, options: _ArchiveOptions) -> Hashable:
+    return (
+        request.tenant_id,
+        request.session_id,
+        request.query,
+        request.shown,
+        request.history_dates,
+        options.key,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    at: float
+    sections: tuple[str, ...]
+    diagnostics: dict[str, Any]
+
+    @property
+    def tokens(self) -> int:
+        return sum(estimate_text_tokens(s) for s in self.sections)
+
+
+class KeptSections:
+    """The archive sections of recent requests, served again to the same request while they fit
+    its budget: the host asks before every model call of a turn with the same prompt and history,
+    and the same envelope keeps the prompt's prefix (and a provider's prompt cache) the same
+    between those calls. A turn archived since is at most ``ttl_s`` late to appear."""
+
+    def __init__(self, ttl_s: float, size: int = KEPT_SIZE) -> None:
+        self._ttl_s, self._size = ttl_s, size
+        self._entries: OrderedDict[Hashable, _Kept] = OrderedDict()
+
+    def get(self, key: Hashable, now: float) -> _Kept | None:
+        entry = self._entries.get(key)
+        if entry is None or now - entry.at > self._ttl_s:
+            return None
+        self._entries.move_to_end(key)
+        return entry
+
+    def put(
+        self, key: Hashable, now: float, sections: list[str], diagnostics: dict[str, Any]
+    ) -> None:
+        if self._ttl_s <= 0:
+            return
+        self._entries[key] = _Kept(now, tuple(sections), dict(diagnostics))
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+
 class _ArchiveOptions:
     """The archive recall settings with the request's ``options.archiveRecall`` overrides."""
 
@@ -135,6 +211,7 @@ class _ArchiveOptions:
         self.threshold = float(o.get("scoreThreshold", s.archive_score_threshold))
         self.max_chars = int(o.get("maxInjectedChars", s.archive_max_injected_chars))
         self.timeout_ms = int(o.get("timeoutMs", s.archive_timeout_ms))
+        self.key = (self.enabled, self.limit, self.threshold, self.max_chars)
 
 
 def _ms(started: float) -> float:

@@ -257,3 +257,25 @@ async def test_a_relative_date_of_the_history_is_resolved_beside_it(settings: Se
     assert "## Dates in the Recent Turns" in envelope
     assert "- [said 10 May 2023] Caroline: yesterday (9 May 2023) I ran the Lakeshore" in envelope
     assert loop["diagnostics"]["recall"]["archive"]["historyDates"] == 1
+
+
+async def test_the_model_calls_of_one_turn_get_the_same_archive_section(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        pre, first = await _ask(client, "What breed of puppy did Caroline adopt?")
+        body = {
+            "sessionId": "s",
+            "phase": "tool_loop",
+            "prompt": "What breed of puppy did Caroline adopt?",
+            "tokenBudget": 8000,
+            "messages": pre["messages"],
+        }
+        again = (await client.post("/assemble", json=body)).json()
+        tight_body = {**body, "options": {"fillShare": 0.01}}
+        tight = (await client.post("/assemble", json=tight_body)).json()
+    assert again["messages"] == first["messages"]
+    assert _archive_diagnostics(again)["cached"] is True
+    assert "cached" not in _archive_diagnostics(first)
+    # A budget the kept section no longer fits is answered anew.
+    assert "cached" not in _archive_diagnostics(tight)
+    assert tight["messages"] == pre["messages"]
