@@ -57,7 +57,8 @@ async def assemble_endpoint(
         available_tools=list(body.available_tools or []),
         options=body.options.as_dict() if body.options else {},
         runtime_context=body.runtime_context,
-        omitted_messages=body.omitted_message_count if pre_prompt else 0,
+        # tool_loop: the messages left out still take their share of the budget recall fills.
+        omitted_messages=body.omitted_message_count,
     )
     result = await assemble(
         services.uow, services.settings, services.recall, request, services.history_cache

@@ -54,6 +54,14 @@ def widened_query(query: str, messages: Sequence[Message]) -> str:
     return " ".join([query, *(f"{t.rstrip('.')}." for t in reversed(recent))]) if recent else query
 
 
+def history_tokens(sent: Sequence[Message], sent_tokens: int, omitted: int) -> int:
+    """The tokens of the whole history when the client sent only its newest messages and the count
+    of those it left out: the ones left out are taken to be as long as the ones sent on average."""
+    if omitted <= 0 or not sent:
+        return sent_tokens
+    return sent_tokens + round(sent_tokens / len(sent) * omitted)
+
+
 def recall_budget_tokens(token_budget: object, history_tokens: int, fill_share: float) -> int:
     """The tokens recall may add: the budget less its reserve, times ``fill_share``, less what the
     history already takes (never below 0)."""

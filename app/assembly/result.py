@@ -20,7 +20,7 @@ class AssembleInput:
     available_tools: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     runtime_context: dict[str, Any] | None = None
-    # How many of the host's oldest messages were left out of ``messages`` (pre_prompt only).
+    # How many of the host's oldest messages were left out of ``messages``.
     omitted_messages: int = 0
 
 

@@ -14,7 +14,12 @@ from app.assembly.injection import (
     prepend_to_latest_user,
     recall_query,
 )
-from app.assembly.recall_inputs import recall_budget_tokens, shown_keys, widened_query
+from app.assembly.recall_inputs import (
+    history_tokens,
+    recall_budget_tokens,
+    shown_keys,
+    widened_query,
+)
 from app.assembly.result import AssembleInput, AssembleResult, elapsed_ms, estimate, passthrough
 from app.core.bypass import is_cron_session
 from app.core.messages import role_of
@@ -74,11 +79,12 @@ async def query_of(text: str) -> str:
 
 
 def recall_request(
-    settings: Settings, req: AssembleInput, query: str, history: list[Any]
+    settings: Settings, req: AssembleInput, query: str, history: list[Any], omitted: int = 0
 ) -> RecallRequest:
     """What recall is asked for the request's identity and this query, given the ``history`` the
     prompt will hold: its messages are not recalled again, and recall takes what it leaves of the
-    budget (docs/recall.md, Archive recall)."""
+    budget (docs/recall.md, Archive recall); ``omitted``: how many older messages of the history
+    the client left out of ``history`` (they take their share of the budget too)."""
     ident = req.identity
     share = float(req.options.get("fillShare", settings.assemble.fill_share))
     query = widened_query(query, history)
@@ -91,7 +97,11 @@ def recall_request(
         options=req.options,
         session_id=ident.session_id,
         shown=shown_keys(history),
-        budget_tokens=recall_budget_tokens(req.token_budget, estimate(history), share),
+        budget_tokens=recall_budget_tokens(
+            req.token_budget,
+            history_tokens(history, estimate(history), omitted),
+            share,
+        ),
         history_dates=history_date_notes(history, query),
     )
 
@@ -108,7 +118,9 @@ async def _inject_recall(
     messages = req.messages
     timeout_s = settings.assemble.recall_timeout_ms / 1000
     try:
-        request = await to_thread(recall_request, settings, req, query, messages)
+        request = await to_thread(
+            recall_request, settings, req, query, messages, req.omitted_messages
+        )
         block = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
     except RecallUnavailable:
         return passthrough(req, "recall_unavailable", started, recall={"query": query})

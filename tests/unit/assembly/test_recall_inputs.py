@@ -63,3 +63,12 @@ def test_no_shared_word_or_no_relative_date_means_no_notes() -> None:
     history = [_user("Caroline: yesterday I ran"), _user("Caroline: I bought a bike")]
     assert history_date_notes(history, "Which bike did Caroline buy?") == ""
     assert history_date_notes(history, "Caroline?") == ""
+
+
+def test_messages_left_out_are_counted_as_long_as_those_sent() -> None:
+    from app.assembly.recall_inputs import history_tokens
+
+    sent = [_user("a"), _user("b")]
+    assert history_tokens(sent, 100, 0) == 100
+    assert history_tokens(sent, 100, 6) == 400
+    assert history_tokens([], 0, 6) == 0
