@@ -13,6 +13,7 @@ from collections.abc import Callable
 from bench import (
     adversarial,
     after_turn,
+    archive_recall,
     assemble,
     commit,
     context,
@@ -43,6 +44,7 @@ BENCHMARKS: dict[str, list[tuple[str, Part]]] = {
     "embeddings": [("embeddings (local model)", embeddings.run)],
     "memory-search": [("memory search", memory_search.run)],
     "recall": [("assemble tool_loop recall", recall.run)],
+    "archive-recall": [("assemble tool_loop archive recall", archive_recall.run)],
     "retrieval-eval": [("retrieval quality", retrieval_eval.run)],
     "retrieval": [("conversation retrieval", retrieval.run)],
     "context": [("context holds the answer", context.run)],

@@ -42,15 +42,19 @@ class _Lexical:
     rows: dict[int, CandidateRow]
 
 
-def _candidates(db: Session, uow: UnitOfWork, scope: Scope, queries: Sequence[Query]) -> _Lexical:
+def _candidates(
+    db: Session,
+    uow: UnitOfWork,
+    scope: Scope,
+    queries: Sequence[Query],
+    most: int = CANDIDATE_BUDGET,
+) -> _Lexical:
     """The candidate messages of every clause's terms, most selective terms first."""
     literals = list(dict.fromkeys(x for q in queries for x in [*q.literals, *q.phrases]))
     dates = list(dict.fromkeys(t.literal for q in queries for t in q.terms if t.kind == "date"))
     stats = session_stats(db, scope, [*literals, *dates])
     frequencies = stats.frequencies
-    budget = (
-        None if frequencies is None else CANDIDATE_BUDGET
-    )  # counted frequencies need every candidate
+    budget = None if frequencies is None else most  # counted frequencies need every candidate
     if frequencies is not None:
         # A Chinese word of three characters or more comes first: the index answers it, and it is
         # rarer than any of its character pairs (which, below the index, cost a scan each).
@@ -131,11 +135,13 @@ def rank_messages(
     vectors: QueryVectors | None,
     fusion: str,
     pool: int = VECTOR_POOL,
+    candidates: int = CANDIDATE_BUDGET,
 ) -> Ranking:
-    """Every clause scored lexically and by its vector, fused into one ranking."""
+    """Every clause scored lexically (at most ``candidates`` messages, those of the rarest terms
+    first) and by its vector (the ``pool`` nearest), fused into one ranking."""
     parts = clauses(raw)
     queries = [parse_query(p) for p in parts]
-    lexical = _candidates(db, uow, scope, queries)
+    lexical = _candidates(db, uow, scope, queries, candidates)
     clause_vectors: list[list[float] | None] = [None] * len(parts)
     if vectors is not None:
         own = len(vectors.clauses) == len(parts) and len(parts) > 1

@@ -24,6 +24,9 @@ from app.archives.ranked_scope import QueryVectors, Scope
 from app.archives.recall_render import RecalledTurn, Turn, shown_key
 from app.db.uow import UnitOfWork
 
+# Recall needs a few dozen turns, not a search page's reach: fewer candidates on each side keep
+# it inside the time a prompt can wait (bench/archive_recall.py).
+RECALL_POOL, RECALL_CANDIDATES = 60, 300
 # A turn this short ("yes, on Tuesday") is read with the turn it answers.
 SHORT_TURN_CHARS = 80
 _QUESTION_ENDS = ("?", "？")
@@ -62,34 +65,35 @@ def relevance(found: Ranking, row_id: int, floor: float) -> float:
 def recall_turns(db: Session, uow: UnitOfWork, scope: Scope, ask: RecallAsk) -> RecallFound:
     """Up to ``ask.limit`` archived turns at or above the threshold that the prompt does not show,
     best first, each with the question it answers or the answer it got when that reads better."""
-    found = ranked.rank_messages(db, uow, scope, ask.query, ask.vectors, "calibrated")
+    found = ranked.rank_messages(
+        db, uow, scope, ask.query, ask.vectors, "calibrated", RECALL_POOL, RECALL_CANDIDATES
+    )
     shown = set(ask.shown)
+    # Relevance needs no row: the turns below the threshold are never read.
+    scores = {row_id: relevance(found, row_id, ask.similarity_floor) for row_id in found.fused}
+    eligible = {r: f for r, f in found.fused.items() if scores[r] >= ask.threshold}
     chosen: list[tuple[int, RecalledTurn]] = []
-    considered = below = repeated = 0
-    for row_id, hit, text in _in_order(db, scope, found, ask.limit):
-        considered += 1
-        score = relevance(found, row_id, ask.similarity_floor)
-        if score < ask.threshold:
-            below += 1
-            continue
+    repeated = 0
+    for row_id, hit, text in _in_order(db, scope, found, eligible, ask.limit):
         if shown_key(text) in shown or hit.seq is None:
             repeated += 1
             continue
         turn = Turn(hit.seq, hit.role or "", hit.snippet, hit.timestamp)
-        chosen.append((hit.seq, RecalledTurn(hit.archive_id, turn, round(score, 4))))
+        chosen.append((hit.seq, RecalledTurn(hit.archive_id, turn, round(scores[row_id], 4))))
         shown.add(shown_key(text))
         if len(chosen) >= ask.limit:
             break
     turns = _with_neighbours(db, scope, chosen, shown)
-    return RecallFound(turns, considered, below, repeated)
+    return RecallFound(turns, len(scores), len(scores) - len(eligible), repeated)
 
 
-def _in_order(db: Session, scope: Scope, found: Ranking, limit: int) -> Iterator[ranked.Admitted]:
-    """The ranking's hits in fused order, at most a few times ``limit`` of them read."""
+def _in_order(
+    db: Session, scope: Scope, found: Ranking, eligible: dict[int, float], limit: int
+) -> Iterator[ranked.Admitted]:
+    """The eligible hits in fused order, at most a few times ``limit`` of them read."""
     budget = 4 * (limit + 1)
-    for count, item in enumerate(
-        ranked.admitted_hits(db, scope, found.fused, found.candidates, found.literals, limit)
-    ):
+    hits = ranked.admitted_hits(db, scope, eligible, found.candidates, found.literals, limit)
+    for count, item in enumerate(hits):
         if count >= budget:
             return
         yield item

@@ -64,6 +64,10 @@ async def _with_memories(
         and req.options.get("autoRecall", settings.assemble.auto_recall)
     ):
         request = await to_thread(recall_request, settings, req, query, result.messages)
+        if not _archives_before_prompt(req.options):
+            # The 2026.9 host ignores prependContext and reads recall from the tool_loop answer:
+            # archived turns are searched here only for a client that injects prependContext.
+            request = replace(request, session_id=None)
         recalled: RecallBlock | None
         try:
             recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)
@@ -78,6 +82,11 @@ async def _with_memories(
             diagnostics = {**result.diagnostics, "recall": found}
             result = replace(result, prepend_context=recalled.text, diagnostics=diagnostics)
     return result
+
+
+def _archives_before_prompt(options: dict[str, Any]) -> bool:
+    given = options.get("archiveRecall")
+    return isinstance(given, dict) and given.get("prePrompt") is True
 
 
 async def _with_tool_memories(

@@ -226,17 +226,19 @@ async def test_an_older_host_gets_the_turns_in_its_latest_user_message(settings:
         }
         body = {"sessionId": "s", "phase": "tool_loop", "tokenBudget": 8000, "messages": [ask]}
         loop = (await client.post("/assemble", json=body)).json()
-        pre = await client.post(
-            "/assemble",
-            json={
-                "sessionId": "s",
-                "phase": "pre_prompt",
-                "prompt": ask["content"],
-                "tokenBudget": 8000,
-                "messages": [ask],
-            },
-        )
+        pre_body = {
+            "sessionId": "s",
+            "phase": "pre_prompt",
+            "prompt": ask["content"],
+            "tokenBudget": 8000,
+            "messages": [ask],
+        }
+        plain = (await client.post("/assemble", json=pre_body)).json()
+        options = {"archiveRecall": {"prePrompt": True}}
+        pre = await client.post("/assemble", json={**pre_body, "options": options})
     content = loop["messages"][-1]["content"]
     assert content.startswith("<openviking-context>") and content.endswith(ask["content"])
     assert "beagle" in content
     assert "beagle" in pre.json()["prependContext"]
+    # Unasked, pre_prompt leaves the archives to the tool_loop call (the 2026.9 host's reading).
+    assert "prependContext" not in plain

@@ -1,0 +1,182 @@
+"""POST /assemble in the tool_loop phase with archive recall, over loopback HTTP, at 2,000 and
+100,000 archived messages in the session (2,000 only with ``--quick``).
+
+The session is built like ``bench/search.py`` (messages stored and archived with the app's own
+code, 1,000 per archive, text-indexed) and then given what Phase 2 writes per archive: search
+facts, the session's statistics and a vector per message and passage (``bench/retrieval_latency.py``:
+random unit vectors, recorded under the local model's id so that the query's vector is compared
+with them; the KNN reads what it reads whatever the scores). The server is ``python -m app serve``
+with the default local embedder: every request is a new question, so its embedding is part of the
+time. Each body is what the 2026.9 host sends: ``phase: tool_loop``, ``prompt``, a short history,
+``tokenBudget`` 8,000. The target (docs/quality.md): p50 <= 40 ms and p95 <= 80 ms at both sizes.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+from sqlalchemy import text
+
+from app.archives.indexing import MessageVectors, facts_of, write_search_index
+from app.db.engine import create_db_engine
+from app.db.uow import UnitOfWork
+from app.providers.embeddings import LOCAL_MODEL_ID
+from app.settings import Settings
+from bench.common import JSON_HEADERS, Config, Row, Server, check, encode, summary, temp_dir
+from bench.search import build_db
+
+TARGET_P50_MS, TARGET_P95_MS = 40, 80
+SESSION = "big"
+CALLS, WARMUP = 40, 5
+_SUBJECTS = [
+    "the billing service deploy",
+    "the checkout latency alert",
+    "the database migration",
+    "the search index rebuild",
+    "the payment retry logic",
+    "the nightly backup job",
+    "the login rate limiter",
+    "部署失败的那次",
+]
+_DETAILS = [
+    "on staging",
+    "for the EU region",
+    "after the outage",
+    "in the mobile app",
+    "before the release",
+    "with the new cache",
+    "on the reporting cluster",
+    "for enterprise customers",
+    "during the load test",
+    "in the admin console",
+]
+_ASKS = [
+    "What did we decide about {s}?",
+    "Why did {s} fail last week?",
+    "When did we last touch {s}, and who asked for it?",
+    "Remind me what went wrong with {s}",
+    "What was the fix for {s} in the end?",
+]
+
+
+def questions(count: int, seed: int) -> list[str]:
+    """Distinct questions about the past, as a user asks them."""
+    rng = random.Random(seed)
+    out: dict[str, None] = {}
+    while len(out) < count:
+        subject = rng.choice(_SUBJECTS)
+        detail = rng.choice(_DETAILS)
+        out[rng.choice(_ASKS).format(s=f"{subject} {detail}")] = None
+    return list(out)
+
+
+def _units(generator: np.random.Generator, count: int) -> list[list[float]]:
+    v = generator.standard_normal((count, 384), dtype=np.float32)
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).tolist()  # type: ignore[no-any-return]
+
+
+def add_phase2_index(path: Path) -> None:
+    """Search facts, statistics and vectors for every archive, as Phase 2 writes them."""
+    engine = create_db_engine(Settings(database_url=f"sqlite:///{path}"))
+    uow = UnitOfWork(engine)
+    generator = np.random.default_rng(3)
+    select = text(
+        "SELECT id, tenant_id, session_pk, search_text, body, created_at FROM messages "
+        "WHERE archive_pk = :a"
+    )
+    try:
+        with uow.read() as db:
+            archives = [pk for (pk,) in db.execute(text("SELECT id FROM archives ORDER BY id"))]
+        for pk in archives:
+            with uow.read() as db:
+                facts = facts_of(list(db.execute(select, {"a": pk})))
+            vectors = {
+                f.message_id: MessageVectors(whole, tuple(_units(generator, len(f.passages))))
+                for f, whole in zip(facts, _units(generator, len(facts)), strict=True)
+            }
+            with uow.write() as db:
+                write_search_index(db, uow.dialect, facts, vectors, LOCAL_MODEL_ID)
+        with engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        engine.dispose()
+
+
+def _body(question: str) -> bytes:
+    history = [
+        {
+            "role": "user",
+            "content": "let's look at the service again",
+            "timestamp": 1_760_000_000_000,
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Sure, what do you want to check?"}],
+            "timestamp": 1_760_000_001_000,
+        },
+    ]
+    return encode(
+        {
+            "sessionId": SESSION,
+            "phase": "tool_loop",
+            "prompt": question,
+            "tokenBudget": 8000,
+            "availableTools": ["exec", "archive_search"],
+            "messages": history,
+        }
+    )
+
+
+def _measure(base_url: str, bodies: list[bytes]) -> tuple[list[float], list[dict]]:
+    samples: list[float] = []
+    diagnostics: list[dict] = []
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        for index, body in enumerate(bodies):
+            began = time.perf_counter()
+            answer = check(client.post("/assemble", content=body, headers=JSON_HEADERS))
+            elapsed = (time.perf_counter() - began) * 1000
+            if index >= WARMUP:
+                samples.append(elapsed)
+                diagnostics.append(answer["diagnostics"])
+    return samples, diagnostics
+
+
+def _row(size: int, samples: list[float], diagnostics: list[dict]) -> Row:
+    p50, p99 = summary(samples)
+    p95 = sorted(samples)[int(0.95 * (len(samples) - 1))]
+    archive = [d.get("recall", {}).get("archive", {}) for d in diagnostics]
+    injected = sum(1 for a in archive if a.get("injected"))
+    reasons = sorted({str(a.get("reason")) for a in archive})
+    return Row(
+        name="assemble tool_loop with archive recall",
+        workload=f"{size:,} archived messages with vectors, HTTP, new question each call",
+        p50_ms=p50,
+        p99_ms=p99,
+        target=f"p50 <= {TARGET_P50_MS} ms, p95 <= {TARGET_P95_MS} ms",
+        figure=p50,
+        target_value=TARGET_P50_MS,
+        samples=len(samples),
+        notes=[
+            f"p95 {p95:.1f} ms (target {TARGET_P95_MS})",
+            f"archive recall reasons: {', '.join(reasons)}; turns injected in {injected}/{len(archive)}",
+        ],
+    )
+
+
+def run(cfg: Config) -> list[Row]:
+    sizes = [2_000] if cfg.quick else [2_000, 100_000]
+    rows: list[Row] = []
+    for size in sizes:
+        with temp_dir("archive-recall") as tmp:
+            path = tmp / "recall.db"
+            build_db(path, {SESSION: size})
+            add_phase2_index(path)
+            bodies = [_body(q) for q in questions(WARMUP + CALLS, seed=size)]
+            with Server(tmp, path, {"CE_WORKER__ENABLED": "false"}) as server:
+                samples, diagnostics = _measure(server.base_url, bodies)
+            rows.append(_row(size, samples, diagnostics))
+    return rows
