@@ -30,6 +30,7 @@ from app.dbcopy.endpoints import open_endpoints
 from app.dbcopy.run import copy_database
 from app.dbcopy.verify import verify_copy
 from app.memory.records import owner_key
+from app.search.text.words import chunks_with_words
 from app.settings import Settings
 from bench.common import temp_dir
 from tests.helpers import postgres
@@ -166,10 +167,12 @@ def build_memories(uow: UnitOfWork, count: int) -> None:
         db.execute(tables["memory_passage_vectors"].insert(), passages)
         uow.dialect.index_memory_chunks(
             db,
-            [
-                (c["id"], owner_key("t", ("user", m["owner_id"])), f"{m['title']}\n{c['text']}")
-                for m, c in zip(memories, chunks, strict=True)
-            ],
+            chunks_with_words(
+                [
+                    (c["id"], owner_key("t", ("user", m["owner_id"])), f"{m['title']}\n{c['text']}")
+                    for m, c in zip(memories, chunks, strict=True)
+                ]
+            ),
         )
         uow.dialect.store_chunk_vectors(
             db,

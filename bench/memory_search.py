@@ -39,8 +39,6 @@ from sqlalchemy import Engine, event, func, insert, select, text
 from sqlalchemy.exc import OperationalError
 
 from app.core.clock import utcnow
-from app.core.passages import message_passages
-from app.core.query import parse_query
 from app.core.vector_matrix import float32_bytes
 from app.db.dialects.sqlite import SqliteDialect
 from app.db.dialects.sqlite_memory import MEMORY_FTS
@@ -53,8 +51,11 @@ from app.memory.records import memory_uri, one_line, owner_key
 from app.memory.search import SearchInput, _collect, _rank, search_memories
 from app.memory.service import Caller, MemoryService
 from app.memory.store import index_text
-from app.memory.text import fts_match_expression, fts_phrases
 from app.providers.embeddings import LOCAL_DIMENSIONS, LOCAL_MODEL_ID, LocalE5Embedder
+from app.search.text.memory_phrases import memory_phrases
+from app.search.text.passages import message_passages
+from app.search.text.query import parse_query
+from app.search.text.words import chunks_with_words
 from app.settings import Settings
 from bench.common import Config, Row, fmt_ms, migrated_db, percentile, summary, temp_dir
 
@@ -459,7 +460,7 @@ def insert_memories(
                 words.append((chunk_id, partition, index_text(view, item.content)))  # type: ignore[arg-type]
                 vecs.append((chunk_id, partition, vectors[start + offset].tolist()))
                 # Its passages' vectors, near its own, as memory search reads them for its nearest
-                # chunks (app/core/passages.py).
+                # chunks (app/search/text/passages.py).
                 texts = message_passages(item.content)
                 noise = noise_rng.normal(0, 0.02, size=(len(texts), vectors.shape[1]))
                 for index, row in enumerate(noise):
@@ -476,7 +477,7 @@ def insert_memories(
             db.execute(insert(MemoryChunk), chunks)
             if passages:
                 db.execute(insert(MemoryPassageVector), passages)
-            uow.dialect.index_memory_chunks(db, words)
+            uow.dialect.index_memory_chunks(db, chunks_with_words(words))
             uow.dialect.store_chunk_vectors(db, vecs)
 
 
@@ -750,7 +751,11 @@ def _breakdown(
             vector = vectors[query]
             req = SearchInput(query=query)
             pool = max(req.limit * 4, 20)
-            expression = fts_match_expression(fts_phrases(parse_query(query)))
+            expression = memory_phrases(parse_query(query))
+            # The bare FTS5 table is asked in its own syntax: the phrases joined by OR.
+            fts5_query = " OR ".join(
+                '"' + " ".join(p.tokens) + '"' + ("*" if p.prefix else "") for p in expression
+            )
             with uow.read() as db:
                 _, matrix_hits = timed(
                     "knn",
@@ -768,7 +773,7 @@ def _breakdown(
                     out.knn_recall.append(len(exact & found) / max(1, len(exact)))
                 timed(
                     f"bare fts {label}",
-                    lambda db=db, e=expression, k=pool: db.execute(bare, {"q": e, "k": k}).all(),
+                    lambda db=db, e=fts5_query, k=pool: db.execute(bare, {"q": e, "k": k}).all(),
                 )
                 timed(
                     f"fts {label}",

@@ -58,18 +58,19 @@ from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
-from app.core.query import parse_query
-from app.db.dialects.fts5_words import fts5_idf, parse_expression
 from app.db.dialects.postgres_memory import EF_SEARCH, MEMORY_VEC, tune_vector_scan
 from app.db.dialects.postgres_memory_postings import read_statistics
 from app.db.dialects.postgres_text import tsquery_literal, vector_literal
-from app.db.dialects.postings import score_chunk
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
 from app.memory.records import owner_key
 from app.memory.search import MIN_POOL, SearchInput
-from app.memory.text import fts_match_expression, fts_phrases
+from app.search.bm25 import fts5_idf
+from app.search.phrases import Phrase
+from app.search.postings import score_chunk
+from app.search.text.memory_phrases import memory_phrases
+from app.search.text.query import parse_query
 from app.settings import Settings
 from bench.common import REPO_ROOT, Config, Row, fmt_ms, percentile, print_table, summary
 from bench.memory_search import (
@@ -226,8 +227,8 @@ def _parts(
                 point.sweep.setdefault(ef, []).append(len(set(got[:10]) & set(truth[:10])) / 10)
     for _ in range(rounds):
         for label, query in QUERIES:
-            phrases = fts_phrases(parse_query(query, today=utcnow().date()))
-            expression = fts_match_expression(phrases)
+            phrases = memory_phrases(parse_query(query, today=utcnow().date()))
+            expression = phrases
             timed(
                 f"text {label}",
                 lambda db, e=expression: uow.dialect.match_memory_chunks(
@@ -244,7 +245,7 @@ def _text_overlap(uow: UnitOfWork, point: Point, owners: list[tuple[str, str]]) 
     where thousands tie (a templated corpus), which of them is returned does not matter."""
     partitions = [owner_key(TENANT, owner) for owner in owners]
     for _, query in QUERIES:
-        expression = fts_match_expression(fts_phrases(parse_query(query, today=utcnow().date())))
+        expression = memory_phrases(parse_query(query, today=utcnow().date()))
         with uow.read() as db:
             hits = uow.dialect.match_memory_chunks(db, TENANT, owners, expression, POOL)
             best = _exhaustive_text_ranking(db, partitions, expression, POOL)
@@ -256,10 +257,9 @@ def _text_overlap(uow: UnitOfWork, point: Point, owners: list[tuple[str, str]]) 
 
 
 def _exhaustive_text_ranking(
-    db: Session, partitions: list[str], expression: str, k: int
+    db: Session, partitions: list[str], phrases: list[Phrase], k: int
 ) -> list[float]:
     """The best k scores of every matching chunk, best first."""
-    phrases = parse_expression(expression)
     stats = read_statistics(db, partitions, phrases)
     idfs = [fts5_idf(stats.chunks, f) for f in stats.frequencies]
     rows = db.execute(

@@ -13,7 +13,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 
-from app.core.query import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, normalise
+from app.search.text.query import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, normalise
 from bench.conversations import Conversation
 
 Ranker = Callable[[str], list[int]]

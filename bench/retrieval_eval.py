@@ -28,10 +28,10 @@ from unittest.mock import patch
 import app.memory.search as search_module
 from app.core.clock import utcnow
 from app.memory.embedding_cache import CachedEmbedder
-from app.memory.scoring import ScoredMemory
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService, NewMemory
 from app.providers.embeddings import LocalE5Embedder
+from app.search.fusion import ScoredMemory
 from bench.common import Config, Row, migrated_db, summary, temp_dir
 from bench.eval_data import KINDS, MEMORIES, QUERIES, REFERENCE_DAY, EvalQuery
 from bench.memory_search import open_uow

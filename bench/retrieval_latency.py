@@ -1,7 +1,7 @@
 """Archive search latency with vectors for every archived message: one session of 1,000, of
 10,000 and of 100,000 archived messages (the first two with ``--quick``) built like
 ``bench/search.py``, plus a vector
-per message and per passage (app/core/passages.py) and a search-facts row per message, as Phase 2
+per message and per passage (app/search/text/passages.py) and a search-facts row per message, as Phase 2
 leaves them. Building 100k vectors with the model
 would take about half an hour on 2 cores, so the vectors are random unit vectors: the KNN costs
 what it costs (it reads every vector of the session), not its scores. Timed in process:

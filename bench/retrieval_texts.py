@@ -25,7 +25,7 @@ paraphrase (the fact in other words) and adversarial (the fact asked about the o
 turn holding the fact).
 
 **Tuning and reporting.** The conversations alternate between a tuning half (en0, en2, en4, en6, zh0, zh2) and a \
-held-out half (en1, en3, en5, en7, zh1, zh3). The fusion constants (`app/archives/ranking.py`: the coverage at \
+held-out half (en1, en3, en5, en7, zh1, zh3). The fusion constants (`app/search/ranking.py`: the coverage at \
 which words lead, the bounds of the vector weight, the weight of a date-led query, the MMR lambda of its best \
 hits: 0.6 and 0.7 did equally there, 0.8 worse, and 0.7 is memory search's own; the weight of a message's best \
 passage beside its whole vector: 0.4 and 0.5 within half a point overall there and equal on paraphrases, 0.3 \
@@ -37,7 +37,7 @@ of data.
 
 Each conversation is one agent session whose ten sessions are ten archives; the archived messages' search facts, \
 statistics and vectors (of each message, and of each sentence of a message that holds several: \
-`app/core/passages.py`) were written by the Phase 2 function ({indexed} messages in {index_s} s with the local \
+`app/search/text/passages.py`) were written by the Phase 2 function ({indexed} messages in {index_s} s with the local \
 model, 2 CPU cores). Each conversation is also one user's memories: every turn committed with `commit_memory`, \
 observed at the turn's time ({memories} memories in {memory_s} s; repeated sentences are deduplicated, questions \
 only target unique turns).
@@ -50,7 +50,7 @@ passage vector, the turn as stored)."""
 
 THRESHOLD_TEXT = """## Recall thresholds on the calibrated scale
 
-Memory scores are now calibrated (`app/memory/scoring.py`): the vector side counts cosine similarity above the \
+Memory scores are now calibrated (`app/search/fusion.py`): the vector side counts cosine similarity above the \
 model's floor for unrelated texts (`CE_EMBEDDING__SIMILARITY_FLOOR`, 0.78 for the local model), the text side the \
 share of the query's idf a memory holds. Before, the raw cosine of the local model put almost every memory at 0.5 \
 or more, so recall's thresholds (0.15, experiences 0.35) let everything through. Below, from the recall searches \

@@ -111,7 +111,7 @@ def create_message_vector_index(name: str, dimensions: int) -> None:
 
 
 def create_passage_vector_index(name: str, dimensions: int) -> None:
-    """Passage vectors of archived messages (app/core/passages.py), partitioned by session with the
+    """Passage vectors of archived messages (app/search/text/passages.py), partitioned by session with the
     message's time as metadata, keyed by message id x 64 + passage index; on PostgreSQL a pgvector
     table that also holds the message id (cascading), with an HNSW index."""
     if _require("vector index", "sqlite", POSTGRES) == POSTGRES:

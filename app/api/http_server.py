@@ -92,21 +92,20 @@ class ServiceServer(uvicorn.Server):
 
     Once the app has started, nearly every object in the process (modules, the ORM's mappings, the
     models, the routes: 170,000 and more) lives as long as the process. The collector's oldest
-    generation still walked them all each time it ran: 80 to 120 ms, every few dozen requests
-    that carry a long history, in the middle of a request. ``gc.freeze`` moves them to a
+    generation still walked them all each time it ran, every few dozen requests that carry a
+    long history, in the middle of a request. ``gc.freeze`` moves them to a
     permanent generation the collector leaves alone, so it walks only what requests allocate.
 
     Its youngest generation is then collected every 20,000 new container objects, not every 700:
     a pre-prompt assemble decodes the host's 600 KB history into some 50,000 objects that live
     as long as the request. At 700 the collector ran eleven times during one, promoting them to
-    the middle generation and walking them there again (1.2 ms of a 20 ms request); at 20,000
-    it runs once every few such requests, when most of what they allocated has been freed.
+    the middle generation and walking them there again; at 20,000 it runs once every few such requests, when most of what they allocated has been freed.
 
     A thread that runs Python code without pause (redacting a megabyte tool result, chunking a
     long memory) gives the interpreter's lock up only when the switch interval has passed, and a
     small request's thread needs the lock back after each statement or socket write it waits on.
-    At the interpreter's 5 ms, a small /after-turn beside such a request took 100 to 230 ms; at
-    1 ms, 100 to 140 (docs/architecture.md), at no cost measurable in the throughput benchmark.
+    A shorter interval than the interpreter's default hands the lock back sooner, at no cost
+    measurable in the throughput benchmark (bench/RESULTS.md, "Measurements behind the code").
     """
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:

@@ -3,9 +3,9 @@
 Every request body model refuses what JSON can carry but the service cannot store or answer: lone
 UTF-16 surrogates, non-finite numbers, nesting past the echo limit (schemas/base.py,
 ``json_value_problem``). Walking every value of the decoded body in Python to find them costs
-more than decoding it (about 6 ms for the 600 KB history a host sends with every pre-prompt
-assemble). So bodies are decoded by pydantic-core's JSON parser (``from_json``), which is about
-twice as fast as ``json.loads`` and refuses two of the three outright: it reads only well-formed
+more than decoding it (the history a host sends with every pre-prompt assemble is large). So
+bodies are decoded by pydantic-core's JSON parser (``from_json``), which is faster than
+``json.loads`` and refuses two of the three outright: it reads only well-formed
 UTF-8, answers an error for a lone surrogate escape, and reads no ``NaN`` or ``Infinity``
 (``allow_inf_nan=False``). What it does read, it reads as ``json.loads`` would. Only the
 containers, and the floats (a literal such as ``1e400`` still reads as infinity), are then walked.

@@ -1,6 +1,6 @@
 """What Phase 2 adds to archived messages for ranked search (docs/api.md, Archives): the host's
 time of each message, the days its text mentions (relative expressions resolved against that
-time), vectors of its text and of its passages (app/core/passages.py) and the session's BM25
+time), vectors of its text and of its passages (app/search/text/passages.py) and the session's BM25
 statistics. Vectors are computed in Phase 2, batched and through the embedding cache, never inside
 a hook request.
 
@@ -19,12 +19,12 @@ from sqlalchemy.orm import Session
 
 from app.archives import search_repository as repo
 from app.archives.hits import time_of_body
-from app.archives.ranking import SPEAKER_KEY
-from app.core.date_terms import mentioned_dates
-from app.core.passages import embedding_order, message_passages, with_their_passages
-from app.core.query import ENGLISH_STOPWORDS, document_tokens, speaker_label, strip_speaker
 from app.db.dialects.base import Dialect
 from app.db.models import MessageSearch
+from app.search.ranking import SPEAKER_KEY
+from app.search.text.date_terms import mentioned_dates
+from app.search.text.passages import embedding_order, message_passages, with_their_passages
+from app.search.text.query import ENGLISH_STOPWORDS, document_tokens, speaker_label, strip_speaker
 
 EMBED_BATCH = 32
 MAX_EMBED_CHARS = 2000  # the local model reads 512 tokens at most; the rest would be cut anyway

@@ -17,7 +17,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import ranking
 from app.archives import search_repository as repo
 from app.archives.hits import first_span, message_hit, message_times
 from app.archives.ranked_scope import QueryVectors, Scope
@@ -25,10 +24,11 @@ from app.archives.ranked_stats import session_stats
 from app.archives.ranked_vectors import message_similarity
 from app.archives.results import SearchHit
 from app.core.dates import host_time
-from app.core.diversity import mmr_order, mmr_tokens
-from app.core.query import Query, clauses, parse_query
 from app.db.dialects.base import CandidateRow
 from app.db.uow import UnitOfWork
+from app.search import ranking
+from app.search.diversity import mmr_order, mmr_tokens
+from app.search.text.query import Query, clauses, parse_query
 
 VECTOR_POOL = 100
 CANDIDATE_BUDGET = 1000
@@ -96,10 +96,13 @@ def _clause_evidence(
     vector: list[float] | None,
     pool: int,
     model: str | None = None,
+    rescore: int | None = None,
 ) -> ClauseEvidence:
     scores = ranking.bm25(query, lexical.docs, lexical.stats)
     similarity = (
-        message_similarity(db, uow, scope, vector, pool, model) if vector is not None else {}
+        message_similarity(db, uow, scope, vector, pool, model, rescore)
+        if vector is not None
+        else {}
     )
     return ClauseEvidence(scores, similarity, ranking.ideal_score(query, lexical.stats))
 
@@ -136,6 +139,7 @@ def rank_messages(
     fusion: str,
     pool: int = VECTOR_POOL,
     candidates: int = CANDIDATE_BUDGET,
+    rescore: int | None = None,
 ) -> Ranking:
     """Every clause scored lexically (at most ``candidates`` messages, those of the rarest terms
     first) and by its vector (the ``pool`` nearest), fused into one ranking."""
@@ -148,7 +152,7 @@ def rank_messages(
         clause_vectors = list(vectors.clauses) if own else [vectors.whole] * len(parts)
     model = vectors.model if vectors is not None else None
     found = [
-        _clause_evidence(db, uow, scope, q, lexical, v, pool, model)
+        _clause_evidence(db, uow, scope, q, lexical, v, pool, model, rescore)
         for q, v in zip(queries, clause_vectors, strict=True)
     ]
     scored = [_fused(q, lexical, f, fusion) for q, f in zip(queries, found, strict=True)]

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from app.archives import ranking
 from app.archives import search_repository as repo
 from app.archives.ranked_scope import Scope
 from app.db.dialects.base import TextHit
 from app.db.uow import UnitOfWork
+from app.search import ranking
 
 
 def message_similarity(
@@ -21,13 +21,15 @@ def message_similarity(
     vector: list[float],
     pool: int,
     model: str | None = None,
+    rescore: int | None = None,
 ) -> dict[int, float]:
     """The similarity of the messages nearest the query, by whole vector or by passage
     (``ranking.blended_similarity``). A message's passages may fill several places of the passage
     KNN, so it reads twice the pool. A session with too many passages to search them all has the
-    passages of its nearest half pool of messages rescored instead (a passage read by id from
-    SQLite's vector table costs about 50 us at 100,000 messages); the farther half's best passage
-    is then bounded by the rescored ones, as a message missing from a KNN is.
+    passages of its nearest half pool of messages rescored instead (each read by id from
+    SQLite's vector table); the farther half's best passage
+    is then bounded by the rescored ones, as a message missing from a KNN is; ``rescore`` rescores
+    fewer (recall, which must not keep a prompt waiting).
 
     With ``model`` given, messages embedded by another model (before a change of model, until
     ``context-engine reembed`` has run) are left to the lexical side: distances between two
@@ -43,7 +45,8 @@ def message_similarity(
     whole = _similarities(hits)
     if nearest is None:
         counts = repo.with_search_facts(db, list(whole))
-        rescored = {h.row_id: counts.get(h.row_id, 0) for h in hits[: pool // 2]}
+        most = pool // 2 if rescore is None else rescore
+        rescored = {h.row_id: counts.get(h.row_id, 0) for h in hits[:most]}
         passages = uow.dialect.passage_similarities(db, rescored, vector)
         return ranking.blended_similarity(whole, passages, counts)
     passages = _similarities(nearest)

@@ -26,7 +26,7 @@ from app.db.uow import UnitOfWork
 
 # Recall needs a few dozen turns, not a search page's reach: fewer candidates on each side keep
 # it inside the time a prompt can wait (bench/archive_recall.py).
-RECALL_POOL, RECALL_CANDIDATES = 60, 300
+RECALL_POOL, RECALL_CANDIDATES, RECALL_RESCORED = 60, 300, 10
 # A turn this short ("yes, on Tuesday") is read with the turn it answers.
 SHORT_TURN_CHARS = 80
 _QUESTION_ENDS = ("?", "？")
@@ -66,7 +66,15 @@ def recall_turns(db: Session, uow: UnitOfWork, scope: Scope, ask: RecallAsk) -> 
     """Up to ``ask.limit`` archived turns at or above the threshold that the prompt does not show,
     best first, each with the question it answers or the answer it got when that reads better."""
     found = ranked.rank_messages(
-        db, uow, scope, ask.query, ask.vectors, "calibrated", RECALL_POOL, RECALL_CANDIDATES
+        db,
+        uow,
+        scope,
+        ask.query,
+        ask.vectors,
+        "calibrated",
+        RECALL_POOL,
+        RECALL_CANDIDATES,
+        RECALL_RESCORED,
     )
     shown = set(ask.shown)
     # Relevance needs no row: the turns below the threshold are never read.

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.core.date_terms import with_resolved_dates, written_day
 from app.core.tokens import estimate_text_tokens
+from app.search.text.date_terms import with_resolved_dates, written_day
 
 ARCHIVE_HEADER = (
     "## From Earlier in This Session\n\n"

@@ -72,7 +72,7 @@ class ArchiveHead:
 
 # Answered from ``ix_archives_session_heads`` alone (migration 0018: these columns follow the
 # overview in the row, a Working Memory of up to ~50 KB that SQLite reads past to reach them), as
-# plain rows: no mapped object is built, so a session's hundred archives cost tens of microseconds.
+# plain rows: no mapped object is built for a session's hundred archives.
 _ARCHIVE_HEADS = DriverQuery(
     select(
         Archive.id,

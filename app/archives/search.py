@@ -1,6 +1,6 @@
 """Archive search in its three modes (docs/api.md, Archives).
 
-- ``keyword``: the query's terms (``app.core.query``: punctuation and stop words dropped, so a
+- ``keyword``: the query's terms (``app.search.text.query``: punctuation and stop words dropped, so a
   natural question is a valid query), matched literally. Messages holding every term come first
   in conversation order; when they are fewer than the limit, messages holding some of the terms
   follow, best BM25 first. Quoted parts must occur exactly. ``caseSensitive`` keeps the literal
@@ -21,16 +21,17 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import matching, ranking
+from app.archives import matching
 from app.archives import repository as repo
 from app.archives import search_repository as search_repo
 from app.archives.hits import first_span, message_hit, overview_hit, said_in_window
 from app.archives.ranked import FUSIONS, search_ranked
 from app.archives.ranked_scope import QueryVectors, Scope
 from app.archives.results import SearchHit
-from app.core.query import parse_query
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument
+from app.search import ranking
+from app.search.text.query import parse_query
 
 __all__ = [
     "FUSIONS",
@@ -203,7 +204,7 @@ def _holding(
 def _folded_overview(text: str) -> str:
     """An overview as ranked search counts terms in it. Kept for the latest overviews read: each
     is a Working Memory of up to ~50 KB that every ranked search of its session scores, and
-    normalising it cost about half a millisecond each time. A pure function of the text."""
+    normalising it again each time was a visible part of the search. A pure function of the text."""
     return ranking.folded(text)
 
 

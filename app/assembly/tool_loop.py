@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from app.assembly.history_dates import history_date_notes
 from app.assembly.injection import (
     append_envelope_message,
     append_to_last_message,
@@ -80,16 +81,18 @@ def recall_request(
     budget (docs/recall.md, Archive recall)."""
     ident = req.identity
     share = float(req.options.get("fillShare", settings.assemble.fill_share))
+    query = widened_query(query, history)
     return RecallRequest(
         tenant_id=ident.tenant_id,
         user_id=ident.user_id,
         agent_id=ident.agent_id,
-        query=widened_query(query, history),
+        query=query,
         is_cron=is_cron_session(ident.session_key, req.runtime_context),
         options=req.options,
         session_id=ident.session_id,
         shown=shown_keys(history),
         budget_tokens=recall_budget_tokens(req.token_budget, estimate(history), share),
+        history_dates=history_date_notes(history, query),
     )
 
 

@@ -25,6 +25,8 @@ class RecallRequest:
     session_id: str | None = None
     shown: tuple[str, ...] = ()
     budget_tokens: int | None = None
+    # The section that resolves the relative dates of the history's sentences the query touches.
+    history_dates: str = ""
 
 
 @dataclass(frozen=True, slots=True)

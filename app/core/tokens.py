@@ -36,7 +36,7 @@ _WIDE_RUN_RE = regex.compile(
 )
 _OTHER_ASTRAL_RUN_RE = regex.compile("[\\U00010000-\\U0001ffff\\U0002ebf0-\\U0010ffff]+")
 # From this length the code points are counted as an array instead: the runs above cost a string
-# each (160 ms for a megabyte of Chinese, a run every few characters), the array 6 ms.
+# each (a megabyte of Chinese has a run every few characters), the array one pass.
 ARRAY_FROM_CHARS = 1024
 # Each range's first code point and the one after its last: a code point is wide when the number
 # of edges at or below it is odd.

@@ -13,7 +13,7 @@ Each row may carry an integer ``tag`` (a message's time in epoch ms) to filter o
 
 The product runs on the calling thread only (numpy's BLAS is limited to one thread at the first
 search). A product over 100,000 vectors is bound by memory bandwidth: a second BLAS thread made
-it 19 -> 15 ms on 2 cores, but its pool then spun on the other core for the rest of the request,
+it only a little faster on 2 cores, but its pool then spun on the other core for the rest of the request,
 doubling the search's CPU time and taking the core a concurrent request, or the search's own word
 side running beside it, needs.
 """

@@ -1,7 +1,7 @@
 """Mapped objects loaded by statements that run on the driver (app/db/driver_query.py).
 
-The ORM's own load of one row (a session, an archive) costs about 0.5 ms of CPU: a tenth of a
-stored turn, a tenth of an archive search. A ``DriverLoad`` selects the entity's columns with a
+The ORM's own load of one row (a session, an archive) costs about a tenth of a stored turn's
+CPU, a tenth of an archive search's. A ``DriverLoad`` selects the entity's columns with a
 ``DriverQuery`` and attaches each row to the session as a query would: an object the session
 already holds is returned as it is (the ORM does not overwrite it either), a new one joins the
 session as persistent, its later changes flushed at commit. Columns left out (``deferred``) are

@@ -2,10 +2,9 @@
 
 Every request resolves its API key before anything else, with a read of a few index probes. Through
 SQLAlchemy (a session, the compiled-statement cache, parameter and result processing) that read
-cost about 150 µs of CPU; SQLite answers it in about 10. A DriverQuery compiles its Core statement
-once per dialect and runs the SQL on a DBAPI connection: about 13 µs in all. The statements of
-every stored turn run the same way, inside the turn's transaction (``in_session``): seven of
-them, each about 0.15 ms of CPU through SQLAlchemy Core.
+cost many times what SQLite takes to answer it. A DriverQuery compiles its Core statement once
+per dialect and runs the SQL on a DBAPI connection. The statements of every stored turn run the
+same way, inside the turn's transaction (``in_session``): seven of them.
 
 Parameters are converted on the way in as SQLAlchemy converts them (a ``datetime`` becomes what
 the column type stores), with the bind processors read once when the statement compiles. An
@@ -216,8 +215,8 @@ def _row(results: _Conversions, row: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def _expanded(compiled: _Compiled, lengths: tuple[int, ...], named: dict[str, Any]) -> _Shape:
-    """SQLAlchemy's expansion of the IN lists at these lengths (about 25 µs), kept for the next
-    call with the same lengths."""
+    """SQLAlchemy's expansion of the IN lists at these lengths, kept for the next call with the
+    same lengths."""
     state = compiled.compiled.construct_expanded_state(named)
     positions = tuple(state.positiontup) if state.positiontup is not None else None
     expansion = {name: list(state.parameter_expansion.get(name, [])) for name in compiled.expanding}
@@ -233,8 +232,8 @@ def raised_as_sqlalchemy(
 ) -> Iterator[None]:
     """Driver errors raised as SQLAlchemy raises them, for the storage errors' answers (503,
     /readyz) and the rollback, which read SQLAlchemy's exceptions. A callable ``statement`` is
-    called only when an error is raised: the text of a statement is a compilation (about 8 ms of
-    CPU for the session row's select), not something to pay on every call."""
+    called only when an error is raised: the text of a statement is a compilation, not
+    something to pay on every call."""
     try:
         yield
     except dbapi_error as exc:
@@ -290,7 +289,7 @@ def session_connection(db: Session) -> Connection:
     session's pending changes flushed first, as the ORM flushes them before a query of its own
     (autoflush): a statement run here sees what the unit of work added. Kept in the session's
     ``info``: a unit of work binds its session to one connection for its life, and asking the
-    session for it each time cost about 25 µs per statement."""
+    session for it each time cost more than some statements."""
     if db.autoflush and (db.new or db.dirty or db.deleted):
         db.flush()
     found = db.info.get(_CONNECTION)

@@ -19,8 +19,7 @@ PostgreSQL policy (``postgresql+psycopg://``, psycopg 3):
 - a write unit of work (``BEGIN IMMEDIATE`` on SQLite) runs READ COMMITTED, PostgreSQL's default;
   a read unit of work runs REPEATABLE READ, so that all its statements see one snapshot, as a
   deferred SQLite transaction does. The level is set on the psycopg connection before the
-  transaction begins, so it travels in the BEGIN (a SET TRANSACTION was one more round trip:
-  a one-statement read took 0.60 ms, now 0.49).
+  transaction begins, so it travels in the BEGIN (a SET TRANSACTION was one more round trip).
 """
 
 from __future__ import annotations
@@ -127,7 +126,7 @@ def _create_sqlite_engine(settings: Settings, url: Any) -> Engine:
     def _on_begin(conn: Any) -> None:
         mode = conn.get_execution_options().get(BEGIN_MODE_OPTION, "DEFERRED")
         # On the driver's cursor: through exec_driver_sql the BEGIN of every unit of work cost
-        # about 60 µs of CPU; errors are raised as SQLAlchemy raises them (a busy database too).
+        # more CPU than SQLite's own work; errors are raised as SQLAlchemy raises them (a busy database too).
         statement = f"BEGIN {mode}"
         cursor = conn.connection.cursor()
         try:

@@ -1,8 +1,8 @@
 """Group commit for SQLite: one fsync of the write-ahead log makes many commits durable.
 
 With ``synchronous=FULL`` SQLite fsyncs the WAL inside every commit, while the single write lock is
-held: about 3 ms per commit on a common disk, so writers queue behind each other's fsyncs and a
-database tops out near 300 commits a second before doing any work. Here the connections commit
+held, so writers queue behind each other's fsyncs and a database's commit rate is bounded by
+the disk's fsync rate before doing any work. Here the connections commit
 with ``synchronous=NORMAL`` (the WAL is appended, not synced) and a write unit of work, after its
 commit and outside the write lock, waits for an fsync of the WAL file that started after its
 commit. Writers that finish while an fsync runs share the next one. A use case still returns only

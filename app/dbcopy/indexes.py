@@ -24,6 +24,7 @@ from app.db.models import Memory
 from app.db.transfer import Row, rows_by_key
 from app.db.transfer_vectors import VECTOR_TABLES, vectors_of
 from app.memory.store import index_text
+from app.search.text.words import chunks_with_words
 
 Filler = Callable[[Session, Session, Dialect, list[Row]], None]
 _VECTORS = {table.parent: table for table in VECTOR_TABLES}
@@ -65,14 +66,16 @@ def _memory_chunks(source: Session, target: Session, dialect: Dialect, rows: lis
     )
     dialect.index_memory_chunks(
         target,
-        [
-            (
-                row["id"],
-                _partition(memories[row["memory_id"]]),
-                index_text(_memory(memories[row["memory_id"]]), row["text"]),
-            )
-            for row in rows
-        ],
+        chunks_with_words(
+            [
+                (
+                    row["id"],
+                    _partition(memories[row["memory_id"]]),
+                    index_text(_memory(memories[row["memory_id"]]), row["text"]),
+                )
+                for row in rows
+            ]
+        ),
     )
     vectors = vectors_of(source, _VECTORS["memory_chunks"], [row["id"] for row in rows])
     dialect.store_chunk_vectors(target, [(v.row_id, str(v.partition), v.floats()) for v in vectors])

@@ -1,7 +1,7 @@
 """What of a memory the model reads, and its vectors: computed before any transaction opens.
 
 A memory's first chunks get vectors (``EmbeddingLimits``), and so do the passages of each of those
-chunks that holds several (app/core/passages.py), from the part the model reads of it: at most
+chunks that holds several (app/search/text/passages.py), from the part the model reads of it: at most
 about as many tokens again as the chunks' own. One embedding call serves a whole batch.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.core.passages import embedding_order, message_passages, with_their_passages
 from app.core.threads import to_thread
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.store import PreparedChunks
 from app.providers.protocols import ProviderError
+from app.search.text.passages import embedding_order, message_passages, with_their_passages
 
 if TYPE_CHECKING:
     from app.settings.groups import EmbeddingSettings
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class EmbeddingLimits:
     """What of one memory gets vectors: its first ``max_chunks`` chunks, cut to ``max_tokens`` of
     the model's input tokens together (every chunk is in the word index). Embedding costs what
-    the model reads, about a millisecond a token for the local model on two cores, so one long
+    the model reads (bench/RESULTS.md, embeddings), so one long
     memory cannot hold the embedder, and the cores, for seconds."""
 
     max_chunks: int = 4

@@ -156,8 +156,8 @@ def _owner_filter(owners: Sequence[tuple[str, str]]) -> ColumnElement[bool]:
 
 # Kept by triggers on memories and memory_chunks (migration 0012): an owner's number moves on in
 # the transaction of any change to its memories; an owner with no row is at 0. Read before every
-# recall, so on the driver's connection (app/db/driver_query.py): through a session it cost about
-# 0.7 ms of the event loop's time per assemble; here about 0.2.
+# recall, so on the driver's connection (app/db/driver_query.py): through a session it cost the
+# event loop several times as much per assemble.
 _GENERATIONS = DriverQuery(
     text(
         "SELECT owner_kind, owner_id, generation FROM memory_generations "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.memory.records import MemoryRecord
-from app.memory.scoring import Explain
+from app.search.fusion import Explain
 
 
 @dataclass(frozen=True, slots=True)

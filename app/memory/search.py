@@ -13,8 +13,6 @@ from dataclasses import dataclass, replace
 from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
-from app.core.date_terms import mentioned_dates
-from app.core.query import clauses, parse_query
 from app.core.redaction import without_secrets
 from app.core.threads import to_thread
 from app.core.vector_matrix import best_cosines
@@ -25,7 +23,9 @@ from app.memory import repository as repo
 from app.memory.ranking import LEAF_LEVEL
 from app.memory.records import memory_record, owner_key
 from app.memory.results import SearchHit, SearchOutcome
-from app.memory.scoring import (
+from app.memory.service import Caller, MemoryService
+from app.providers.protocols import ProviderError
+from app.search.fusion import (
     DEFAULT_HALF_LIFE_DAYS,
     DEFAULT_MMR_LAMBDA,
     DEFAULT_TEXT_WEIGHT,
@@ -43,14 +43,15 @@ from app.memory.scoring import (
     vector_score,
     with_best_passage,
 )
-from app.memory.service import Caller, MemoryService
-from app.memory.text import FtsPhrase, fts_match_expression, fts_phrases
-from app.providers.protocols import ProviderError
+from app.search.phrases import Phrase
+from app.search.text.date_terms import mentioned_dates
+from app.search.text.memory_phrases import memory_phrases
+from app.search.text.query import clauses, parse_query
 
 MIN_POOL = 20
 # (vector, text) weights of a query whose day a memory mentions: the embedding model knows nothing
 # of calendar days, so "what did Alice do on 2023-05-20" leans on the memories that name the day
-# (archive search does the same: app/archives/ranking.py, DATE_DENSE_WEIGHT).
+# (archive search does the same: app/search/ranking.py, DATE_DENSE_WEIGHT).
 DATE_LED_WEIGHTS = (0.1, 0.9)
 ChunkRow = tuple[int, Memory]  # a chunk's id and its memory
 
@@ -124,10 +125,10 @@ async def _collect(
     its chunks' rows, at the same time, then their chunks merged. On PostgreSQL each side has a
     server process of its own; in process (SQLite) the vector side's matrix product releases the
     interpreter's lock and runs on the second core while the word side's Python runs on the first
-    (100,000 chunks: 14-19 ms of the product hidden behind the word side's 14-20)."""
+    (at 100,000 chunks the product is hidden behind the word side)."""
     pool = max(req.limit * 4, MIN_POOL)
     query = parse_query(text, today=utcnow().date())
-    phrases = fts_phrases(query)
+    phrases = memory_phrases(query)
     days = {t.literal for t in query.terms if t.kind == "date"}
 
     def words() -> tuple[dict[int, float], float, list[ChunkRow], bool]:
@@ -163,7 +164,7 @@ def _text_side(
     service: MemoryService,
     tenant_id: str,
     owners: list[tuple[str, str]],
-    phrases: list[FtsPhrase],
+    phrases: list[Phrase],
     pool: int,
 ) -> tuple[dict[int, float], float, list[ChunkRow]]:
     with service.uow.read() as db:
@@ -239,21 +240,20 @@ def _text_ranks(
     dialect: Dialect,
     tenant_id: str,
     owners: list[tuple[str, str]],
-    phrases: list[FtsPhrase],
+    phrases: list[Phrase],
     pool: int,
 ) -> tuple[dict[int, float], float]:
     """The word index's rank of each matching chunk, and the rank of an ideal chunk."""
-    expression = fts_match_expression(phrases)
     ranks = {
         h.row_id: float(h.score or 0.0)
-        for h in dialect.match_memory_chunks(db, tenant_id, owners, expression, pool)
+        for h in dialect.match_memory_chunks(db, tenant_id, owners, phrases, pool)
     }
     partitions = [owner_key(tenant_id, owner) for owner in owners]
     return ranks, _ideal_rank(db, dialect, partitions, phrases) if ranks else 0.0
 
 
 def _ideal_rank(
-    db: Session, dialect: Dialect, partitions: list[str], phrases: list[FtsPhrase]
+    db: Session, dialect: Dialect, partitions: list[str], phrases: list[Phrase]
 ) -> float:
     """The word index's BM25 of a chunk holding every phrase once: the sum of the phrases' idfs,
     with a phrase as frequent as its rarest token (an upper bound)."""

@@ -8,23 +8,24 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from app.core.date_terms import mentioned_dates
 from app.core.redaction import redact_text
 from app.core.vector_matrix import float32_bytes
 from app.db.dialects import Dialect
-from app.db.dialects.fts5_words import words
-from app.db.dialects.postings import TermCounts, term_counts
 from app.db.models import Memory, MemoryAudit
 from app.memory import passage_repository as passage_repo
 from app.memory import repository as repo
 from app.memory.records import owner_key, snapshot
-from app.memory.text import chunk_text, cjk_spaced
+from app.memory.text import chunk_text
+from app.search.postings import TermCounts, term_counts
+from app.search.text.date_terms import mentioned_dates
+from app.search.text.memory_phrases import cjk_spaced
+from app.search.text.words import chunks_with_words, words
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedChunks:
     """A memory's chunk texts and the vectors of its first chunks (None: keyword search only),
-    with the vectors of each of those chunks' passages (app/core/passages.py; none for a chunk of
+    with the vectors of each of those chunks' passages (app/search/text/passages.py; none for a chunk of
     one passage)."""
 
     texts: list[str]
@@ -90,8 +91,10 @@ def write_chunks(
     partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
     dialect.index_memory_chunks(
         db,
-        [(i, partition, text) for i, text in zip(chunk_ids, index.texts, strict=True)],
-        index.words,
+        chunks_with_words(
+            [(i, partition, text) for i, text in zip(chunk_ids, index.texts, strict=True)],
+            index.words,
+        ),
         index.counts,
     )
     if prepared.vectors is not None:
@@ -117,15 +120,17 @@ def write_chunks_many(
     )
     dialect.index_memory_chunks(
         db,
-        [
-            (
-                chunk.id,
-                owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id)),
-                index_text(memory, chunk.text),
-            )
-            for (memory, _), chunks in zip(items, groups, strict=True)
-            for chunk in chunks
-        ],
+        chunks_with_words(
+            [
+                (
+                    chunk.id,
+                    owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id)),
+                    index_text(memory, chunk.text),
+                )
+                for (memory, _), chunks in zip(items, groups, strict=True)
+                for chunk in chunks
+            ]
+        ),
     )
     vectors, passages = [], []
     for (memory, prepared), chunks in zip(items, groups, strict=True):

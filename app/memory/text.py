@@ -1,70 +1,15 @@
-"""Text helpers of memory search: word-index phrases, CJK spacing for FTS, MMR tokens and chunking.
+"""Chunking of memory text, and the word sets that tell whether a text adds anything new.
 
-Pure functions; the repository and the dialects turn their output into SQL (docs/recall.md, Hybrid
-search). CJK here means the Han, kana and Hangul blocks; their punctuation is not included.
+Pure functions. The word index's phrases and CJK spacing are search's text analysis
+(app/search/text/memory_phrases.py).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from app.core.query import CJK_CHARS, Query, document_tokens
 from app.core.tokens import estimate_text_tokens, text_weight
-
-MAX_FTS_PHRASES = 24
-
-# A space goes between a CJK character and any adjacent non-space character.
-_CJK_GAP_RE = re.compile(f"(?<=[{CJK_CHARS}])(?=\\S)|(?<=\\S)(?=[{CJK_CHARS}])")
-_CJK_RE = re.compile(f"[{CJK_CHARS}]")
-_INDEX_TOKEN_RE = re.compile(r"\w+")
-
-
-@dataclass(frozen=True, slots=True)
-class FtsPhrase:
-    """One OR-ed part of the word-index query: its FTS5 text, the index tokens it is made of and
-    whether it matches as a prefix (an English stem: ``visit`` finds ``visited``)."""
-
-    expression: str
-    tokens: tuple[str, ...]
-    prefix: bool = False
-
-
-def fts_phrases(query: Query, max_phrases: int = MAX_FTS_PHRASES) -> list[FtsPhrase]:
-    """The word-index phrases of a query parsed by ``app.core.query`` (docs/recall.md, Hybrid search
-    step 2): English stems as prefixes, CJK character pairs and whole CJK words, compounds, quoted
-    parts and ISO days (``2023-05-07`` is indexed for "yesterday" said on 8 May) as phrases."""
-    texts = [
-        (
-            t.literal,
-            t.kind == "word" and t.literal.isascii() and t.literal.isalpha() and len(t.literal) > 2,
-        )
-        for t in query.terms
-    ]
-    texts += [(w, False) for w in query.cjk_words if len(w) > 2] + [
-        (p, False) for p in query.phrases
-    ]
-    phrases: dict[str, FtsPhrase] = {}
-    for text, prefix in texts:
-        spaced = cjk_spaced(text.strip())
-        tokens = tuple(_INDEX_TOKEN_RE.findall(spaced.casefold()))
-        if tokens:
-            expression = '"' + spaced.replace('"', '""') + '"' + ("*" if prefix else "")
-            phrases.setdefault(expression, FtsPhrase(expression, tokens, prefix))
-    return list(phrases.values())[: max(0, max_phrases)]
-
-
-def fts_match_expression(phrases: list[FtsPhrase]) -> str:
-    """An FTS5 MATCH expression: the phrases joined by OR ("" for none)."""
-    return " OR ".join(p.expression for p in phrases)
-
-
-def cjk_spaced(text: str) -> str:
-    """The text with every CJK character set apart by spaces, for the unicode61 tokenizer."""
-    # docs/recall.md, Hybrid search step 2: CJK text segmented so that Chinese queries match.
-    # The gap pattern is tried at every position (5 ms for 100 KB): a text without CJK is kept.
-    return _CJK_GAP_RE.sub(" ", text) if _CJK_RE.search(text) else text
-
+from app.search.text.query import document_tokens
 
 # A piece of a chunk: its text, its token weight, and what joins it to the piece before it
 # ("\n" between lines, "" between the segments of one over-long line).

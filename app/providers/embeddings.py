@@ -31,7 +31,7 @@ LOCAL_DIMENSIONS = 384
 LOCAL_BATCH_SIZE = 32
 # The local model's cosine between a question and an unrelated sentence: about 0.78 at the median
 # over the tuning half of bench/conversations.py (0.75 at the quartile below, 0.84 for the evidence
-# turns); memory scores count similarity above it (app.memory.scoring.vector_score).
+# turns); memory scores count similarity above it (app.search.fusion.vector_score).
 LOCAL_SIMILARITY_FLOOR = 0.78
 
 
@@ -122,8 +122,8 @@ class LocalE5Embedder:
 
     async def fit_passages(self, texts: list[str], max_tokens: int) -> list[str]:
         """Counted by the model's own tokenizer (``passage:`` prefix and special tokens included):
-        the engine reads about a thousand tokens a second per core, so the count, not the length
-        in characters, is what an embedding costs. The tokenizer only reads the model's tables,
+        the engine's time grows with the tokens it reads, so the count, not the length in
+        characters, is what an embedding costs. The tokenizer only reads the model's tables,
         so this runs beside an embedding, not behind it on the engine's thread."""
         return await to_thread(self._fit, list(texts), max_tokens)
 

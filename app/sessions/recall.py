@@ -66,6 +66,13 @@ class SessionRecall:
         if section:
             sections.append(redact_text(section))
             diagnostics["injectedTokens"] = estimate_text_tokens(section)
+        dates = request.history_dates
+        left = None if budget is None else budget - estimate_text_tokens(section)
+        # Only beside archives: a session that has none is answered as it always was.
+        fits = left is None or estimate_text_tokens(dates) <= left
+        if dates and found is not None and fits:
+            sections.append(redact_text(dates))
+            diagnostics["historyDates"] = dates.count("\n- ")
         merged = {**(block.diagnostics if block is not None else {}), "archive": diagnostics}
         return RecallBlock(build_context_envelope(sections), merged, tuple(sections))
 

@@ -30,7 +30,7 @@ class NewMessageRow:
 # The statements of every hook request are built once: building the expression tree and its
 # cache key on each call cost more than running the statement (SQLite answers in microseconds).
 # Those of a stored turn run on the driver, inside the turn's transaction (app/db/driver_query.py):
-# SQLAlchemy's execution path cost about 0.15 ms of CPU a statement, more than SQLite's own work.
+# SQLAlchemy's execution path cost more CPU a statement than SQLite's own work.
 SESSION_BY_KEYS = (AgentSession.tenant_id == bindparam("tenant")) & (
     AgentSession.session_id == bindparam("sid")
 )  # the session of (:tenant, :sid)
@@ -92,7 +92,7 @@ _SAVE_TURN_COUNTERS = DriverQuery(
 def save_turn_counters(db: Session, session: AgentSession, counters: TurnCounters) -> None:
     """Write a stored turn's counters (one statement) and set them on the session object as
     its saved state. Assigned as attributes instead, they were written by the ORM's flush at
-    commit, for 0.4 ms of CPU (a tenth of the turn); changes made to the object later in the
+    commit, for a tenth of the turn's CPU; changes made to the object later in the
     transaction (a commit) are flushed as before."""
     values = row_values(counters)
     params = {"session_pk": session.id, **{f"new_{k}": v for k, v in values.items()}}
@@ -163,9 +163,9 @@ class LiveRow(NamedTuple):
 
 
 # Commit Phase 1 reads every live message and moves the archived ones in the request: built once,
-# run on the driver (the ORM's bulk-update path alone cost about 3 ms for 500 rows). The rows come
+# run on the driver (the ORM's bulk-update path alone cost more than the rest). The rows come
 # as the driver reads them: no column of theirs needs a conversion, and the two times an archive
-# keeps are read apart (converting a time for every row cost more than a millisecond at 500).
+# keeps are read apart (converting a time for every row was most of the read).
 _LIVE_ROWS = DriverQuery(
     select(StoredMessage.seq, StoredMessage.role, StoredMessage.tokens, StoredMessage.body)
     .where(StoredMessage.session_pk == bindparam("s"), StoredMessage.archive_pk.is_(None))

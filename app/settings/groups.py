@@ -139,10 +139,10 @@ class RecallSettings(BaseModel):
         "(per request: options.archiveRecall.enabled).",
     )
     archive_limit: int = Field(
-        24, ge=1, le=200, description="Archived turns recalled into one prompt at most."
+        60, ge=1, le=200, description="Archived turns recalled into one prompt at most."
     )
     archive_score_threshold: float = Field(
-        0.35,
+        0.2,
         ge=0,
         le=1,
         description="Lowest calibrated relevance of a recalled archived turn (0..1).",

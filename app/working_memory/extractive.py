@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.query import speaker_label
 from app.core.tokens import estimate_text_tokens
+from app.search.text.query import speaker_label
 from app.working_memory.document import (
     CURRENT_STATE_MAX_CHARS,
     WM_TOKEN_BUDGET,

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from app.core.date_terms import with_resolved_dates, written_day
 from app.core.dates import host_time
 from app.core.messages import content_blocks, message_text, role_of
-from app.core.query import speaker_label
+from app.search.text.date_terms import with_resolved_dates, written_day
+from app.search.text.query import speaker_label
 from app.working_memory.document import shorten, split_sentences
 from app.working_memory.guards import (
     ANCHOR_VALUE_PATTERNS,

@@ -5,7 +5,7 @@ Revises: 0009_memory_postings
 Create Date: 2026-11-26 05:00:00
 
 On PostgreSQL nothing changes (0009 made them there). On SQLite the memory word index gets what
-PostgreSQL has (app/db/dialects/postings.py): ``memory_words`` (each chunk's partition and words),
+PostgreSQL has (app/search/postings.py): ``memory_words`` (each chunk's partition and words),
 ``memory_postings`` (partition, term, chunk, frequency, impact) with an index that reads a term's
 best chunks first, and the counters ``memory_terms`` and ``memory_partitions``. BM25 is then
 scored over the searched partitions' statistics, not FTS5's whole-index ones, so
@@ -21,10 +21,10 @@ from sqlalchemy import select
 
 from app.db.base import Base
 from app.db.dialects.base import memory_partition
-from app.db.dialects.fts5_words import words
 from app.db.dialects.sqlite_memory_postings import post_chunks
 from app.db.models import Memory
 from app.memory.store import index_text
+from app.search.text.words import words
 from migrations.helpers import POSTGRES, create_vocabulary, drop_text_index
 
 revision: str = "0010_sqlite_memory_postings"

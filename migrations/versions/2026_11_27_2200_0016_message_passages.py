@@ -5,7 +5,7 @@ Revises: 0015_memory_content_key
 Create Date: 2026-11-27 22:00:00
 
 Ranked archive search scores a message by its whole vector and by its best passage (a sentence or
-line, app/core/passages.py). The passages' vectors get a table of their own, and each message's
+line, app/search/text/passages.py). The passages' vectors get a table of their own, and each message's
 search facts say how many it has (0: the message is one passage, its whole vector is that one's).
 Messages archived before this revision have none until they are embedded again; their passage
 similarity is their whole one's, so they rank as before.

@@ -5,7 +5,7 @@ Revises: 0016_message_passages
 Create Date: 2026-11-28 00:00:00
 
 Memory search scores a chunk by its whole vector and by its best passage (a sentence or line,
-app/core/passages.py), as ranked archive search scores a message. The passages' vectors are read
+app/search/text/passages.py), as ranked archive search scores a message. The passages' vectors are read
 only for a search's nearest chunks, so they are float32 bytes in a plain table keyed by chunk,
 removed with it. Memories embedded before this revision are marked for re-embedding
 (``embedding_model`` cleared), so ``context-engine reembed`` gives them their passages (their whole

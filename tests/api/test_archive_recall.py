@@ -242,3 +242,18 @@ async def test_an_older_host_gets_the_turns_in_its_latest_user_message(settings:
     assert "beagle" in pre.json()["prependContext"]
     # Unasked, pre_prompt leaves the archives to the tool_loop call (the 2026.9 host's reading).
     assert "prependContext" not in plain
+
+
+async def test_a_relative_date_of_the_history_is_resolved_beside_it(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        said = T0 + 2 * 86_400_000  # 10 May 2023
+        live = _turn(
+            "l9", "Caroline: yesterday I ran the Lakeshore half marathon", "Melanie: wow", said
+        )
+        assert (await client.post("/commit-turn", json=live)).status_code == 200
+        _, loop = await _ask(client, "When did Caroline run the half marathon?")
+    envelope = loop["messages"][-1]["content"][0]["text"]
+    assert "## Dates in the Recent Turns" in envelope
+    assert "- [said 10 May 2023] Caroline: yesterday (9 May 2023) I ran the Lakeshore" in envelope
+    assert loop["diagnostics"]["recall"]["archive"]["historyDates"] == 1

@@ -1,4 +1,4 @@
-"""Memory search scores a chunk by its whole vector and its best passage (app/core/passages.py),
+"""Memory search scores a chunk by its whole vector and its best passage (app/search/text/passages.py),
 through HTTP: a fact told in one sentence of a long memory comes first when only that sentence is
 near the question (vectors chosen through a stub embedding endpoint), and a memory's passage
 vectors, written with the bundled local model, are replaced and removed with its chunks."""
@@ -13,8 +13,8 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from app.core.passages import message_passages
 from app.db.engine import create_db_engine
+from app.search.text.passages import message_passages
 from app.settings import Settings
 from tests.conftest import app_client
 from tests.helpers.stub_embeddings import DIMENSIONS, StubEmbeddings

@@ -1,4 +1,4 @@
-"""The memory word index on SQLite and on PostgreSQL (app/db/dialects/postings.py): FTS5's bm25()
+"""The memory word index on SQLite and on PostgreSQL (app/search/postings.py): FTS5's bm25()
 with the searched partitions' own statistics, read through impact-ordered postings and kept
 counters.
 
@@ -21,13 +21,13 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
-from app.core.query import parse_query
 from app.db.base import Base
-from app.db.dialects import posting_plan
-from app.db.dialects.fts5_words import words
-from app.db.dialects.posting_plan import EXACT_COUNT_LIMIT, MIN_CANDIDATES
 from app.db.uow import UnitOfWork
-from app.memory.text import cjk_spaced, fts_match_expression, fts_phrases
+from app.search import plan
+from app.search.plan import EXACT_COUNT_LIMIT, MIN_CANDIDATES
+from app.search.text.memory_phrases import cjk_spaced, memory_phrases
+from app.search.text.query import parse_query
+from app.search.text.words import chunks_with_words, words
 from tests.helpers.databases import migrated_engine
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -100,7 +100,8 @@ class Corpus:
                 ],
             )
             self.uow.dialect.index_memory_chunks(
-                db, [(i, partition, t) for i, t in zip(ids, prepared, strict=True)]
+                db,
+                chunks_with_words([(i, partition, t) for i, t in zip(ids, prepared, strict=True)]),
             )
         for i, t in zip(ids, prepared, strict=True):
             self.chunks[i] = (partition, words(t))
@@ -115,7 +116,7 @@ class Corpus:
     def search(
         self, tenant: str, owners: list[tuple[str, str]], query: str, limit: int
     ) -> list[Any]:
-        expression = fts_match_expression(fts_phrases(parse_query(query, today=NOW.date())))
+        expression = memory_phrases(parse_query(query, today=NOW.date()))
         with self.uow.read() as db:
             return self.uow.dialect.match_memory_chunks(db, tenant, owners, expression, limit)
 
@@ -167,7 +168,7 @@ def reference(
 ) -> list[tuple[int, float]]:
     partitions = {f"{tenant}:{kind}:{owner}" for kind, owner in owners}
     rows = {i: tokens for i, (p, tokens) in corpus.chunks.items() if p in partitions}
-    phrases = [(p.tokens, p.prefix) for p in fts_phrases(parse_query(query, today=NOW.date()))]
+    phrases = [(p.tokens, p.prefix) for p in memory_phrases(parse_query(query, today=NOW.date()))]
     total = len(rows)
     assert total <= EXACT_COUNT_LIMIT  # so every count the postings make is exact too
     average = sum(len(t) for t in rows.values()) / total if total else 1.0
@@ -215,7 +216,7 @@ def _assert_matches_reference(
     expected = list(every)[:limit]
     assert [h.score for h in found] == pytest.approx([every[h.row_id] for h in found], rel=1e-5)
     assert [h.score for h in found] == sorted(h.score for h in found)
-    phrases = fts_phrases(parse_query(query, today=NOW.date()))
+    phrases = memory_phrases(parse_query(query, today=NOW.date()))
     if len(phrases) == 1 or len(every) <= MIN_CANDIDATES:
         assert [h.row_id for h in found] == expected, query
     else:
@@ -342,8 +343,8 @@ def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> Non
         if statement.lstrip().startswith("SELECT") and "FROM memory_partitions" in statement:
             counter_reads.append(statement)
 
-    phrases = fts_phrases(parse_query("kafka deploy", today=NOW.date()))
-    expression = fts_match_expression(phrases)
+    phrases = memory_phrases(parse_query("kafka deploy", today=NOW.date()))
+    expression = phrases
     # What app/memory/search.py asks for the ideal chunk: each phrase's words, and its prefix.
     tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
     prefixes = [p.tokens[-1] for p in phrases if p.prefix]
@@ -362,7 +363,7 @@ def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> Non
                 "memory_chunks",
                 [{"id": 99999, "tenant_id": "t", "memory_id": "t:user:u1:extra", "text": "kafka"}],
             )
-            dialect.index_memory_chunks(db, [(99999, partitions[0], "kafka")])
+            dialect.index_memory_chunks(db, chunks_with_words([(99999, partitions[0], "kafka")]))
             chunks_after, after = dialect.memory_term_documents(db, partitions, tokens, prefixes)
             assert len(counter_reads) == 2
             assert chunks_after == chunks_before + 1
@@ -379,7 +380,7 @@ def test_whole_phrases_through_the_phrase_index_match_the_exhaustive_bm25(
 ) -> None:
     """A phrase whose rarest word has more postings than the budget is found through the tsvector
     index instead of those postings (forced here with a budget of one posting)."""
-    monkeypatch.setattr(posting_plan, "SUMMED_POSTINGS", 1)
+    monkeypatch.setattr(plan, "SUMMED_POSTINGS", 1)
     _assert_matches_reference(corpus, "t", [MAIN], query)
     _assert_matches_reference(corpus, "t", [MAIN, ("agent", "main")], query, limit=40)
 
@@ -393,8 +394,8 @@ def test_a_phrase_of_common_words_is_found_whole_when_the_summed_postings_are_fe
     """With one summed posting a term, the rows holding "rollback database" are neither among
     each word's few best postings nor summed: only the whole-phrase rows find them. Under 200
     postings the bounding word's rows are read and matched; over it, the phrase index is asked."""
-    monkeypatch.setattr(posting_plan, "SUMMED_POSTINGS", budget)
-    monkeypatch.setattr(posting_plan, "MIN_SUMMED", 1)
+    monkeypatch.setattr(plan, "SUMMED_POSTINGS", budget)
+    monkeypatch.setattr(plan, "MIN_SUMMED", 1)
     query = '"rollback database"'
     found = corpus.search("t", [MAIN], query, 10)
     expected = [chunk_id for chunk_id, _ in reference(corpus, "t", [MAIN], query, 10)]

@@ -18,14 +18,15 @@ import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
-from app.core.query import parse_query
 from app.db.base import Base
 from app.db.dialects.postgres import PostgresDialect
 from app.db.dialects.sqlite import SqliteDialect
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
-from app.memory.text import cjk_spaced, fts_match_expression, fts_phrases
+from app.search.text.memory_phrases import cjk_spaced, memory_phrases
+from app.search.text.query import parse_query
+from app.search.text.words import chunks_with_words
 from app.settings import Settings
 from tests.helpers import postgres
 
@@ -219,7 +220,9 @@ def _seed_memories(db: Session, dialect: Any) -> None:
         owner = f"t:{kind}:{owner_id}"
         dialect.index_memory_chunks(
             db,
-            [(i, owner, cjk_spaced(f"{title}\n{t}")) for i, t in zip(ids, chunks, strict=True)],
+            chunks_with_words(
+                [(i, owner, cjk_spaced(f"{title}\n{t}")) for i, t in zip(ids, chunks, strict=True)]
+            ),
         )
         dialect.store_chunk_vectors(db, [(i, owner, _vector(1000 + i)) for i in ids])
 
@@ -343,8 +346,8 @@ def test_memory_word_index_finds_what_fts5_finds(
 ) -> None:
     """The same chunks match; PostgreSQL scores them with the searched partitions' statistics
     (tests/db/test_postgres_memory_words.py), FTS5 with the whole index's."""
-    phrases = fts_phrases(parse_query(query, today=NOW.date()))
-    expression = fts_match_expression(phrases)
+    phrases = memory_phrases(parse_query(query, today=NOW.date()))
+    expression = phrases
     sqlite, pg = both(pair, lambda d, db: d.match_memory_chunks(db, "t", owners, expression, 20))
     assert {h.row_id for h in pg} == {h.row_id for h in sqlite}, expression
     assert pg, expression
@@ -405,7 +408,7 @@ def test_unindexing_removes_every_entry(server: postgres.PostgresServer, tmp_pat
         assert [
             h.row_id for h in pg.read(lambda d, db: d.nearest_messages(db, 2, _vector(1), 5))
         ] == [7]
-        expression = fts_match_expression(fts_phrases(parse_query("deploy", today=NOW.date())))
+        expression = memory_phrases(parse_query("deploy", today=NOW.date()))
         owners = [("user", "u1"), ("agent", "main"), ("user", "u2")]
         sqlite_hits, pg_hits = both(
             pair,

@@ -9,7 +9,8 @@ from typing import Any, NamedTuple, cast
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.postings import TermCounts
+from app.search.phrases import Phrase
+from app.search.postings import TermCounts
 
 
 class TextHit(NamedTuple):  # tuples, built by the hundred per search (see CandidateRow)
@@ -50,11 +51,13 @@ def memory_partition(tenant_id: str, owner: tuple[str, str]) -> str:
     return f"{tenant_id}:{owner[0]}:{owner[1]}"
 
 
+# A chunk of the memory word index: (chunk id, owner partition, prepared text, its words).
+ChunkWords = tuple[int, str, str, list[str]]
 # (since, until) in epoch milliseconds; None leaves that side open.
 TimeRange = tuple[int | None, int | None]
 
 # A passage vector's id: its message's id times the stride plus its index in the message
-# (app/core/passages.py keeps at most 32 passages), so the message is known from the id alone.
+# (app/search/text/passages.py keeps at most 32 passages), so the message is known from the id alone.
 PASSAGE_STRIDE = 64
 
 
@@ -122,14 +125,13 @@ class Dialect(ABC):
     def index_memory_chunks(
         self,
         db: Session,
-        rows: Iterable[tuple[int, str, str]],
-        words_of: Mapping[str, list[str]] | None = None,
+        chunks: Sequence[ChunkWords],
         counts_of: Mapping[str, TermCounts] | None = None,
     ) -> None:
-        """Add (chunk id, owner partition, prepared text) triples to the memory word index.
-        ``words_of`` holds the words of texts (``fts5_words.words``) and ``counts_of`` the term
-        counts of those words (``postings.term_counts``) that the caller computed before the
-        transaction; anything else is computed here."""
+        """Add (chunk id, owner partition, prepared text, its words) to the memory word index: the
+        words are the caller's (``app.search.text.words.chunks_with_words``), this layer analyses
+        no text. ``counts_of`` holds the term counts of texts (``postings.term_counts``) that the
+        caller computed before the transaction; the others are counted here."""
 
     @abstractmethod
     def store_chunk_vectors(
@@ -147,10 +149,10 @@ class Dialect(ABC):
         db: Session,
         tenant_id: str,
         owners: list[tuple[str, str]],
-        expression: str,
+        phrases: list[Phrase],
         limit: int,
     ) -> list[TextHit]:
-        """Chunks of the owners' memories matching an FTS expression, best first (score = BM25 rank,
+        """Chunks of the owners' memories holding any of the phrases, best first (score = BM25 rank,
         lower is better)."""
 
     @abstractmethod

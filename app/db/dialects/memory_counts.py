@@ -1,4 +1,4 @@
-"""The memory word index's kept counters as a search reads them (``posting_plan.Counts``). A
+"""The memory word index's kept counters as a search reads them (``app.search.plan.Counts``). A
 search reads them twice in one transaction, for its statistics and for the ideal chunk's rank; the
 second read is answered from the first, until the transaction writes to them."""
 
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from app.db.dialects.fts5_words import Phrase
-from app.db.dialects.posting_plan import Counts, Statistics, counted_terms, plan_statistics
+from app.search.phrases import Phrase
+from app.search.plan import Counts, Statistics, counted_terms, plan_statistics
 
 # Reads the counters of (partitions, terms, prefixes) from the database.
 CountQuery = Callable[[Session, list[str], list[str], list[str]], Counts]

@@ -6,13 +6,13 @@ The tables are those of migrations/helpers.py (PostgreSQL branch), with the SQLi
   by the database: a term of three or more characters, in any script, is looked up through the
   index with ``LIKE lower('%term%')``, the same substring, case-insensitive meaning as FTS5's
   trigram tokenizer (``部署失败`` finds ``昨天部署失败了``). ILIKE would fold the case of every row
-  it checks, which was most of a search's time (3.2 against 0.8 ms over 2,000 messages). Ranked
+  it checks, which was most of a search's time. Ranked
   search scores the hits with BM25 over the session's indexed rows (term frequency = occurrences
   of the substring, length in bytes, Lucene's always-positive idf): the order is BM25's, the
   numbers are not FTS5's.
-- ``memory_fts`` holds each chunk's words (FTS5 unicode61's split, app/db/dialects/fts5_words.py)
+- ``memory_fts`` holds each chunk's words (FTS5 unicode61's split, app/search/text/words.py)
   and their tsvector under a GIN index; candidates come from impact-ordered postings, as on SQLite
-  (app/db/dialects/posting_plan.py), and are ranked with FTS5's own bm25() formula over the
+  (app/search/plan.py), and are ranked with FTS5's own bm25() formula over the
   searched partitions, so app/memory reads the same numbers as on SQLite.
 - ``memory_vec`` / ``message_vec`` hold pgvector ``vector(384)`` rows; a KNN is ``ORDER BY
   embedding <=> query`` (cosine distance, as sqlite-vec's) inside one owner or session. The

@@ -4,20 +4,20 @@ pgvector KNN per owner, and the tool-use lookups of tool memories)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit, memory_partition
-from app.db.dialects.fts5_words import chunks_with_words, fts5_idf, parse_expression
-from app.db.dialects.memory_counts import read_counts, term_documents
+from app.db.dialects.base import ChunkWords, TextHit
+from app.db.dialects.memory_word_search import MemoryWordSearch
 from app.db.dialects.postgres_memory_candidates import candidate_words
 from app.db.dialects.postgres_memory_counts import query_counts
 from app.db.dialects.postgres_memory_postings import post_chunks, read_statistics, unpost_chunks
 from app.db.dialects.postgres_text import tsvector_literal, vector_literal, without_nul
-from app.db.dialects.posting_plan import MIN_CANDIDATES
-from app.db.dialects.postings import TermCounts, score_chunks
+from app.search.phrases import Phrase
+from app.search.plan import Counts, Statistics
+from app.search.postings import TermCounts
 
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
@@ -25,17 +25,15 @@ MEMORY_VEC = "memory_vec"
 EF_SEARCH = 200
 
 
-class PostgresMemoryIndex:
+class PostgresMemoryIndex(MemoryWordSearch):
     """The memory methods of the PostgreSQL dialect."""
 
     def index_memory_chunks(
         self,
         db: Session,
-        rows: Iterable[tuple[int, str, str]],
-        words_of: Mapping[str, list[str]] | None = None,
+        chunks: Sequence[ChunkWords],
         counts_of: Mapping[str, TermCounts] | None = None,
     ) -> None:
-        chunks = chunks_with_words(rows, words_of)
         counts = counts_of or {}
         params = [
             {"id": chunk_id, "p": partition, "tokens": tokens, "v": tsvector_literal(tokens)}
@@ -79,47 +77,30 @@ class PostgresMemoryIndex:
             db.execute(text(f"DELETE FROM {MEMORY_FTS} WHERE id = ANY(:ids)"), params)
             db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = ANY(:ids)"), params)
 
-    def match_memory_chunks(
+    def _word_statistics(
+        self, db: Session, partitions: list[str], phrases: list[Phrase]
+    ) -> Statistics:
+        return read_statistics(db, partitions, phrases)
+
+    def _word_candidates(
+        self, db: Session, tenant_id: str, partitions: list[str], stats: Statistics, per_term: int
+    ) -> list[tuple[int, list[str]]]:
+        return candidate_words(db, tenant_id, partitions, stats, per_term)
+
+    def _current_hits(
         self,
-        db: Session,
-        tenant_id: str,
-        owners: list[tuple[str, str]],
-        expression: str,
+        db: Session,  # noqa: ARG002 (the hook's signature)
+        tenant_id: str,  # noqa: ARG002
+        ranked: list[tuple[float, int]],
         limit: int,
     ) -> list[TextHit]:
-        phrases = parse_expression(expression)
-        if not owners or not phrases:
-            return []
-        partitions = [memory_partition(tenant_id, owner) for owner in owners]
-        stats = read_statistics(db, partitions, phrases)
-        rows = candidate_words(db, tenant_id, partitions, stats, max(limit, MIN_CANDIDATES))
-        idfs = [fts5_idf(stats.chunks, frequency) for frequency in stats.frequencies]
-        scored = [
-            TextHit(row_id, score)
-            for row_id, score in score_chunks(
-                rows,
-                phrases,
-                idfs,
-                stats.average,
-                stats.prefix_words,
-            )
-        ]
-        scored = [h for h in scored if h.score is not None and h.score < 0]
-        scored.sort(key=lambda h: (h.score, h.row_id))
-        return scored[:limit]
+        # The candidates' statement reads current chunks only: nothing left to read here.
+        return [TextHit(chunk_id, score) for score, chunk_id in ranked[:limit]]
 
-    def memory_term_documents(
-        self, db: Session, partitions: list[str], tokens: list[str], prefixes: list[str]
-    ) -> tuple[int, dict[str, int]]:
-        # The searched partitions' kept counters (the statistics match_memory_chunks scores with).
-        counted = read_counts(
-            db,
-            partitions,
-            list(dict.fromkeys(tokens)),
-            list(dict.fromkeys(prefixes)),
-            query_counts,
-        )
-        return term_documents(counted, tokens, prefixes)
+    def _word_counts(
+        self, db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
+    ) -> Counts:
+        return query_counts(db, partitions, terms, prefixes)
 
     def nearest_memory_chunks(
         self, db: Session, owner: str, vector: list[float], k: int

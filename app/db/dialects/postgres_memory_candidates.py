@@ -11,9 +11,9 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects import posting_plan
 from app.db.dialects.postgres_text import tsquery_literal
-from app.db.dialects.posting_plan import Statistics, best_limits, summed_share, term_weights
+from app.search import plan
+from app.search.plan import Statistics, best_limits, summed_share, term_weights
 
 Query = tuple[str, dict[str, object]]
 
@@ -97,7 +97,7 @@ def _rows_with_phrases(stats: Statistics, weights: dict[str, float], limit: int)
         "phrases": tsquery_literal([p.phrase for p in phrases]),
         "phrase_limit": limit,
     }
-    if sum(p.bound for p in phrases) > posting_plan.SUMMED_POSTINGS:
+    if sum(p.bound for p in phrases) > plan.SUMMED_POSTINGS:
         sql = (
             "SELECT id FROM memory_fts WHERE partition = ANY(:parts) "
             "AND words @@ CAST(:phrases AS tsquery) LIMIT :phrase_limit"

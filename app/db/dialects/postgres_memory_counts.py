@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.posting_plan import Counts, counts_from_rows
+from app.search.plan import Counts, counts_from_rows
 
 # Under the "C" collation, every word with a prefix sorts below prefix + this.
 _LAST_CHAR = chr(0x10FFFF)

@@ -1,5 +1,5 @@
 """PostgreSQL: the SQL of the memory word index's postings and counters
-(app/db/dialects/postings.py says what they are).
+(app/search/postings.py says what they are).
 
 Writes keep the counters in the transaction that adds or removes chunks, in (partition, term)
 order, so that concurrent writers wait for each other rather than deadlock. Reads take the
@@ -12,13 +12,13 @@ from __future__ import annotations
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.fts5_words import Phrase
 from app.db.dialects.memory_counts import forget_counts
 from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
 from app.db.dialects.postgres_memory_counts import query_counts
 from app.db.dialects.postgres_text import tsquery_literal
-from app.db.dialects.posting_plan import Statistics
-from app.db.dialects.postings import (
+from app.search.phrases import Phrase
+from app.search.plan import Statistics
+from app.search.postings import (
     TermCounts,
     added_term_deltas,
     partition_deltas,

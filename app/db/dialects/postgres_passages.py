@@ -1,4 +1,4 @@
-"""The passage vectors of archived messages on PostgreSQL (app/core/passages.py): a pgvector
+"""The passage vectors of archived messages on PostgreSQL (app/search/text/passages.py): a pgvector
 table beside ``message_vec``, with the message's id (deleted with it), its session and time."""
 
 from __future__ import annotations

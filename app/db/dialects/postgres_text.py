@@ -1,7 +1,7 @@
 """Text helpers of the PostgreSQL dialect: tsvector and tsquery literals, LIKE patterns, vectors.
 
 The memory word index must answer what FTS5's tokenizer answers on SQLite, so its words are split
-in Python (``fts5_words``) and handed to PostgreSQL as literal lexemes: its own text-search parser
+in Python (``app.search.text.words``) and handed to PostgreSQL as literal lexemes: its own text-search parser
 would read a host name, a path or a version number as one word, and would treat CJK letters as
 the server's locale says.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from app.db.dialects.fts5_words import Phrase
+from app.search.phrases import Phrase
 
 # tsvector limits: a lexeme under 2 KB, positions 1..16383, at most 256 positions per lexeme.
 MAX_LEXEME_BYTES = 2046

@@ -11,17 +11,14 @@ partitioned by owner and are searched through the in-process matrices of ``sqlit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit, memory_partition
-from app.db.dialects.fts5_words import chunks_with_words, fts5_idf, parse_expression
-from app.db.dialects.memory_counts import read_counts, term_documents
-from app.db.dialects.posting_plan import MIN_CANDIDATES
-from app.db.dialects.postings import TermCounts, score_chunks
+from app.db.dialects.base import ChunkWords, TextHit
+from app.db.dialects.memory_word_search import MemoryWordSearch
 from app.db.dialects.sqlite_memory_candidates import candidate_words, current_chunks
 from app.db.dialects.sqlite_memory_postings import (
     post_chunks,
@@ -30,13 +27,16 @@ from app.db.dialects.sqlite_memory_postings import (
     unpost_chunks,
 )
 from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes
+from app.search.phrases import Phrase
+from app.search.plan import Counts, Statistics
+from app.search.postings import TermCounts
 
 MEMORY_FTS = "memory_fts"
 MEMORY_VEC = "memory_vec"
 MEMORY_SPACE = VectorSpace("memory", MEMORY_VEC, "chunk_id", "owner", None)
 
 
-class SqliteMemoryIndex:
+class SqliteMemoryIndex(MemoryWordSearch):
     """The memory methods of the SQLite dialect."""
 
     vectors: VectorCache
@@ -44,11 +44,9 @@ class SqliteMemoryIndex:
     def index_memory_chunks(
         self,
         db: Session,
-        rows: Iterable[tuple[int, str, str]],
-        words_of: Mapping[str, list[str]] | None = None,
+        chunks: Sequence[ChunkWords],
         counts_of: Mapping[str, TermCounts] | None = None,
     ) -> None:
-        chunks = chunks_with_words(rows, words_of)
         counts = counts_of or {}
         params = [{"id": chunk_id, "text": body} for chunk_id, _, body, _ in chunks]
         posted = [
@@ -95,23 +93,26 @@ class SqliteMemoryIndex:
         db.execute(text(f"DELETE FROM {MEMORY_FTS} WHERE rowid = :id"), params)
         db.execute(text(f"DELETE FROM {MEMORY_VEC} WHERE chunk_id = :id"), params)
 
-    def match_memory_chunks(
+    def _word_statistics(
+        self, db: Session, partitions: list[str], phrases: list[Phrase]
+    ) -> Statistics:
+        return read_statistics(db, partitions, phrases)
+
+    def _word_candidates(
         self,
         db: Session,
-        tenant_id: str,
-        owners: list[tuple[str, str]],
-        expression: str,
-        limit: int,
+        tenant_id: str,  # noqa: ARG002 (the hook's signature: the word index has no tenant)
+        partitions: list[str],
+        stats: Statistics,
+        per_term: int,
+    ) -> list[tuple[int, list[str]]]:
+        return candidate_words(db, partitions, stats, per_term)
+
+    def _current_hits(
+        self, db: Session, tenant_id: str, ranked: list[tuple[float, int]], limit: int
     ) -> list[TextHit]:
-        phrases = parse_expression(expression)
-        if not owners or not phrases:
-            return []
-        partitions = [memory_partition(tenant_id, owner) for owner in owners]
-        stats = read_statistics(db, partitions, phrases)
-        rows = candidate_words(db, partitions, stats, max(limit, MIN_CANDIDATES))
-        idfs = [fts5_idf(stats.chunks, frequency) for frequency in stats.frequencies]
-        scored = score_chunks(rows, phrases, idfs, stats.average, stats.prefix_words)
-        ranked = sorted((s, i) for i, s in scored if s < 0)
+        # The candidates are read from the index alone: those of chunks since replaced are left
+        # out here, a batch of the ranking at a time.
         hits: list[TextHit] = []
         for start in range(0, len(ranked), limit):
             batch = ranked[start : start + limit]
@@ -121,13 +122,10 @@ class SqliteMemoryIndex:
                 break
         return hits[:limit]
 
-    def memory_term_documents(
-        self, db: Session, partitions: list[str], tokens: list[str], prefixes: list[str]
-    ) -> tuple[int, dict[str, int]]:
-        # The searched partitions' kept counters (the statistics match_memory_chunks scores with).
-        terms, wanted = list(dict.fromkeys(tokens)), list(dict.fromkeys(prefixes))
-        counted = read_counts(db, partitions, terms, wanted, query_counts)
-        return term_documents(counted, tokens, prefixes)
+    def _word_counts(
+        self, db: Session, partitions: list[str], terms: list[str], prefixes: list[str]
+    ) -> Counts:
+        return query_counts(db, partitions, terms, prefixes)
 
     def nearest_memory_chunks(
         self, db: Session, owner: str, vector: list[float], k: int

@@ -1,4 +1,4 @@
-"""SQLite: the candidates of a memory word search and their words (app/db/dialects/posting_plan.py
+"""SQLite: the candidates of a memory word search and their words (app/search/plan.py
 says which). SQLite runs in process: each source of candidates is a statement of its own, the
 summed postings are added up in SQLite's loop, and only the best few candidates are checked for
 belonging to a current memory.
@@ -9,12 +9,13 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects import posting_plan
-from app.db.dialects.fts5_words import Phrase
-from app.db.dialects.posting_plan import Statistics, best_limits, summed_share, term_weights
-from app.db.dialects.postings import chunk_terms, impact
 from app.db.dialects.sqlite_memory_postings import MEMORY_WORDS, expanding
 from app.db.dialects.sqlite_message_text import fts_phrase
+from app.search import plan
+from app.search.bm25 import impact
+from app.search.phrases import Phrase
+from app.search.plan import Statistics, best_limits, summed_share, term_weights
+from app.search.postings import chunk_terms
 
 
 def candidate_words(
@@ -110,7 +111,7 @@ def _rows_with_phrases(
         f"SELECT f.rowid, w.tokens FROM memory_fts f CROSS JOIN {MEMORY_WORDS} w "
         "ON w.chunk_id = f.rowid WHERE memory_fts MATCH :q AND w.partition IN :parts"
     )
-    if sum(p.bound for p in phrases) > posting_plan.SUMMED_POSTINGS:
+    if sum(p.bound for p in phrases) > plan.SUMMED_POSTINGS:
         rows = db.execute(expanding(f"{sql} LIMIT :n", "parts"), params | {"n": limit})
         return [int(i) for i, _ in rows]
     held = db.execute(expanding(sql, "parts"), params)

@@ -1,5 +1,5 @@
-"""SQLite: the SQL of the memory word index's postings and counters (app/db/dialects/postings.py
-says what they are; app/db/dialects/posting_plan.py what a search reads from them).
+"""SQLite: the SQL of the memory word index's postings and counters (app/search/postings.py
+says what they are; app/search/plan.py what a search reads from them).
 
 ``memory_words`` keeps each chunk's words (space-separated: a word never holds a space), which the
 candidates are scored from (``sqlite_memory_candidates`` reads them). Writers are serialised by
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.fts5_words import Phrase
 from app.db.dialects.memory_counts import forget_counts
 from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
-from app.db.dialects.posting_plan import Counts, Statistics, counts_from_rows
-from app.db.dialects.postings import (
+from app.search.phrases import Phrase
+from app.search.plan import Counts, Statistics, counts_from_rows
+from app.search.postings import (
     TermCounts,
     added_term_deltas,
     chunk_terms,
@@ -62,7 +62,7 @@ def post_chunks(
 def _execute_many(db: Session | Connection, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
     """One statement for many rows, on the driver: a long memory writes thousands of postings
     and term counters inside the write lock, and SQLAlchemy's processing of each row's
-    parameters cost more than SQLite's inserts (7,400 rows: 50 ms against 15). The values are
+    parameters cost more than SQLite's inserts. The values are
     plain strings and numbers, which need no conversion."""
     if rows:
         connection = db.connection() if isinstance(db, Session) else db

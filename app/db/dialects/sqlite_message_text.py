@@ -4,8 +4,8 @@ literals, and the SQL that finds a session's matching messages in order."""
 from __future__ import annotations
 
 MESSAGE_FTS = "message_fts"
-# The trigram index costs what the text's distinct trigrams cost: 1 MB of base64 takes most of a
-# second inside the write lock, 32 KB about 20 ms. A longer message is indexed by its first 32 KB
+# The trigram index costs what the text's distinct trigrams cost, inside the write lock: a
+# megabyte of base64 holds it for most of a second. A longer message is indexed by its first 32 KB
 # plus a mark; keyword search also looks through the whole text of every marked message of the
 # session (instr() in SQL), so nothing is missed; ranked search ranks it by its indexed part.
 MAX_INDEXED_CHARS = 32_768
@@ -63,13 +63,13 @@ def matching_in_order(
 ) -> str:
     """SQL: (id, NULL, seq) of the session's messages matching ``:q``, or partially indexed and
     holding every term, in sequence order. Two selects, each led by its own full-text lookup:
-    joined by OR in one WHERE, the planner walks every row of the session (80 ms at 100k).
+    joined by OR in one WHERE, the planner walks every row of the session.
 
     Left to itself the planner still walks the session's index in sequence order, testing each
     row against the lookup's ids: no sort, and a common term's first hits come at once, but a
-    term in five messages of 100,000 costs 22 ms. ``by_id`` (for a query with few matches) keeps
-    it off that index (``+m.session_pk``): the matching messages are read by id and sorted, 0.8
-    ms. ``marked_by_id`` does the same for the partially indexed messages."""
+    rare term walks the whole session. ``by_id`` (for a query with few matches) keeps it off
+    that index (``+m.session_pk``): the matching messages are read by id and sorted.
+    ``marked_by_id`` does the same for the partially indexed messages."""
     scope = f"{'+' if by_id else ''}m.session_pk = :s {archive_filter}"
     return (
         f"SELECT m.id, NULL, m.seq FROM messages m WHERE m.id IN "

@@ -1,10 +1,10 @@
-"""The passage vectors of archived messages on SQLite (app/core/passages.py): a ``vec0`` table
+"""The passage vectors of archived messages on SQLite (app/search/text/passages.py): a ``vec0`` table
 partitioned by session, with the message's time as a metadata column, searched through the same
 in-process matrices as the messages' own vectors (app/db/dialects/sqlite_vectors.py).
 
 A session holds several times as many passages as messages. When its passages do not fit the
-matrices' budget, they are not searched through ``vec0`` (hundreds of milliseconds for the
-passages of 100,000 messages): the search rescores the passages of its nearest messages instead
+matrices' budget, they are not searched through ``vec0`` (a scan of every passage of the
+session): the search rescores the passages of its nearest messages instead
 (``passage_similarities``)."""
 
 from __future__ import annotations

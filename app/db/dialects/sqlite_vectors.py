@@ -1,8 +1,8 @@
 """Nearest-vector search over one partition from an in-process matrix kept in step with SQLite.
 
-sqlite-vec's ``vec0`` KNN reads every vector of the partition through the virtual-table interface:
-about 60-70 ms for 100,000 384-d vectors on one core. The same exact search as one BLAS
-matrix-vector product over a float32 matrix held in memory takes about a tenth of that. The
+sqlite-vec's ``vec0`` KNN reads every vector of the partition through the virtual-table interface.
+The same exact search as one BLAS matrix-vector product over a float32 matrix held in memory is
+much cheaper (bench/RESULTS.md, "Measurements behind the code"). The
 database stays the source of truth: every vector write appends (space, partition, row id) to the
 ``vector_changes`` log in the same transaction, and each search first applies the log entries
 after the last change its matrix has seen, inside the caller's read snapshot. Writes made by any
@@ -188,7 +188,7 @@ def _chunk_rows(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The live rows of one vec0 chunk (ids, vectors, tags), read from its storage tables in a few large blobs.
 
-    Reading them through the virtual table costs about 40 us a row (4 s for 100,000); the chunk
+    Reading them through the virtual table costs a call per row; the chunk
     layout (a validity bitmap, an int64 id array, a float32 vector array and an int64 array per
     integer metadata column, ``size`` slots each) is sqlite-vec's storage format for 0.1.x.
     """

@@ -64,7 +64,7 @@ class MemoryChunk(Base):
 
 
 class MemoryPassageVector(Base):
-    """The vector of one passage (sentence or line, app/core/passages.py) of a memory chunk that
+    """The vector of one passage (sentence or line, app/search/text/passages.py) of a memory chunk that
     has a vector and more than one passage. Searched only by rescoring a search's nearest chunks,
     never by a KNN of its own, so a plain table of float32 bytes serves both databases."""
 

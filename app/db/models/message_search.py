@@ -24,7 +24,7 @@ class MessageSearch(Base):
     dates: Mapped[str] = mapped_column(Text, default="")
     embedding_model: Mapped[str | None] = mapped_column(String(128))
     token_count: Mapped[int] = mapped_column(Integer, default=0)
-    # How many passage vectors the message has (app/core/passages.py); 0: it is one passage.
+    # How many passage vectors the message has (app/search/text/passages.py); 0: it is one passage.
     vector_passages: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
@@ -43,7 +43,7 @@ class SessionSearchStats(Base):
 
 
 class SessionTerm(Base):
-    """How many of a session's archived messages hold a term (``app.core.query.document_tokens``
+    """How many of a session's archived messages hold a term (``app.search.text.query.document_tokens``
     and the days they mention): the document frequencies of BM25, read per query term instead of
     being counted over every message that holds it."""
 

@@ -1,4 +1,4 @@
-"""A message's similarity from its whole vector and its best passage (app/archives/ranking.py),
+"""A message's similarity from its whole vector and its best passage (app/search/ranking.py),
 and each message's nearest passage from a passage KNN (app/db/dialects/base.py)."""
 
 from __future__ import annotations
@@ -8,8 +8,6 @@ import random
 
 import pytest
 
-from app.archives.ranking import blended_similarity
-from app.core.passages import MAX_PASSAGES, PASSAGE_WEIGHT
 from app.db.dialects.base import (
     PASSAGE_STRIDE,
     best_passages,
@@ -17,6 +15,8 @@ from app.db.dialects.base import (
     passage_index,
     passage_message,
 )
+from app.search.ranking import blended_similarity
+from app.search.text.passages import MAX_PASSAGES, PASSAGE_WEIGHT
 
 
 def blend(whole: float, passage: float) -> float:

@@ -1,4 +1,4 @@
-"""app/archives/literals.py against the regular expression it replaced: the longest literal at
+"""app/search/text/literals.py against the regular expression it replaced: the longest literal at
 each position, overlaps counted, from word starts (``(?<![^\\W_])``: after anything but a letter or
 a digit, an underscore included) or anywhere."""
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from app.archives.literals import count_literals
+from app.search.text.literals import count_literals
 
 # Word characters and not, of many kinds: ASCII, accented and CJK letters, the underscore, digits
 # that are not decimal (superscripts, fractions, Roman numerals), a combining mark, punctuation.

@@ -4,7 +4,7 @@ counted as lexical evidence unless the query holds nothing else."""
 from __future__ import annotations
 
 from app.archives.indexing import message_terms
-from app.archives.ranking import (
+from app.search.ranking import (
     SPEAKER_KEY,
     Doc,
     SessionStats,
@@ -13,7 +13,7 @@ from app.archives.ranking import (
     ideal_score,
     speaker_words,
 )
-from app.core.query import parse_query
+from app.search.text.query import parse_query
 
 
 def test_a_word_carried_more_often_as_a_label_than_in_text_names_a_speaker() -> None:

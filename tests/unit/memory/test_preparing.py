@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.passages import message_passages
 from app.memory.preparing import EmbeddingLimits, prepare_many
+from app.search.text.passages import message_passages
 
 
 def vector_of(text: str) -> list[float]:

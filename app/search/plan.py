@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.db.dialects.fts5_words import Phrase, fts5_idf
-from app.db.dialects.postings import is_cjk, phrase_keys
+from app.search.bm25 import fts5_idf
+from app.search.phrases import Phrase
+from app.search.postings import is_cjk, phrase_keys
 
 # The prefix of an English stem is read through its most common words only (candidates; the
 # statistics count all of them).

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from app.archives.literals import count_literals
-from app.core.passages import PASSAGE_WEIGHT
-from app.core.query import (
+from app.search.text.literals import count_literals
+from app.search.text.passages import PASSAGE_WEIGHT
+from app.search.text.query import (
     CJK_CHARS,
     Query,
     document_tokens,
@@ -35,7 +35,7 @@ PHRASE_WEIGHT = 2.0
 # [MIN_DENSE_WEIGHT, MAX_DENSE_WEIGHT]; a query whose date matched a message's days leans on dates.
 COVERAGE_FOR_TEXT_LEAD = 0.5
 MIN_DENSE_WEIGHT, MAX_DENSE_WEIGHT, DATE_DENSE_WEIGHT = 0.2, 0.8, 0.1
-# The best few hits are put in MMR order (app/core/diversity.py), as memory search's are and with
+# The best few hits are put in MMR order (app/search/diversity.py), as memory search's are and with
 # the same lambda (0.6 and 0.7 did equally on the tuning half, 0.8 worse).
 MMR_LAMBDA, MMR_POOL = 0.7, 60
 # The key under which a session's statistics count the messages that carry a word in their
@@ -246,7 +246,7 @@ def blended_similarity(
     whole: Mapping[int, float], passages: Mapping[int, float], passage_counts: Mapping[int, int]
 ) -> dict[int, float]:
     """Each message's similarity from the nearest whole messages and the nearest passages (each
-    message's best; app/core/passages.py): ``PASSAGE_WEIGHT`` on the passage. A message of one
+    message's best; app/search/text/passages.py): ``PASSAGE_WEIGHT`` on the passage. A message of one
     passage (none stored: ``passage_counts`` 0 or missing) is its own best passage. Each list is a
     KNN's top, so a message may be missing from one: its similarity there is at most the list's
     lowest, and counts as the smaller of that and its other side. Without any passages (nothing

@@ -1,4 +1,4 @@
-"""The pure half of the memory word postings (app/db/dialects/postings.py)."""
+"""The pure half of the memory word postings (app/search/postings.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from app.db.dialects.fts5_words import Phrase
-from app.db.dialects.postings import (
+from app.search.bm25 import impact
+from app.search.phrases import Phrase
+from app.search.postings import (
     added_term_deltas,
     chunk_terms,
-    impact,
     is_cjk,
     partition_deltas,
     phrase_keys,

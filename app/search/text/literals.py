@@ -1,14 +1,14 @@
-"""Counting a query's literals in a text, as BM25 counts its terms (``app.archives.ranking``).
+"""Counting a query's literals in a text, as BM25 counts its terms (``app.search.ranking``).
 
 At each position of the text the longest literal that starts there counts once; overlapping
 occurrences count (``aa`` twice in ``aaa``). From word starts only (``visit`` in ``visited``, not in
 ``revisit``: the character before is not a letter or a digit of any kind), or anywhere (Chinese
 pairs, quoted phrases). An underscore starts a word, as a hyphen does: ``E_PIPELINE_4417`` holds
 ``pipeline`` and ``4417`` as ``db-prod-7`` holds ``prod``, so a search for the parts of a snake_case
-name finds it (the query side reads such a name whole too, app/core/query.py).
+name finds it (the query side reads such a name whole too, app/search/text/query.py).
 
 This was one regular expression with a lookahead tried at every position of the text; on a
-Working Memory of 50 KB that cost about a millisecond a query, once per overview of the session.
+Working Memory of 50 KB that was a noticeable cost a query, once per overview of the session.
 ``str.find`` visits only the places where a literal occurs. Pure.
 """
 

@@ -19,7 +19,8 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from app.db.dialects.fts5_words import BM25_B, BM25_K1, Phrase
+from app.search.bm25 import BM25_B, BM25_K1, impact
+from app.search.phrases import Phrase
 
 # Unified ideographs, kana and Hangul: one tokenizer word per character once spaced for FTS.
 _CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
@@ -37,14 +38,6 @@ def chunk_terms(tokens: list[str]) -> Counter[str]:
     cjk = [len(t) == 1 and match(t) is not None for t in tokens]
     terms.update(tokens[i] + tokens[i + 1] for i in range(len(tokens) - 1) if cjk[i] and cjk[i + 1])
     return terms
-
-
-def impact(frequency: int, length: int, average_length: float) -> float:
-    """BM25's weight of a term in a chunk without the idf (FTS5's constants)."""
-    average = average_length if average_length > 0 else 1.0
-    return (
-        frequency * (BM25_K1 + 1) / (frequency + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
-    )
 
 
 def phrase_keys(phrase: Phrase) -> list[str]:

@@ -4,8 +4,8 @@ text's (pure).
 One vector for a whole message blurs what it says: a turn that tells a fact between two remarks
 of small talk, or a long reply that covers five things, sits between all of them, and a question
 about one of them finds the turns that say little else first. So archive search also scores a
-message by its best passage (``app.archives.ranking.blended_similarity``), and memory search a
-chunk (``app.memory.scoring.with_best_passage``). A passage is one
+message by its best passage (``app.search.ranking.blended_similarity``), and memory search a
+chunk (``app.search.fusion.with_best_passage``). A passage is one
 sentence or line (a very short one joined to its neighbour), with the message's speaker label in
 front (who said it is part of what a question asks). A message of one passage needs none: its
 whole vector already is that passage's.
@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TypeVar
 
-from app.core.query import CJK_CHARS, strip_speaker
+from app.search.text.query import CJK_CHARS, strip_speaker
 
 V = TypeVar("V")
 

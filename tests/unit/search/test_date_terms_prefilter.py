@@ -1,4 +1,4 @@
-"""The substring checks in front of the date patterns (app/core/date_terms.py) never change what
+"""The substring checks in front of the date patterns (app/search/text/date_terms.py) never change what
 is found: every function gives what the bare patterns give, on texts built from date words,
 their near misses, CJK date characters and the letters IGNORECASE folds to ASCII."""
 
@@ -9,8 +9,8 @@ from datetime import date
 
 import pytest
 
-from app.core import date_terms as terms
 from app.core.dates import resolve_relative_date
+from app.search.text import date_terms as terms
 
 PIECES = [
     "yesterday", "YESTERDAY", "Today", "tonight", "last night", "la\u017ft night", "n\u0130ght",

@@ -3,7 +3,7 @@ chosen step back (docs/recall.md, Hybrid search step 6). Used by memory search a
 archive search; pure.
 
 Similarity is Jaccard over token sets (``mmr_tokens``): the text's tokens as search sees them
-(``app.core.query.document_tokens``: stemmed, CJK bigrams) without stop words, so "before you
+(``app.search.text.query.document_tokens``: stemmed, CJK bigrams) without stop words, so "before you
 deploy the" and "before deploying the" read as the near-duplicates they are.
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from app.core.query import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, document_tokens
+from app.search.text.query import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, document_tokens
 
-# Only a text's opening is compared: tokenising runs at about 0.3-1 µs a character, so a 100 KB
-# memory or tool output cost 30-90 ms of a search's CPU, with the interpreter's lock held (a
-# concurrent small request waited up to 200 ms), and the cache below kept every such text alive.
+# Only a text's opening is compared: tokenising costs what the text's length costs, so a 100 KB
+# memory or tool output took a large share of a search's CPU with the interpreter's lock held
+# (a concurrent small request waited on it), and the cache below kept every such text alive.
 MMR_TEXT_CHARS = 1000
 
 

@@ -11,8 +11,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from app.core.diversity import mmr_order, mmr_tokens
-from app.core.passages import PASSAGE_WEIGHT
+from app.search.diversity import mmr_order, mmr_tokens
+from app.search.text.passages import PASSAGE_WEIGHT
 
 DEFAULT_VECTOR_WEIGHT = 0.7
 DEFAULT_TEXT_WEIGHT = 0.3
@@ -84,7 +84,7 @@ def vector_score(cosine: float, floor: float) -> float:
 
 def with_best_passage(whole: Mapping[int, float], best: Mapping[int, float]) -> dict[int, float]:
     """Each chunk's similarity from its whole vector's (``whole``) and its best passage's
-    (``best``; app/core/passages.py), ``PASSAGE_WEIGHT`` on the passage. A chunk without passages
+    (``best``; app/search/text/passages.py), ``PASSAGE_WEIGHT`` on the passage. A chunk without passages
     (one passage, or embedded before they existed) is its own best passage."""
     return {
         chunk: (1 - PASSAGE_WEIGHT) * own + PASSAGE_WEIGHT * best.get(chunk, own)

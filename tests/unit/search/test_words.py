@@ -1,4 +1,4 @@
-"""``fts5_words.words``: FTS5's unicode61 words (letters, numbers and private-use characters;
+"""``app.search.text.words.words``: FTS5's unicode61 words (letters, numbers and private-use characters;
 lower case without diacritics), whatever its per-character cache holds."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import unicodedata
 
 import pytest
 
-from app.db.dialects import fts5_words
+from app.search.text import words as fts5_words
 
 
 def reference_words(text: str) -> list[str]:

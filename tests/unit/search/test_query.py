@@ -6,7 +6,7 @@ import random
 import re
 from datetime import date
 
-from app.archives.ranking import (
+from app.search.ranking import (
     DATE_DENSE_WEIGHT,
     MAX_DENSE_WEIGHT,
     MIN_DENSE_WEIGHT,
@@ -20,8 +20,8 @@ from app.archives.ranking import (
     merge_clauses,
     reciprocal_rank_fusion,
 )
-from app.core.date_terms import absolute_dates, mentioned_dates
-from app.core.query import (
+from app.search.text.date_terms import absolute_dates, mentioned_dates
+from app.search.text.query import (
     _COMPOUND_RE,
     clauses,
     document_tokens,

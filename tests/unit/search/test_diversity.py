@@ -1,4 +1,4 @@
-"""MMR order (app/core/diversity.py), checked against a direct transcription of its definition."""
+"""MMR order (app/search/diversity.py), checked against a direct transcription of its definition."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.core.diversity import MMR_TEXT_CHARS, mmr_order, mmr_tokens
+from app.search.diversity import MMR_TEXT_CHARS, mmr_order, mmr_tokens
 
 
 def by_definition(

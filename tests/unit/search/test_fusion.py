@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.core.diversity import mmr_tokens
-from app.memory.scoring import (
+from app.search.diversity import mmr_tokens
+from app.search.fusion import (
     DECAYING_CATEGORIES,
     ChunkHit,
     Explain,

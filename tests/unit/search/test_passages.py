@@ -1,10 +1,10 @@
-"""The passages of a message that get vectors of their own (app/core/passages.py)."""
+"""The passages of a message that get vectors of their own (app/search/text/passages.py)."""
 
 from __future__ import annotations
 
 import random
 
-from app.core.passages import (
+from app.search.text.passages import (
     MAX_PASSAGE_CHARS,
     MAX_PASSAGE_TEXT,
     MAX_PASSAGES,
