@@ -188,9 +188,8 @@ async def ask(
     pre_messages, pre = await _assemble(client, conv, "pre_prompt", history, question, budget)
     final, tool = await _assemble(client, conv, "tool_loop", pre_messages, question, budget)
     head = final[: len(final) - len(tool["messages"])]
-    known = {id(m) for m in pre_messages}
     shown = {repr(m) for m in pre_messages}
-    injected = [m for m in tool["messages"] if id(m) not in known and repr(m) not in shown]
+    injected = [m for m in tool["messages"] if repr(m) not in shown]
     return Asked(
         messages=final,
         additions=[pre.get("systemPromptAddition"), tool.get("systemPromptAddition")],

@@ -8,6 +8,7 @@ import os
 import platform
 import re
 import statistics
+import subprocess
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.common import REPO_ROOT
 from bench.conversations import Conversation, Question
 
 BUDGETS = (4000, 8000, 32000)
@@ -189,7 +191,12 @@ and the text of one ranked `/archives/search` for the question (top 5), as the t
 **whole transcript** = every turn, no budget (the ceiling of the measure); **working memory alone** \
 = the `[Session History Summary]` message. Baseline turns are the text as said ("Caroline: …"); a \
 message's time is not text, for them as for the service. The held-out half is the one to read; the \
-tuning half is for choosing constants."""
+tuning half is for choosing constants.
+
+A conversation is about 26,000 characters (about 6,500 tokens): at 4,000 tokens the auto-commit \
+makes three or four archives of it, at 8,000 one or two, and at 32,000 none, so there the context is \
+the whole conversation as said and every system but the Working Memory scores as the whole \
+transcript does."""
 
 
 def write_results(outcomes: Outcomes) -> None:
@@ -197,13 +204,38 @@ def write_results(outcomes: Outcomes) -> None:
     section = [
         SECTION_TEXT,
         "",
-        f"Run of {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPUs "
+        f"Run of {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, commit {_commit()}, on {os.cpu_count()} CPUs "
         f"({platform.machine()}, load {load:.1f}): {outcomes.total_s:.0f} s in all, "
         f"{outcomes.cpu_s:.0f} s of CPU.",
         "",
         *report_lines(outcomes),
     ]
     write_section(RESULTS, "\n".join(section))
+
+
+def _commit() -> str:
+    """The checkout's commit, marked when the tree has changes of its own."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                f":!{RESULTS.relative_to(REPO_ROOT)}",
+            ],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head or 'unknown'}{' with local changes' if dirty else ''}"
 
 
 def write_section(path: Path, section: str) -> None:

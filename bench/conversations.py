@@ -84,12 +84,10 @@ RELATIVE_OFFSETS = {
     "三天前": 3,
 }
 SPLITS = ("tune", "held-out")
-NEGATIVE_REPEATS = (
-    2  # a topic comes back: each hard negative is said twice, in other sessions and company
-)
-SMALL_TALK_SHARE = (
-    0.35  # the chance of a small-talk sentence before a turn's own, and again after it
-)
+# A topic comes back: each hard negative is said twice, in other sessions and company.
+NEGATIVE_REPEATS = 2
+# The chance of a small-talk sentence before a turn's own, and again after it.
+SMALL_TALK_SHARE = 0.35
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,16 +282,9 @@ def _questions(
         for a, b in zip(mine[::2], mine[1::2], strict=False):
             qa, qb = (topics[f.number].question.format(s=names[who]) for f in (a, b))
             joiner = " And " if conv.language == "en" else "另外，"
-            evidence = tuple(sorted((a.position, b.position)))
-            conv.questions.append(
-                Question(
-                    f"{conv.id}-m{a.number}-{b.number}",
-                    "multi-hop",
-                    qa + joiner + qb,
-                    evidence,
-                    (a.value, b.value),
-                )
-            )
+            qid, evidence = f"{conv.id}-m{a.number}-{b.number}", (a.position, b.position)
+            text, values = qa + joiner + qb, (a.value, b.value)
+            conv.questions.append(Question(qid, "multi-hop", text, tuple(sorted(evidence)), values))
 
 
 def build_dataset(seed: int = 20231) -> list[Conversation]:
