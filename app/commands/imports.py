@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 from app.commands.progress import ProgressBar
@@ -74,21 +73,8 @@ def run_import(args: argparse.Namespace) -> int:
             bar.close("interrupted: run the same command again to resume")
             return EXIT_INTERRUPTED
     bar.close(_note(summary))
-    sys.stdout.write(json.dumps(summary_json(summary), ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(summary.as_json(), ensure_ascii=False) + "\n")
     return EXIT_OK
-
-
-def summary_json(summary: ImportSummary) -> dict[str, object]:
-    """The summary as the command prints it and the HTTP import answers it."""
-    return {
-        "sessions": summary.sessions,
-        "messages": summary.messages,
-        "duplicates": summary.duplicates,
-        "archives": summary.archives,
-        "skipped": summary.skipped,
-        "problems": [asdict(p) for p in summary.problems],
-        "refused": summary.refused,
-    }
 
 
 def _note(summary: ImportSummary) -> str:

@@ -11,7 +11,7 @@ older than the live window is archived, and Phase 2 builds the Working Memory an
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from app.core.bypass import is_bypassed, resolve_agent_id
 from app.db.uow import UnitOfWork
@@ -42,6 +42,18 @@ class ImportSummary:
     def skip(self, reason: str, count: int) -> None:
         if count > 0:
             self.skipped[reason] = self.skipped.get(reason, 0) + count
+
+    def as_json(self) -> dict[str, object]:
+        """The summary as the command prints it and the HTTP import answers it."""
+        return {
+            "sessions": self.sessions,
+            "messages": self.messages,
+            "duplicates": self.duplicates,
+            "archives": self.archives,
+            "skipped": self.skipped,
+            "problems": [asdict(p) for p in self.problems],
+            "refused": self.refused,
+        }
 
 
 @dataclass(frozen=True, slots=True)
