@@ -145,7 +145,11 @@ def _tool_result(
 def _call_name(session: TranscriptSession, call_id: str) -> str:
     for earlier in reversed(session.messages):
         for block in earlier.message.get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") == call_id:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "toolCall"
+                and block.get("id") == call_id
+            ):
                 return str(block.get("name"))
     return "tool"
 

@@ -120,7 +120,12 @@ def _call(item: dict[str, Any]) -> dict[str, Any]:
             arguments = {"input": raw}
     if not isinstance(arguments, dict):
         arguments = {"input": arguments}
-    return {"type": "toolCall", "id": call_id, "name": str(item.get("name") or "tool"), "arguments": arguments}
+    return {
+        "type": "toolCall",
+        "id": call_id,
+        "name": str(item.get("name") or "tool"),
+        "arguments": arguments,
+    }
 
 
 def _output_text(output: Any) -> str:

@@ -38,8 +38,11 @@ def parse_object(text: str, source: str, number: int, problems: list[Problem]) -
     """One line as a JSON object made well-formed, or None (reported) when it is not one."""
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         problems.append(Problem(source, number, f"not JSON ({exc.msg} at column {exc.colno})"))
+        return None
+    except ValueError as exc:  # a number too long to convert
+        problems.append(Problem(source, number, f"not JSON ({exc})"))
         return None
     if not isinstance(value, dict):
         problems.append(Problem(source, number, "not a JSON object"))

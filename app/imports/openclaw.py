@@ -12,10 +12,10 @@ wrote ``agents/<id>/sessions/<sessionId>.jsonl`` with the same events, one per l
 from __future__ import annotations
 
 import json
-import pysqlite3.dbapi2 as sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import pysqlite3.dbapi2 as sqlite3
 import zstandard
 
 from app.imports.lines import Line, json_lines, parse_object

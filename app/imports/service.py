@@ -100,7 +100,9 @@ def _import_session(
         user_id=options.user_id,
     )
     count = len(session.messages)
-    if is_bypassed(settings.capture.bypass_session_patterns, session.session_key, session.session_id):
+    if is_bypassed(
+        settings.capture.bypass_session_patterns, session.session_key, session.session_id
+    ):
         summary.skip("session bypassed by CE_CAPTURE__BYPASS_SESSION_PATTERNS", count)
         progress(count)
         return

@@ -40,7 +40,7 @@ INSTRUCTIONS = (
 
 
 async def _list_tools(
-    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
     return types.ListToolsResult(
         tools=[
@@ -152,5 +152,3 @@ async def running(endpoint: McpEndpoint | None) -> AsyncIterator[None]:
             yield
     finally:
         endpoint.manager = None
-
-

@@ -87,7 +87,10 @@ async def test_bad_lines_are_reported_by_line_number_and_skipped(client):
     lines.insert(5, '{"type": "message", "message": ')  # cut short
     lines.insert(8, "[1, 2]")
     answer = await post_import(client, "openclaw", lines)
-    assert [(p["source"], p["line"]) for p in answer["problems"]] == [("request", 6), ("request", 9)]
+    assert [(p["source"], p["line"]) for p in answer["problems"]] == [
+        ("request", 6),
+        ("request", 9),
+    ]
     assert "not JSON" in answer["problems"][0]["error"]
     assert answer["problems"][1]["error"] == "not a JSON object"
     assert answer["messages"] == 12  # every good line of the session is stored

@@ -87,7 +87,9 @@ class KilledImport:
 
 
 @pytest.fixture(scope="module")
-def killed_import(tmp_path_factory: pytest.TempPathFactory, migrated_template: Path) -> KilledImport:
+def killed_import(
+    tmp_path_factory: pytest.TempPathFactory, migrated_template: Path
+) -> KilledImport:
     """Import 10,000 messages in 20 sessions, SIGKILL the command half-way, run it again."""
     folder = tmp_path_factory.mktemp("import")
     write_sessions(folder / "store", N_SESSIONS, PER_SESSION)
@@ -112,7 +114,9 @@ def test_a_killed_import_run_again_ends_with_one_copy_of_each_message(
     assert run.resumed["duplicates"] == run.stored_when_killed
     assert rows(run.db, "SELECT count(*) FROM messages") == [(N,)]
     # Exactly one copy: no session holds a message twice, and every sequence is gapless.
-    assert rows(run.db, "SELECT count(*) FROM (SELECT DISTINCT session_pk, fingerprint FROM messages)") == [(N,)]
+    assert rows(
+        run.db, "SELECT count(*) FROM (SELECT DISTINCT session_pk, fingerprint FROM messages)"
+    ) == [(N,)]
     per_session = rows(
         run.db, "SELECT count(*), min(seq), max(seq) FROM messages GROUP BY session_pk"
     )

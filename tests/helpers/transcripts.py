@@ -25,18 +25,68 @@ def session_events(session_id: str, messages: int, start_ms: int = BASE_MS) -> l
         t = start_ms + turn * 60_000
         call = f"call_{turn}"
         turn_messages = [
-            {"role": "user", "content": f"Turn {turn}: where is the deploy key for shard {turn}?", "timestamp": t},
-            {"role": "assistant", "content": [{"type": "toolCall", "id": call, "name": "read", "arguments": {"path": f"notes/{turn}.md"}}], "timestamp": t + 1000},
-            {"role": "toolResult", "toolCallId": call, "toolName": "read", "content": [{"type": "text", "text": f"Shard {turn} keys live in vault path kv/shard-{turn}."}], "isError": False, "timestamp": t + 2000},
-            {"role": "assistant", "content": [{"type": "text", "text": f"The key of shard {turn} is in kv/shard-{turn}."}], "timestamp": t + 3000},
+            {
+                "role": "user",
+                "content": f"Turn {turn}: where is the deploy key for shard {turn}?",
+                "timestamp": t,
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "toolCall",
+                        "id": call,
+                        "name": "read",
+                        "arguments": {"path": f"notes/{turn}.md"},
+                    }
+                ],
+                "timestamp": t + 1000,
+            },
+            {
+                "role": "toolResult",
+                "toolCallId": call,
+                "toolName": "read",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"Shard {turn} keys live in vault path kv/shard-{turn}.",
+                    }
+                ],
+                "isError": False,
+                "timestamp": t + 2000,
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"The key of shard {turn} is in kv/shard-{turn}."}
+                ],
+                "timestamp": t + 3000,
+            },
         ][: messages - count]
         for message in turn_messages:
             entry_id = uuid.uuid4().hex[:8]
-            events.append({"type": "message", "id": entry_id, "parentId": parent, "timestamp": _iso(message["timestamp"]), "message": message})
+            events.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": _iso(message["timestamp"]),
+                    "message": message,
+                }
+            )
             parent = entry_id
             count += 1
         entry_id = uuid.uuid4().hex[:8]
-        events.append({"type": "custom", "customType": "openclaw:bootstrap-context:full", "data": {}, "id": entry_id, "parentId": parent, "timestamp": _iso(t + 3500)})
+        events.append(
+            {
+                "type": "custom",
+                "customType": "openclaw:bootstrap-context:full",
+                "data": {},
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": _iso(t + 3500),
+            }
+        )
         parent = entry_id
     return events
 

@@ -91,10 +91,12 @@ def _wait(ready: Any, process: subprocess.Popen[bytes], timeout: float = 90) -> 
 
 async def _session(url: str, key: str | None, calls: list[tuple[str, dict[str, Any]]]) -> Any:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
-        async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
-            tools = await client.list_tools()
-            results = [await client.call_tool(name, args) for name, args in calls]
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+    ):
+        tools = await client.list_tools()
+        results = [await client.call_tool(name, args) for name, args in calls]
     return tools, results
 
 
@@ -130,7 +132,9 @@ def plugin_descriptions() -> dict[str, str]:
     """Each tool's description as the plugin's tools.ts spells it (concatenated literals)."""
     source = PLUGIN_TOOLS.read_text()
     found = {}
-    for match in re.finditer(r'name: "(\w+)",\s*label: "[^"]*",\s*description:(.*?)parameters:', source, re.S):
+    for match in re.finditer(
+        r'name: "(\w+)",\s*label: "[^"]*",\s*description:(.*?)parameters:', source, re.S
+    ):
         found[match.group(1)] = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', match.group(2)))
     return found
 
@@ -145,7 +149,11 @@ def test_the_tools_are_the_plugins_tools_and_sessions_list(service: str) -> None
         assert by_name[name].description == description
     assert by_name["archive_search"].input_schema["required"] == ["sessionId", "query"]
     assert by_name["memory_commit"].input_schema["properties"]["category"]["enum"] == [
-        "profile", "preferences", "entities", "events", "cases",
+        "profile",
+        "preferences",
+        "entities",
+        "events",
+        "cases",
     ]
 
 
@@ -160,7 +168,10 @@ def test_each_tool_answers_with_its_tenants_data_marked_as_data(service: str) ->
             ("sessions_list", {}),
             ("archive_search", {"sessionId": LONG, "query": "kv/shard-7", "mode": "keyword"}),
             ("archive_expand", {"sessionId": LONG, "archiveId": archive}),
-            ("memory_commit", {"content": "Ada's favourite fruit is the mangosteen.", "category": "preferences"}),
+            (
+                "memory_commit",
+                {"content": "Ada's favourite fruit is the mangosteen.", "category": "preferences"},
+            ),
             ("memory_search", {"query": "mangosteen fruit"}),
         ],
     )

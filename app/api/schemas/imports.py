@@ -31,6 +31,8 @@ class ImportTranscriptResponse(ApiModel):
             duplicates=summary.duplicates,
             archives=summary.archives,
             skipped=summary.skipped,
-            problems=[ImportProblem(source=p.source, line=p.line, error=p.error) for p in summary.problems],
+            problems=[
+                ImportProblem(source=p.source, line=p.line, error=p.error) for p in summary.problems
+            ],
             refused=summary.refused,
         )
