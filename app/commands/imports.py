@@ -1,7 +1,7 @@
 """``import openclaw|claude-code|codex <path>``: an agent host's transcripts into the service.
 
 Reads the host's own store (read-only; an OpenClaw host may keep running), then stores session
-by session in batches with a progress bar (docs/import.md). Interrupted or killed, the same
+by session in batches with a progress bar (docs/api.md, Import). Interrupted or killed, the same
 command run again stores only what is missing. A line that cannot be read is reported with its
 file and line number and skipped. The summary is one JSON object on stdout.
 """

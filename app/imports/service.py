@@ -1,4 +1,4 @@
-"""Storing transcript sessions as the hooks would have stored them (docs/import.md).
+"""Storing transcript sessions as the hooks would have stored them (docs/api.md, Import).
 
 Each batch of a session (whole turns, a few hundred messages) goes through capture, the code of
 ``/commit-turn``: the same sanitation, redaction and fingerprints, one write transaction each, the
