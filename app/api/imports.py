@@ -23,10 +23,14 @@ IMPORT_BODY: dict[str, Any] = {
         "content": {
             "application/x-ndjson": {
                 "schema": {
-                    "type": "string",
+                    "type": "array",
+                    "minItems": 1,
+                    # Any line is accepted: one that is not a JSON object is reported and skipped.
+                    "items": {},
                     "description": "JSON Lines: the lines of one transcript file as the host wrote "
                     "them (an OpenClaw session's events, a Claude Code session file, a Codex "
-                    "rollout file). A line that is not a JSON object is reported and skipped.",
+                    "rollout file), one JSON value a line. A line that is not a JSON object is "
+                    "reported in `problems` with its number and skipped.",
                 }
             }
         },
@@ -63,6 +67,8 @@ async def import_transcript_endpoint(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidArgument("the body must be UTF-8 JSON Lines") from exc
+    if not text.strip():
+        raise InvalidArgument("the body holds no transcript line")
     read: ReadResult = read_lines(source, text.splitlines(), BODY_NAME, session_id)
     for session in read.sessions:
         session.session_key = session_key or session.session_key

@@ -102,6 +102,12 @@ async def test_a_body_that_is_not_utf8_is_refused_and_stores_nothing(client):
     assert response.json()["error"]["code"] == "INVALID_ARGUMENT"
 
 
+async def test_an_empty_body_is_refused(client):
+    response = await client.post("/import/codex", content=b"\n \n")
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == "the body holds no transcript line"
+
+
 async def test_an_unknown_source_is_refused(client):
     response = await client.post("/import/cursor", content=b"{}\n")
     assert response.status_code == 400
