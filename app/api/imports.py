@@ -13,7 +13,7 @@ from app.api.schemas.imports import ImportTranscriptResponse
 from app.errors import InvalidArgument
 from app.imports.records import ReadResult
 from app.imports.service import ImportOptions, import_sessions
-from app.imports.sources import Source, read_lines
+from app.imports.sources import UNNAMED, Source, read_lines
 
 router = APIRouter(prefix="/import", tags=["import"], route_class=JsonRoute)
 BODY_NAME = "request"
@@ -70,6 +70,8 @@ async def import_transcript_endpoint(
     if not text.strip():
         raise InvalidArgument("the body holds no transcript line")
     read: ReadResult = read_lines(source, text.splitlines(), BODY_NAME, session_id)
+    if any(session.session_id == UNNAMED for session in read.sessions):
+        raise InvalidArgument("the transcript names no session: give ?sessionId=")
     for session in read.sessions:
         session.session_key = session_key or session.session_key
         session.agent_id = agent_id or session.agent_id

@@ -42,8 +42,12 @@ def claude_code_sessions(lines: Any, source: str, default_id: str) -> ReadResult
     result = ReadResult()
     sessions: dict[str, TranscriptSession] = {}
     last_id: dict[str, str] = {}  # the message.id of each session's last assistant message
-    for line in json_lines(lines, source, result.problems):
-        session_id = str(line.value.get("sessionId") or default_id)
+    parsed = list(json_lines(lines, source, result.problems))
+    # Lines that name no session (summaries) belong to the file's session: the first one named.
+    named = (str(v) for line in parsed if (v := line.value.get("sessionId")))
+    file_session = next(named, default_id)
+    for line in parsed:
+        session_id = str(line.value.get("sessionId") or file_session)
         if session_id not in sessions:
             sessions[session_id] = TranscriptSession(session_id, source)
         _add_line(sessions[session_id], line, last_id)

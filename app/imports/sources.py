@@ -14,6 +14,8 @@ from app.imports.openclaw_events import add_events, session_header
 from app.imports.records import ReadResult, TranscriptSession
 
 Source = Literal["openclaw", "claude-code", "codex"]
+# The id of a session whose transcript names none (and the request gave none).
+UNNAMED = ""
 SOURCES: tuple[Source, ...] = ("openclaw", "claude-code", "codex")
 
 READERS: dict[Source, Callable[[Path], ReadResult]] = {
@@ -30,7 +32,7 @@ def read_path(source: Source, path: Path) -> ReadResult:
 def read_lines(source: Source, lines: list[str], name: str, session_id: str | None) -> ReadResult:
     """One transcript sent as JSON Lines (the HTTP import): the lines of one session file (an
     OpenClaw session's events, as ``transcript_events`` or a ``.jsonl`` file holds them)."""
-    default_id = session_id or "imported"
+    default_id = session_id or UNNAMED
     if source == "claude-code":
         result = claude_code_sessions(lines, name, default_id)
     elif source == "codex":

@@ -108,6 +108,16 @@ async def test_an_empty_body_is_refused(client):
     assert response.json()["error"]["message"] == "the body holds no transcript line"
 
 
+async def test_a_transcript_that_names_no_session_needs_a_session_id(client):
+    lines = [line for line in event_lines() if '"type":"session"' not in line]
+    refused = await client.post("/import/openclaw", content="\n".join(lines))
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == "the transcript names no session: give ?sessionId="
+    answer = await post_import(client, "openclaw", lines, sessionId="named-here")
+    assert answer["messages"] == 12
+    assert (await client.get("/sessions/named-here")).json()["totalMessageCount"] == 12
+
+
 async def test_an_unknown_source_is_refused(client):
     response = await client.post("/import/cursor", content=b"{}\n")
     assert response.status_code == 400

@@ -5,7 +5,8 @@ stored zstd-compressed), and what the live hooks stored for that session in the 
 ``tests/fixtures/openclaw-2026.9/agents/main/agent/openclaw-agent.sqlite`` is the host's agent
 database less the tables no transcript reader needs (memory indexes, boards, auth), with the run's
 temporary folder written as ``/home/demo/.openclaw-fixture``. ``live-stored.json`` holds the
-messages the service stored from the plugin's ``commitTurn`` calls in that run, in order."""
+messages the service stored from the plugin's ``commitTurn`` calls in that run, in order.
+``tests/helpers/record_host_store.py`` records both again from the real host."""
 
 from __future__ import annotations
 
