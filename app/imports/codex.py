@@ -6,7 +6,8 @@ is the session id); the conversation is in ``response_item`` lines whose payload
 API item: ``message`` (role user or assistant, ``input_text``/``output_text`` parts),
 ``function_call`` (``name``, ``arguments`` as a JSON string, ``call_id``),
 ``function_call_output`` (``call_id``, ``output``), ``custom_tool_call``/``custom_tool_call_output``
-and ``local_shell_call``. ``event_msg`` and ``turn_context`` lines repeat or describe the run
+and ``local_shell_call``. Older rollouts wrote the items themselves, one a line, after a first line
+``{"id", "timestamp", "instructions"}``; they are read too. ``event_msg`` and ``turn_context`` lines repeat or describe the run
 (bookkeeping), and so do ``reasoning`` items (encrypted), ``developer`` messages and the user
 messages Codex writes itself (``<environment_context>``, ``<user_instructions>``).
 """
@@ -23,6 +24,7 @@ from app.imports.records import HostMessage, Problem, ReadResult, TranscriptSess
 _HOST_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_ITEMS = ("message", "reasoning", *_CALLS, *_OUTPUTS)
 
 
 def read_codex(path: Path) -> ReadResult:
@@ -49,6 +51,11 @@ def codex_session(lines: Any, source: str, default_id: str) -> ReadResult:
         if kind == "session_meta" and isinstance(payload, dict) and payload.get("id"):
             session.session_id = str(payload["id"])
             session.skip("session header")
+        elif kind is None and line.number == 1 and line.value.get("id"):
+            session.session_id = str(line.value["id"])  # an older rollout's first line
+            session.skip("session header")
+        elif kind in _ITEMS and payload is None:
+            _add_item(session, line, line.value, names)  # an older rollout: the item itself
         elif kind != "response_item" or not isinstance(payload, dict):
             session.skip(f"bookkeeping entry ({kind or 'no type'})")
         else:

@@ -10,6 +10,7 @@ from typing import Any
 
 import zstandard
 
+from app.imports.codex import codex_session
 from app.imports.lines import Line, json_lines, to_datetime
 from app.imports.openclaw import read_openclaw
 from app.imports.openclaw_events import add_events
@@ -216,3 +217,22 @@ def test_a_folder_without_a_store_is_one_problem(tmp_path: Path) -> None:
     assert (
         read.sessions == [] and read.problems[0].error == "no OpenClaw transcript store found here"
     )
+
+
+def test_an_older_codex_rollout_holds_the_items_themselves() -> None:
+    lines = [
+        json.dumps(
+            {"id": "old-rollout", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}
+        ),
+        json.dumps({"record_type": "state"}),
+        json.dumps(
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+        ),
+        json.dumps({"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}),
+        json.dumps({"type": "function_call_output", "call_id": "c1", "output": "plain text"}),
+    ]
+    (session,) = codex_session(lines, "old.jsonl", "fallback").sessions
+    assert session.session_id == "old-rollout"
+    assert [m.message["role"] for m in session.messages] == ["user", "assistant", "toolResult"]
+    assert session.messages[2].message["toolName"] == "shell"
+    assert session.messages[2].message["content"] == [{"type": "text", "text": "plain text"}]
