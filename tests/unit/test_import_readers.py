@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from app.imports.openclaw import read_openclaw
 from app.imports.openclaw_events import add_events
 from app.imports.plan import batches, fingerprints, plan, without_heartbeats
 from app.imports.records import HostMessage, Problem, TranscriptSession
+from tests.helpers.host_store import AGENT_DB
 
 
 def message_entry(entry_id: str, parent: str | None, message: dict[str, Any]) -> dict[str, Any]:
@@ -236,3 +238,19 @@ def test_an_older_codex_rollout_holds_the_items_themselves() -> None:
     assert [m.message["role"] for m in session.messages] == ["user", "assistant", "toolResult"]
     assert session.messages[2].message["toolName"] == "shell"
     assert session.messages[2].message["content"] == [{"type": "text", "text": "plain text"}]
+
+
+def test_the_database_is_read_while_the_host_writes_to_it(tmp_path: Path) -> None:
+    """WAL, as the host runs it: a write transaction open meanwhile neither blocks the read nor
+    is blocked by it, and the read sees the last committed state."""
+    agent = tmp_path / "agents" / "main" / "agent"
+    agent.mkdir(parents=True)
+    shutil.copyfile(AGENT_DB, agent / AGENT_DB.name)
+    host = sqlite3.connect(agent / AGENT_DB.name, isolation_level=None)
+    host.execute("PRAGMA journal_mode = WAL")
+    host.execute("BEGIN IMMEDIATE")
+    host.execute("DELETE FROM transcript_events")  # not committed while the import reads
+    read = read_openclaw(tmp_path)
+    host.execute("COMMIT")
+    host.close()
+    assert read.problems == [] and len(read.sessions[0].messages) == 12
