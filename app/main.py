@@ -12,7 +12,7 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
-from app.api import archives, docs, hooks, memories, ops, sessions
+from app.api import archives, docs, hooks, imports, memories, ops, sessions
 from app.api.console import mount_console
 from app.api.deps import Services
 from app.api.exception_handlers import add_method_guards, install_exception_handlers
@@ -27,6 +27,7 @@ from app.jobs.phase2 import ArchiveContext, Learner
 from app.jobs.retry import RetryStrategy
 from app.jobs.worker import Phase2Worker
 from app.logging import configure_logging
+from app.mcp.server import McpEndpoint, mount_mcp, running
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.learning import ArchiveForLearning, learn_from_archive
 from app.memory.preparing import EmbeddingLimits
@@ -70,11 +71,12 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
     if configure_logs:
         configure_logging(settings.log_format, settings.log_level)
     metrics = Metrics()
+    mcp = McpEndpoint() if settings.mcp.enabled else None
     app = FastAPI(
         title="context-engine",
         version=__version__,
         summary="Lossless, bounded, self-improving context for AI agents.",
-        lifespan=_lifespan(settings, metrics),
+        lifespan=_lifespan(settings, metrics, mcp),
         responses=ERROR_RESPONSES,
         generate_unique_id_function=_operation_id,
         # Served by app.api.docs, behind the API key when keys are set.
@@ -87,10 +89,12 @@ def create_app(settings: Settings | None = None, *, configure_logs: bool = True)
     app.include_router(
         hooks.router, dependencies=[Depends(rate_limit("hooks"))], responses=RATE_LIMITED
     )
-    for module in (archives, sessions, memories, ops, docs):
+    for module in (archives, sessions, memories, imports, ops, docs):
         app.include_router(module.router)
     if settings.console.enabled:
         mount_console(app)
+    if mcp is not None:
+        mount_mcp(app, mcp)
     app.add_middleware(
         RequestContextMiddleware,
         max_body_bytes=settings.max_body_bytes,
@@ -121,7 +125,7 @@ def _without_422(app: FastAPI) -> Callable[[], dict[str, Any]]:
     return openapi
 
 
-def _lifespan(settings: Settings, metrics: Metrics) -> Lifespan:
+def _lifespan(settings: Settings, metrics: Metrics, mcp: McpEndpoint | None = None) -> Lifespan:
     """Start-up opens the database, the providers and the worker; shutdown closes them."""
 
     @asynccontextmanager
@@ -134,7 +138,8 @@ def _lifespan(settings: Settings, metrics: Metrics) -> Lifespan:
         services = await _start_services(settings, metrics, uow, http)
         app.state.services = services
         try:
-            yield
+            async with running(mcp):
+                yield
         finally:
             if services.worker is not None:
                 await services.worker.stop(settings.worker.drain_s)

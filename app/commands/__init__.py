@@ -14,12 +14,23 @@ import sys
 
 from pydantic import ValidationError
 
-from app.commands import backup, check, copy, jobs, keys, memories, reembed, sessions, worker
+from app.commands import (
+    backup,
+    check,
+    copy,
+    imports,
+    jobs,
+    keys,
+    memories,
+    reembed,
+    sessions,
+    worker,
+)
 from app.commands.runtime import EXIT_PROBLEM, EXIT_USAGE, CommandError
 from app.errors import AppError
 from app.logging import configure_logging
 
-MODULES = (worker, jobs, sessions, memories, reembed, backup, copy, check, keys)
+MODULES = (worker, jobs, sessions, memories, imports, reembed, backup, copy, check, keys)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

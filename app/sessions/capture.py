@@ -8,7 +8,9 @@ in one write transaction; no model is called (docs/lifecycle.md, Capture).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy.orm import Session
@@ -47,6 +49,9 @@ class TurnInput:
     token_budget: int | None = None
     # Set for /commit-turn: the turn is stored at most once per key, atomically.
     advancement: TurnAdvancement | None = None
+    # When each message was made, by index (a transcript import keeps the host's times); a
+    # message without one is stored at the time of the turn.
+    message_times: Sequence[datetime | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +139,7 @@ def _store_turn(
 ) -> CaptureResult:
     """Append the new messages, record the turn, commit past the threshold (one transaction)."""
     first_seq = session.last_seq + 1
-    ingested, duplicates = _append_new(db, session, prepared, start)
+    ingested, duplicates = _append_new(db, session, prepared, start, turn.message_times)
     if turn.advancement is not None:
         _record_turn(db, session, turn.advancement, first_seq, ingested)
     scheduled = False
@@ -251,7 +256,11 @@ def _cheap_key(message: Message) -> tuple[str, str, str, str]:
 
 
 def _append_new(
-    db: Session, session: AgentSession, prepared: _Prepared, start: int
+    db: Session,
+    session: AgentSession,
+    prepared: _Prepared,
+    start: int,
+    times: Sequence[datetime | None] | None = None,
 ) -> tuple[int, int]:
     """Store the messages not stored yet; returns (ingested, duplicates)."""
     candidate_fps = [
@@ -276,7 +285,8 @@ def _append_new(
     if rows:
         pending = _advanced_window(db, session, [r.tokens for r in rows])
         # Not text-indexed here: archived messages are, after the turn (app.archives.text_index).
-        repo.insert_messages(db, session, rows, utcnow())
+        stored_at = [times[i] for i in new_indexes] if times is not None else None
+        repo.insert_messages(db, session, rows, utcnow(), stored_at)
         repo.save_turn_counters(
             db,
             session,

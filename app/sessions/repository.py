@@ -126,9 +126,13 @@ def fingerprint_counts_of(
 
 
 def insert_messages(
-    db: Session, session: AgentSession, rows: Sequence[NewMessageRow], now: datetime
+    db: Session,
+    session: AgentSession,
+    rows: Sequence[NewMessageRow],
+    now: datetime,
+    times: Sequence[datetime | None] | None = None,
 ) -> None:
-    """Append rows."""
+    """Append rows, stored at ``now`` or at their own time in ``times`` (by row)."""
     values = [
         {
             "tenant_id": session.tenant_id,
@@ -140,9 +144,9 @@ def insert_messages(
             "search_text": row.search_text,
             "tokens": row.tokens,
             "fingerprint": row.fingerprint,
-            "created_at": now,
+            "created_at": (times[index] if times is not None else None) or now,
         }
-        for row in rows
+        for index, row in enumerate(rows)
     ]
     _INSERT_MESSAGES.in_session(db).run_many(values)
 

@@ -122,6 +122,25 @@ def commit_session(
         return commit_phase1(db, session, keep_recent_count, utcnow(), custom_instructions)
 
 
+FINGERPRINT_PAGE = 2000
+
+
+def stored_fingerprint_counts(
+    uow: UnitOfWork, tenant_id: str, session_id: str, fingerprints: list[str]
+) -> dict[str, int]:
+    """How many stored messages of the session carry each fingerprint ({} for no session)."""
+    counts: dict[str, int] = {}
+    with uow.read() as db:
+        session = repo.find_session(db, tenant_id, session_id)
+        if session is None:
+            return counts
+        unique = sorted(set(fingerprints))
+        for start in range(0, len(unique), FINGERPRINT_PAGE):
+            page = unique[start : start + FINGERPRINT_PAGE]
+            counts.update(repo.fingerprint_counts(db, session, page))
+    return counts
+
+
 def archive_state(uow: UnitOfWork, archive_pk: int) -> ArchiveState | None:
     with uow.read() as db:
         archive = archives_store.get_archive_by_pk(db, archive_pk)
@@ -166,5 +185,6 @@ __all__ = [
     "delete_session",
     "get_session_view",
     "session_or_404",
+    "stored_fingerprint_counts",
     "wait_for_archive",
 ]

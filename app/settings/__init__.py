@@ -23,6 +23,7 @@ from app.settings.groups import (
     EmbeddingSettings,
     HttpSettings,
     LlmSettings,
+    McpSettings,
     MemorySettings,
     RateLimitSettings,
     RecallSettings,
@@ -70,6 +71,7 @@ class Settings(BaseSettings):
     commit: CommitSettings = Field(default_factory=CommitSettings)
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     assemble: AssembleSettings = Field(default_factory=AssembleSettings)
     archives: ArchiveSettings = Field(default_factory=ArchiveSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)

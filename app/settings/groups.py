@@ -301,6 +301,13 @@ class ConsoleSettings(BaseModel):
     )
 
 
+class McpSettings(BaseModel):
+    enabled: bool = Field(
+        True,
+        description="Serve MCP (streamable HTTP) at /mcp for other agents (same API keys as the API).",
+    )
+
+
 class DatabaseSettings(BaseModel):
     sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
         "FULL",

@@ -14,6 +14,7 @@ from typing import Any
 
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import negative_data_rejection
 
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
@@ -56,4 +57,8 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", fuzzed_app())
 @schema.parametrize()
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_operation_keeps_its_contract(case: schemathesis.Case) -> None:
-    case.call_and_validate()
+    # A transcript import takes any line by design: one that is not a transcript event is reported
+    # in its answer and skipped, never a 400 for the whole transcript (docs/api.md, Import). Its
+    # body is still fuzzed: every other check (no 5xx, documented statuses and bodies) holds.
+    excluded = [negative_data_rejection] if case.operation.path == "/import/{source}" else []
+    case.call_and_validate(excluded_checks=excluded)

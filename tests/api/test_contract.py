@@ -62,5 +62,6 @@ def test_every_endpoint_has_a_readme_example():
             path.replace("{archiveId}", "archive_001")
             .replace("{sessionId}", "demo")
             .replace("{memoryId}", "$ID")
+            .replace("{source}", "openclaw")
         )
         assert f"localhost:8080{example}" in readme, path
