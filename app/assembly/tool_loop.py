@@ -14,6 +14,7 @@ from app.assembly.injection import (
     prepend_to_latest_user,
     recall_query,
 )
+from app.assembly.rebuild import SUMMARY_PREFIX
 from app.assembly.recall_inputs import (
     history_tokens,
     recall_budget_tokens,
@@ -42,10 +43,15 @@ async def assemble_tool_loop(
     user message of its own at the end of the history, the one field of the answer that host reads.
     """
     messages = req.messages
-    tail_is_user = (
-        bool(messages) and isinstance(messages[-1], dict) and role_of(messages[-1]) == "user"
-    )
     prompt = req.prompt or ""
+    tail_is_user = (
+        bool(messages)
+        and isinstance(messages[-1], dict)
+        and role_of(messages[-1]) == "user"
+        # A history that is all summary ends with the service's own summary message: the
+        # current message is then the prompt, as after any other history.
+        and not (prompt.strip() and _is_summary(messages[-1]))
+    )
     if not tail_is_user and not prompt.strip():
         return await _skill_memory_or_passthrough(recall, req, started)
     if not req.options.get("autoRecall", settings.assemble.auto_recall):
@@ -153,6 +159,11 @@ async def _inject_recall(
     return AssembleResult(
         messages=output, estimated_tokens=estimate(output), diagnostics=diagnostics
     )
+
+
+def _is_summary(message: dict[str, Any]) -> bool:
+    """Whether a user message is the rebuilt history's ``[Session History Summary]``."""
+    return latest_user_text([message]).startswith(SUMMARY_PREFIX)
 
 
 def _gate(reason: str) -> dict[str, Any]:

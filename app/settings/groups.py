@@ -142,7 +142,7 @@ class RecallSettings(BaseModel):
         60, ge=1, le=200, description="Archived turns recalled into one prompt at most."
     )
     archive_score_threshold: float = Field(
-        0.2,
+        0.12,
         ge=0,
         le=1,
         description="Lowest calibrated relevance of a recalled archived turn (0..1).",

@@ -279,3 +279,32 @@ async def test_the_model_calls_of_one_turn_get_the_same_archive_section(settings
     # A budget the kept section no longer fits is answered anew.
     assert "cached" not in _archive_diagnostics(tight)
     assert tight["messages"] == pre["messages"]
+
+
+async def test_after_a_history_that_is_all_summary_the_prompt_is_the_query(
+    settings: Settings,
+) -> None:
+    async with app_client(settings) as client:
+        await _archived_conversation(client)
+        await client.post("/sessions/s/commit", json={"keepRecentCount": 0, "wait": True})
+        pre, loop = await _ask(client, "What breed of puppy did Caroline adopt?")
+    assert [m["role"] for m in pre["messages"]] == ["user"]  # the summary alone
+    assert loop["diagnostics"]["recall"]["query"] == "What breed of puppy did Caroline adopt?"
+    assert loop["messages"][0] == pre["messages"][0]
+    assert "beagle" in loop["messages"][-1]["content"][0]["text"]
+
+
+@pytest.fixture
+def local_settings(make_settings: Any) -> Settings:
+    return make_settings(embedding={"provider": "local"})
+
+
+async def test_with_the_local_model_a_question_about_nothing_said_recalls_nothing(
+    local_settings: Settings,
+) -> None:
+    async with app_client(local_settings) as client:
+        await _archived_conversation(client)
+        _, unrelated = await _ask(client, "What is the capital of Australia?")
+        _, related = await _ask(client, "Which dog did Caroline's family take home?")
+    assert _archive_diagnostics(unrelated)["reason"] == "no_relevant_turns"
+    assert "beagle" in related["messages"][-1]["content"][0]["text"]
