@@ -7,9 +7,11 @@ import { createClient } from "./src/client.ts";
 import { ConfigError, resolveConfig } from "./src/config.ts";
 import { ENGINE_ID, type Logger, createContextEngine } from "./src/engine.ts";
 import { TOOL_NAMES, type ToolContext, createTools } from "./src/tools.ts";
+import { hostVersionOf, versionHeaders } from "./src/version.ts";
 
 type PluginApi = {
   pluginConfig?: unknown;
+  runtime?: { version?: unknown };
   logger?: Logger;
   registerContextEngine: (id: string, factory: (ctx: unknown) => unknown) => unknown;
   registerTool?: (factory: (ctx: ToolContext) => unknown, opts?: { names?: string[] }) => unknown;
@@ -31,8 +33,9 @@ const plugin = {
       logger.error?.(`${error.message}; the context engine is not registered`);
       return;
     }
-    const client = createClient(config);
-    api.registerContextEngine(ENGINE_ID, () => createContextEngine({ config, client, logger }));
+    const hostVersion = hostVersionOf(api);
+    const client = createClient(config, fetch, versionHeaders(hostVersion));
+    api.registerContextEngine(ENGINE_ID, () => createContextEngine({ config, client, logger, hostVersion }));
     api.registerTool?.(
       (ctx: ToolContext) =>
         createTools(client, { sessionId: ctx?.sessionId, sessionKey: ctx?.sessionKey, agentId: ctx?.agentId }),

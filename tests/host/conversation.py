@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.host.harness import CliResult, Host, RecordingProxy, Service, hook_timings
-from tests.host.install import ensure_installed, openclaw_entry
+from tests.host.install import NEWEST, ensure_installed, openclaw_entry
 from tests.host.stub_model import Exchange, StubModel
 
 SESSION_KEY = "agent:main:host-test"
@@ -71,6 +71,7 @@ class Conversation:
     proxy: RecordingProxy
     host: Host
     stub: StubModel
+    release: str = NEWEST
     turns: list[Turn] = field(default_factory=list)
     session_id: str | None = None
     gateway_start_s: float = 0.0
@@ -139,8 +140,8 @@ def _wait_for_archives(conv: Conversation, timeout_s: float = 120.0) -> None:
     raise TimeoutError(f"archives not through Phase 2 after {timeout_s:g} s")
 
 
-def run_conversation(root: Path) -> Conversation:
-    node = ensure_installed()
+def run_conversation(root: Path, release: str = NEWEST) -> Conversation:
+    node = ensure_installed(release)
     service = Service(root / "service")
     service.workdir.mkdir(parents=True, exist_ok=True)
     stub = StubModel()
@@ -150,14 +151,16 @@ def run_conversation(root: Path) -> Conversation:
     proxy.start()
     host = Host(
         node=node,
-        openclaw=openclaw_entry(),
+        openclaw=openclaw_entry(release),
         root=root / "openclaw",
         model_url=model_url,
         service_url=proxy.url,
     )
     notes = host.workspace / "notes.md"
     notes.write_text(NOTES)
-    conv = Conversation(root=root, service=service, proxy=proxy, host=host, stub=stub)
+    conv = Conversation(
+        root=root, service=service, proxy=proxy, host=host, stub=stub, release=release
+    )
 
     def turn(name: str, prompt: str, *, local: bool = False) -> Turn:
         before, sent_before = stub.count, len(proxy.snapshot())

@@ -42,12 +42,13 @@ SUMMARY_MARK = "[Session History Summary]"
 
 
 @pytest.fixture(scope="module")
-def conv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conversation]:
-    root = tmp_path_factory.mktemp("openclaw-host")
-    conversation = run_conversation(root)
+def conv(tmp_path_factory: pytest.TempPathFactory, release: str) -> Iterator[Conversation]:
+    root = tmp_path_factory.mktemp(f"openclaw-host-{release}")
+    conversation = run_conversation(root, release)
     # shown at the end of the pytest run (conftest.py), captured output or not
     SUMMARIES.append(
-        f"{format_report(conversation.report)}\n  (full figures: {root / 'host-latency.json'})"
+        f"OpenClaw {release}\n{format_report(conversation.report)}\n"
+        f"  (full figures: {root / 'host-latency.json'})"
     )
     try:
         yield conversation

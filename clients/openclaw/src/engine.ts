@@ -12,9 +12,9 @@
 import { type ServiceClient, ServiceError, describe } from "./client.ts";
 import { type PluginConfig, assembleOptions } from "./config.ts";
 import { bool, compact, estimateTokens, messagesJson, num, str, toolNames } from "./sanitize.ts";
+import { PLUGIN_VERSION } from "./version.ts";
 
 export const ENGINE_ID = "context-engine";
-export const PLUGIN_VERSION = "0.1.0";
 
 export type Logger = {
   debug?: (message: string) => void;
@@ -94,6 +94,8 @@ export type EngineDeps = {
   config: PluginConfig;
   client: ServiceClient;
   logger: Logger;
+  /** The host's version (`api.runtime.version`), "unknown" when it does not say. */
+  hostVersion?: string;
   now?: () => number;
 };
 
