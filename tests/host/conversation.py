@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.host.harness import CliResult, Host, RecordingProxy, Service, hook_timings
-from tests.host.install import NEWEST, ensure_installed, openclaw_entry
+from tests.host.harness import CliResult, Host, RecordingProxy, Service, hook_timings, pack_plugin
+from tests.host.install import NEWEST, commits_turns, ensure_installed, openclaw_entry
 from tests.host.stub_model import Exchange, StubModel
 
 SESSION_KEY = "agent:main:host-test"
@@ -76,6 +76,7 @@ class Conversation:
     session_id: str | None = None
     gateway_start_s: float = 0.0
     manual_compact: CliResult | None = None
+    plugin_install: CliResult | None = None
     archives_before_manual: list[dict[str, Any]] = field(default_factory=list)
     archives_after_manual: list[dict[str, Any]] = field(default_factory=list)
     memory_answer: dict[str, Any] = field(default_factory=dict)
@@ -140,6 +141,11 @@ def _wait_for_archives(conv: Conversation, timeout_s: float = 120.0) -> None:
     raise TimeoutError(f"archives not through Phase 2 after {timeout_s:g} s")
 
 
+def turn_path(release: str) -> str:
+    """The endpoint a turn of this release reaches the service through."""
+    return "/commit-turn" if commits_turns(release) else "/after-turn"
+
+
 def run_conversation(root: Path, release: str = NEWEST) -> Conversation:
     node = ensure_installed(release)
     service = Service(root / "service")
@@ -180,6 +186,12 @@ def run_conversation(root: Path, release: str = NEWEST) -> Conversation:
         return t
 
     try:
+        # The plugin as a user installs it: its tarball, `openclaw plugins install <tarball>`.
+        newest = ensure_installed(NEWEST)
+        typescript = newest.parents[2] / "typescript" / "bin" / "tsc"
+        conv.plugin_install = host.install_plugin(
+            pack_plugin(newest, typescript, root / "plugin"), release
+        )
         # 1. The embedded runner without the gateway (a whole host process for one turn).
         turn("t1", "Hello, my name is Ada. Remember the word ZEBRA.", local=True)
         conv.gateway_start_s = host.start_gateway()
@@ -189,7 +201,7 @@ def run_conversation(root: Path, release: str = NEWEST) -> Conversation:
         turn("t3", "PLAIN-3 CUT-EMOJI: what is two plus two?")
         # 4. The service stores turn 4 but its answer is lost: the host keeps the turn in its
         # outbox and commits it again (same advancementKey) before turn 5.
-        proxy.drop_next_response("/commit-turn")
+        proxy.drop_next_response(turn_path(release))
         turn("t4", "PLAIN-4: tell me a short joke about databases.")
         turn("t5", f"PLAIN-5: {PASTIME} Any plans for the weekend?")
         # 6. The fact of turn 1 must reach the model through the assembled history.

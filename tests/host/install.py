@@ -41,6 +41,13 @@ RELEASES: tuple[str, ...] = tuple(
     )
 )
 NEWEST = RELEASES[0]
+# OpenClaw 2026.8.1 added commitTurn; before it a turn reaches the engine through afterTurn only.
+FIRST_COMMIT_TURN = (2026, 8, 1)
+
+
+def commits_turns(version: str) -> bool:
+    """Whether this release commits turns through commitTurn (else afterTurn)."""
+    return _version_key(version) >= FIRST_COMMIT_TURN
 
 
 def cache_dir(version: str = NEWEST) -> Path:

@@ -2,13 +2,20 @@
 
 import { readFileSync } from "node:fs";
 
+const PACKAGE_NAME = "context-engine";
+
 function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
-    return typeof pkg.version === "string" ? pkg.version : "unknown";
-  } catch {
-    return "unknown";
+  // src/version.ts in a checkout, dist/src/version.js in the package: the first package.json up
+  // the tree that is this plugin's.
+  for (const up of ["../package.json", "../../package.json"]) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), "utf8")) as { name?: unknown; version?: unknown };
+      if (pkg.name === PACKAGE_NAME && typeof pkg.version === "string") return pkg.version;
+    } catch {
+      // not there: look further up
+    }
   }
+  return "unknown";
 }
 
 export const PLUGIN_VERSION = packageVersion();
