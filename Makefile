@@ -51,8 +51,10 @@ host-test: host-runtime
 host-matrix: host-runtimes
 	$(BIN)/python -m pytest -q -m host tests/host --openclaw all
 
-# The plugin's tarball (what `openclaw plugins install <tarball>` takes), into dist/.
-plugin-pack:
+# The plugin's tarball (what `openclaw plugins install <tarball>` takes), into dist/: the
+# TypeScript compiled into clients/openclaw/dist (a package install runs JavaScript), then npm pack.
+plugin-pack: host-runtime
+	cd clients/openclaw && "$(NODE24)" "$(HOST_MODULES)/typescript/bin/tsc" -p tsconfig.build.json --typeRoots "$(HOST_MODULES)/@types"
 	mkdir -p dist && cd clients/openclaw && npm pack --silent --pack-destination ../../dist
 
 bench: $(STAMP)

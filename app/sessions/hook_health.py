@@ -3,7 +3,7 @@
 A host that upgrades under the plugin can keep calling one hook and stop calling another
 (assembles but no committed turns, or turns but no assembles), or stop calling the plugin at all
 while it falls back to its own engine. Each hook call updates the records' streaks here; the
-flags are read from them (docs/operations.md, Hook health).
+flags are read from them (docs/api.md, Hook health).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ class HookCalls(ApiModel):
 
 class HookHealthView(ApiModel):
     """When each hook last arrived and from which host and plugin; ``flags`` says what is wrong
-    (docs/operations.md, Hook health)."""
+    (docs/api.md, Hook health)."""
 
     flags: list[str]
     last_hook_at: str | None
