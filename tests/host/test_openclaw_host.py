@@ -646,6 +646,11 @@ def _same_content(message: dict[str, Any]) -> str:
     return json.dumps(message, sort_keys=True)
 
 
+def _is_recall(message: dict[str, Any]) -> bool:
+    text = HOST_TIME_PREFIX.sub("", text_of(message.get("content")).lstrip(), count=1)
+    return message.get("role") == "user" and text.startswith("<openviking-context>")
+
+
 def _commit_times(conv: Conversation) -> list[float]:
     return sorted(
         datetime.fromisoformat(a["createdAt"]).timestamp()
@@ -657,7 +662,8 @@ def _commit_times(conv: Conversation) -> list[float]:
 def prefix_reuse(conv: Conversation) -> dict[str, Any]:
     """For each model request after the first through the gateway, against the one before: how
     many leading messages (the system prompt first) it repeats, how many it had to (the ones
-    before the earlier request's current user message: what was stored by then), and the share
+    before the earlier request's current user message and the recalled context just before it:
+    what was stored by then), and the share
     of its characters inside the repeated prefix; `commit` when an archive was made between the
     two (a new summary must change the prompt)."""
     exchanges = [ex for t in conv.turns if not t.local for ex in t.exchanges]
@@ -671,13 +677,17 @@ def prefix_reuse(conv: Conversation) -> dict[str, Any]:
             min(len(before), len(now)),
         )
         prompt_at, _ = current_prompt(prev.messages)
+        needed = prompt_at if prompt_at >= 0 else len(before)
+        # recalled context injected for that request only (before its prompt) is not stored
+        while needed > 0 and _is_recall(prev.messages[needed - 1]):
+            needed -= 1
         pairs.append(
             {
                 "from": prev.n,
                 "to": cur.n,
                 "commit": any(prev.at < t <= cur.at for t in commits),
                 "shared": shared,
-                "needed": prompt_at if prompt_at >= 0 else len(before),
+                "needed": needed,
                 "share": round(sum(map(len, now[:shared])) / max(1, sum(map(len, now))), 4),
             }
         )

@@ -80,6 +80,23 @@ export function isFailedAttemptReplay(message: unknown): boolean {
   return typeof first === "string" && first.startsWith(FAILED_ATTEMPT_TEXT);
 }
 
+const SUMMARY_MARK = "[Session History Summary]";
+
+/** The service merges consecutive user messages, so its summary shares one message with the first
+ * user message after it, once there is one; right after a commit the summary stands alone and the
+ * host appends the prompt. Kept apart, the summary message is the same in every request until
+ * the next commit, and so is the prompt prefix (the host itself sends consecutive user messages:
+ * the prompt, then its own context). */
+export function summaryApart(messages: unknown[]): unknown[] {
+  const first = messages[0] as Params | undefined;
+  if (!first || first.role !== "user" || !Array.isArray(first.content) || first.content.length < 2) return messages;
+  const head = first.content[0] as Params | undefined;
+  if (!head || head.type !== "text" || typeof head.text !== "string" || !head.text.startsWith(SUMMARY_MARK)) {
+    return messages;
+  }
+  return [{ ...first, content: [head] }, { ...first, content: first.content.slice(1) }, ...messages.slice(1)];
+}
+
 /** The /assemble body: the host's parameters with `messages` (the newest ones when `omitted` > 0). */
 function assembleBody(
   config: PluginConfig,
@@ -256,7 +273,8 @@ export function createContextEngine(deps: EngineDeps) {
         const passedThrough =
           (sent === "tail" || phase === "pre_prompt") && passthroughReason(answer) !== undefined;
         const head = sent === "tail" && phase === "tool_loop" ? hostMessages.slice(0, omitted) : [];
-        const messages = passedThrough ? hostMessages : head.length > 0 ? head.concat(answer.messages) : answer.messages;
+        const answered = phase === "pre_prompt" ? summaryApart(answer.messages) : answer.messages;
+        const messages = passedThrough ? hostMessages : head.length > 0 ? head.concat(answered) : answered;
         const result: AssembleResult = {
           messages,
           estimatedTokens: passedThrough

@@ -5,7 +5,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import plugin from "../index.ts";
 import { createClient } from "../src/client.ts";
 import { resolveConfig } from "../src/config.ts";
-import { assemblePhase, createContextEngine, isFailedAttemptReplay, outgoingMessages } from "../src/engine.ts";
+import { assemblePhase, createContextEngine, isFailedAttemptReplay, outgoingMessages, summaryApart } from "../src/engine.ts";
 import { HookWatch, hostTraits, parseRelease } from "../src/host.ts";
 import { PromptMemory } from "../src/prompt-memory.ts";
 import { PLUGIN_VERSION, versionHeaders } from "../src/version.ts";
@@ -66,6 +66,21 @@ describe("host releases", () => {
     assert.equal(isFailedAttemptReplay({ ...replay, errorMessage: undefined }), false);
     assert.equal(isFailedAttemptReplay({ ...replay, role: "user" }), false);
     assert.equal(isFailedAttemptReplay(assistantMessage), false);
+  });
+
+  test("the summary is kept apart from the user message the service merged it with", () => {
+    const summary = { type: "text", text: "[Session History Summary]\n# Working Memory" };
+    const said = { type: "text", text: "OVERFLOW-ONCE" };
+    const merged = { role: "user", content: [summary, said], timestamp: 5 };
+    assert.deepEqual(summaryApart([merged, assistantMessage]), [
+      { role: "user", content: [summary], timestamp: 5 },
+      { role: "user", content: [said], timestamp: 5 },
+      assistantMessage,
+    ]);
+    const alone = [{ role: "user", content: [summary] }, assistantMessage];
+    assert.equal(summaryApart(alone), alone);
+    const twoBlocks = [{ role: "user", content: [said, summary] }];
+    assert.equal(summaryApart(twoBlocks), twoBlocks); // not a summary first: as it is
   });
 
   test("the prompt memory gives the last answer with the host's newer messages, or the host's own", () => {
