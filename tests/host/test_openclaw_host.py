@@ -288,7 +288,8 @@ def test_service_stores_exactly_what_the_host_committed(conv: Conversation) -> N
                 committed.extend(
                     stored_signature(m) for m in record["body"]["messages"] if not is_bookkeeping(m)
                 )
-    assert any(
+    # (the newest release commits host bookkeeping entries with the turn; 2026.8 none)
+    assert conv.release != NEWEST or any(
         is_bookkeeping(m)
         for r in conv.requests
         if r["path"] == "/commit-turn"
@@ -368,7 +369,8 @@ def test_turn_sent_while_the_service_was_down_is_stored_after_restart(conv: Conv
     assert not t12.service_up and t12.ok, t12.describe()
     assert t12.requests == [], "the service was reachable during the offline turn"
     outcomes = {(hook, outcome) for hook, _, outcome in hook_timings(conv.hook_lines)}
-    assert ("commitTurn", "error") in outcomes and (
+    turn_hook = "commitTurn" if commits_turns(conv.release) else "afterTurn"
+    assert (turn_hook, "error") in outcomes and (
         "assemble.pre_prompt",
         "passthrough",
     ) in outcomes
@@ -456,9 +458,11 @@ def test_a_pre_prompt_tail_that_cannot_be_reconciled_is_sent_again_whole(
     pre_prompt = _assembles(conv, "pre_prompt")
     tails = [r for r in pre_prompt if r["body"].get("omittedMessageCount")]
     assert tails, [len(r["body"]["messages"]) for r in pre_prompt]
+    # Releases before 2026.9 replay a failed attempt that the plugin leaves out of what it sends.
+    replays = 0 if conv.release == NEWEST else 1
     for record in tails:
         omitted = record["body"]["omittedMessageCount"]
-        assert len(record["body"]["messages"]) == 2
+        assert 2 - replays <= len(record["body"]["messages"]) <= 2
         diagnostics = record["answer"]["diagnostics"]
         assert (diagnostics["mode"], diagnostics["reason"]) == (
             "passthrough",
@@ -466,7 +470,7 @@ def test_a_pre_prompt_tail_that_cannot_be_reconciled_is_sent_again_whole(
         )
         again = pre_prompt[pre_prompt.index(record) + 1]
         assert "omittedMessageCount" not in again["body"]
-        assert len(again["body"]["messages"]) == 2 + omitted
+        assert 2 + omitted - replays <= len(again["body"]["messages"]) <= 2 + omitted
         assert again["answer"]["diagnostics"]["mode"] == "assembled"
 
 
@@ -498,8 +502,10 @@ def test_a_tool_loop_answer_for_the_newest_messages_follows_the_ones_left_out(
         i for i, m in enumerate(history) if "<openviking-context>" in text_of(m.get("content"))
     )
     # The model got the host's whole history (the messages left out, then the newest ones sent)
-    # before the recalled envelope, each once.
-    assert envelope_at >= host_messages, (envelope_at, host_messages)
+    # before the recalled envelope, each once; a release before commitTurn has the current user
+    # message in the tool loop's history, and the envelope goes before it.
+    in_flight = 0 if commits_turns(conv.release) else 1
+    assert envelope_at >= host_messages - in_flight, (envelope_at, host_messages)
     assert not [u for u, n in Counter(request_units(exchange)).items() if n > 1]
 
 

@@ -87,6 +87,14 @@ const SUMMARY_MARK = "[Session History Summary]";
  * host appends the prompt. Kept apart, the summary message is the same in every request until
  * the next commit, and so is the prompt prefix (the host itself sends consecutive user messages:
  * the prompt, then its own context). */
+/** The summary's text when the message is the service's summary, else undefined. */
+export function summaryText(message: unknown): string | undefined {
+  const m = message as Params | undefined;
+  if (!m || m.role !== "user") return undefined;
+  const first = Array.isArray(m.content) ? (m.content[0] as Params | undefined)?.text : m.content;
+  return typeof first === "string" && first.startsWith(SUMMARY_MARK) ? first : undefined;
+}
+
 export function summaryApart(messages: unknown[]): unknown[] {
   const first = messages[0] as Params | undefined;
   if (!first || first.role !== "user" || !Array.isArray(first.content) || first.content.length < 2) return messages;
@@ -273,7 +281,8 @@ export function createContextEngine(deps: EngineDeps) {
         const passedThrough =
           (sent === "tail" || phase === "pre_prompt") && passthroughReason(answer) !== undefined;
         const head = sent === "tail" && phase === "tool_loop" ? hostMessages.slice(0, omitted) : [];
-        const answered = phase === "pre_prompt" ? summaryApart(answer.messages) : answer.messages;
+        const apart = phase === "pre_prompt" ? summaryApart(answer.messages) : answer.messages;
+        const answered = phase === "pre_prompt" && memory ? memory.pinSummary(session, apart, summaryText) : apart;
         const messages = passedThrough ? hostMessages : head.length > 0 ? head.concat(answered) : answered;
         const result: AssembleResult = {
           messages,

@@ -19,6 +19,30 @@ export type Fallback = { messages: unknown[]; systemPromptAddition?: string; reu
 
 export class PromptMemory {
   private readonly sessions = new Map<string, Remembered>();
+  private readonly summaryTimes = new Map<string, { text: string; timestamp: unknown }>();
+
+  /** The summary (the first message) with the timestamp it had the first time this process saw
+   * it. The service dates it with the first message after it, or the time of the answer when
+   * none follows yet (right after a commit); the host writes that time into the text it sends. */
+  pinSummary(session: string | undefined, messages: unknown[], isSummary: (m: unknown) => string | undefined): unknown[] {
+    const first = messages[0] as Record<string, unknown> | undefined;
+    const text = first ? isSummary(first) : undefined;
+    if (!session || !first || text === undefined) return messages;
+    const pinned = this.summaryTimes.get(session);
+    if (!pinned || pinned.text !== text) {
+      this.summaryTimes.delete(session);
+      this.summaryTimes.set(session, { text, timestamp: first.timestamp });
+      if (this.summaryTimes.size > KEPT_SESSIONS) {
+        const oldest = this.summaryTimes.keys().next().value;
+        if (oldest !== undefined) this.summaryTimes.delete(oldest);
+      }
+      return messages;
+    }
+    if (pinned.timestamp === first.timestamp) return messages;
+    const { timestamp: _dropped, ...rest } = first;
+    const again = pinned.timestamp === undefined ? rest : { ...rest, timestamp: pinned.timestamp };
+    return [again, ...messages.slice(1)];
+  }
 
   remember(session: string | undefined, host: unknown[], messages: unknown[], addition?: string): void {
     if (!session) return;

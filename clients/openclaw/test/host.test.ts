@@ -5,7 +5,14 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import plugin from "../index.ts";
 import { createClient } from "../src/client.ts";
 import { resolveConfig } from "../src/config.ts";
-import { assemblePhase, createContextEngine, isFailedAttemptReplay, outgoingMessages, summaryApart } from "../src/engine.ts";
+import {
+  assemblePhase,
+  createContextEngine,
+  isFailedAttemptReplay,
+  outgoingMessages,
+  summaryApart,
+  summaryText,
+} from "../src/engine.ts";
 import { HookWatch, hostTraits, parseRelease } from "../src/host.ts";
 import { PromptMemory } from "../src/prompt-memory.ts";
 import { PLUGIN_VERSION, versionHeaders } from "../src/version.ts";
@@ -81,6 +88,18 @@ describe("host releases", () => {
     assert.equal(summaryApart(alone), alone);
     const twoBlocks = [{ role: "user", content: [said, summary] }];
     assert.equal(summaryApart(twoBlocks), twoBlocks); // not a summary first: as it is
+  });
+
+  test("a summary keeps the timestamp it first had until its text changes", () => {
+    const memory = new PromptMemory();
+    const summary = (text: string, timestamp?: number) => ({ role: "user", content: `[Session History Summary]\n${text}`, timestamp });
+    assert.deepEqual(memory.pinSummary("k", [summary("a", 1)], summaryText), [summary("a", 1)]);
+    assert.deepEqual(memory.pinSummary("k", [summary("a", 7), assistantMessage], summaryText), [summary("a", 1), assistantMessage]);
+    assert.deepEqual(memory.pinSummary("k", [summary("b", 7)], summaryText), [summary("b", 7)]); // a new summary
+    assert.deepEqual(memory.pinSummary("k", [userMessage], summaryText), [userMessage]);
+    const undated = new PromptMemory();
+    undated.pinSummary("k", [{ role: "user", content: "[Session History Summary]\nx" }], summaryText);
+    assert.deepEqual(undated.pinSummary("k", [summary("x", 3)], summaryText), [{ role: "user", content: "[Session History Summary]\nx" }]);
   });
 
   test("the prompt memory gives the last answer with the host's newer messages, or the host's own", () => {
