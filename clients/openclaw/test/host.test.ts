@@ -5,14 +5,8 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import plugin from "../index.ts";
 import { createClient } from "../src/client.ts";
 import { resolveConfig } from "../src/config.ts";
-import {
-  assemblePhase,
-  createContextEngine,
-  isFailedAttemptReplay,
-  outgoingMessages,
-  summaryApart,
-  summaryText,
-} from "../src/engine.ts";
+import { assemblePhase, createContextEngine } from "../src/engine.ts";
+import { isFailedAttemptReplay, outgoingMessages, summaryApart, summaryText } from "../src/history.ts";
 import { HookWatch, hostTraits, parseRelease } from "../src/host.ts";
 import { PromptMemory } from "../src/prompt-memory.ts";
 import { PLUGIN_VERSION, versionHeaders } from "../src/version.ts";
