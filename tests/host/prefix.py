@@ -29,6 +29,29 @@ def same_content(message: dict[str, Any]) -> str:
     return json.dumps(message, sort_keys=True)
 
 
+def _shared(before: list[str], now: list[str]) -> int:
+    """How many leading messages the two lists have in common."""
+    return next(
+        (i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b),
+        min(len(before), len(now)),
+    )
+
+
+def _without_time(message: dict[str, Any]) -> str:
+    """same_content with the host's time written before the text left out."""
+    content = message.get("content")
+    if isinstance(content, str):
+        content = HOST_TIME_PREFIX.sub("", content, count=1)
+    elif isinstance(content, list):
+        content = [
+            {**b, "text": HOST_TIME_PREFIX.sub("", b["text"], count=1)}
+            if isinstance(b, dict) and isinstance(b.get("text"), str)
+            else b
+            for b in content
+        ]
+    return same_content({**message, "content": content})
+
+
 def _is_recall(message: dict[str, Any]) -> bool:
     text = HOST_TIME_PREFIX.sub("", text_of(message.get("content")).lstrip(), count=1)
     return message.get("role") == "user" and text.startswith("<openviking-context>")
@@ -69,9 +92,9 @@ def prefix_reuse(conv: Conversation) -> dict[str, Any]:
     for prev, cur in itertools.pairwise(exchanges):
         before = [same_content(m) for m in prev.messages]
         now = [same_content(m) for m in cur.messages]
-        shared = next(
-            (i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b),
-            min(len(before), len(now)),
+        shared = _shared(before, now)
+        untimed = _shared(
+            [_without_time(m) for m in prev.messages], [_without_time(m) for m in cur.messages]
         )
         prompt_at, _ = current_prompt(prev.messages)
         needed = prompt_at if prompt_at >= 0 else len(before)
@@ -85,6 +108,7 @@ def prefix_reuse(conv: Conversation) -> dict[str, Any]:
                 "commit": any(prev.at < t <= cur.at for t in commits),
                 "window": cur.n in windowed,
                 "shared": shared,
+                "shared_but_time": untimed,
                 "needed": needed,
                 "share": round(sum(map(len, now[:shared])) / max(1, sum(map(len, now))), 4),
             }

@@ -74,7 +74,14 @@ def agent_text(message: dict[str, Any]) -> str:
 
 
 def is_bookkeeping(message: dict[str, Any]) -> bool:
-    return message.get("role") == "custom" or message.get("excludeFromContext") is True
+    """Host entries the service does not store: role custom, excludeFromContext, and a message
+    with no content (2026.8 commits its failed overflow attempt as an empty assistant message;
+    docs/lifecycle.md, Capture: a message left with no content is dropped)."""
+    return (
+        message.get("role") == "custom"
+        or message.get("excludeFromContext") is True
+        or message.get("content") in ([], "", None)
+    )
 
 
 def stored_signature(message: dict[str, Any]) -> tuple[str, str]:
@@ -381,9 +388,9 @@ def test_turn_sent_while_the_service_was_down_is_stored_after_restart(conv: Conv
     else:
         # no outbox before commitTurn: the next pre-prompt assemble stores it from the history
         pre = [r for r in conv.turn("t13").requests if r["body"].get("phase") == "pre_prompt"]
-        assert any(r["answer"]["diagnostics"]["messages"]["reconciled"] >= 2 for r in pre), [
-            r["answer"]["diagnostics"] for r in pre
-        ]
+        assert any(
+            r["answer"]["diagnostics"].get("messages", {}).get("reconciled", 0) >= 2 for r in pre
+        ), [r["answer"]["diagnostics"] for r in pre]
     users = [stored_signature(m)[1] for m in conv.stored_messages if m.get("role") == "user"]
     offline = [u for u in users if t12.prompt in u]
     assert len(offline) == 1, offline
@@ -656,6 +663,10 @@ def test_between_commits_each_request_repeats_the_stored_prefix_of_the_one_befor
     # the newest release gives a budget that holds the whole history between commits
     assert conv.release != NEWEST or not any(p["window"] for p in reuse["pairs"])
     broken = [p for p in checked if p["shared"] < p["needed"]]
+    if not commits_turns(conv.release):
+        # 2026.7 writes its time into the summary message in some requests and not in others:
+        # there the stored prefix is the same but for that time.
+        broken = [p for p in broken if p["shared_but_time"] < p["needed"]]
     assert not broken, broken
     systems = [
         json.dumps([m for m in ex.messages if m.get("role") == "system"])
