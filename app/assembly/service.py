@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.assembly.budget import reserved_tokens, resolve_budget
+from app.assembly.guide import SESSION_CONTEXT_GUIDE
 from app.assembly.history_cache import HistoryCache
 from app.assembly.rebuild import StoredHistory, fitted, stored_history
 from app.assembly.reconcile import HostHistoryNeeded, reconcile_and_read
@@ -128,7 +129,13 @@ def assemble_pre_prompt(
         return passthrough(req, "host_history_needed", started)
     stored = _stored_of(context, held)
     if not stored.known or (not stored.overview and not stored.messages):
-        return passthrough(req, "no_stored_context", started)
+        # With the guide, as every assembled answer: the system prompt never changes mid-session.
+        empty = passthrough(req, "no_stored_context", started)
+        return replace(
+            empty,
+            system_prompt_addition=SESSION_CONTEXT_GUIDE,
+            estimated_tokens=empty.estimated_tokens + estimate_text_tokens(SESSION_CONTEXT_GUIDE),
+        )
     # Stored bodies are read in their redacted form (docs/quality.md, Security).
     budget = resolve_budget(req.token_budget)
     fit = fitted(stored, budget)

@@ -118,10 +118,15 @@ def _session_row(
 
 
 def session_timeline(
-    uow: UnitOfWork, tenant_id: str, session_id: str, live_limit: int = 100
+    uow: UnitOfWork,
+    tenant_id: str,
+    session_id: str,
+    live_limit: int = 100,
+    silent_after_s: float = 0.0,
 ) -> SessionTimeline:
-    """The session's counters, its newest live messages and every archive with its Working Memory."""
-    view = get_session_view(uow, tenant_id, session_id)
+    """The session's counters, hook health, its newest live messages and every archive with its
+    Working Memory."""
+    view = get_session_view(uow, tenant_id, session_id, silent_after_s)
     with uow.read() as db:
         session = session_or_404(db, tenant_id, session_id)
         archives = archives_store.list_archives(db, session)

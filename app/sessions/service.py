@@ -19,6 +19,7 @@ from app.db.uow import UnitOfWork
 from app.errors import NotFound
 from app.sessions import repository as repo
 from app.sessions.commit import CommitOutcome, commit_phase1
+from app.sessions.hooks import HookHealth, session_hook_health
 
 WAIT_POLL_S = 0.05
 
@@ -63,6 +64,7 @@ class SessionView:
     llm_prompt_tokens: int
     llm_completion_tokens: int
     archives: list[ArchiveSummary]
+    hooks: HookHealth
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +74,15 @@ class DeletedSession:
     archives: int
 
 
-def get_session_view(uow: UnitOfWork, tenant_id: str, session_id: str) -> SessionView:
-    """The session's identity, counters and archives."""
+def get_session_view(
+    uow: UnitOfWork, tenant_id: str, session_id: str, silent_after_s: float = 0.0
+) -> SessionView:
+    """The session's identity, counters, archives and hook health (``silent_after_s``: see
+    ``hook_flags``)."""
     with uow.read() as db:
         session = session_or_404(db, tenant_id, session_id)
         archives = archives_store.list_archives(db, session)
+        hooks = session_hook_health(db, session, silent_after_s)
     return SessionView(
         session_id=session.session_id,
         session_key=session.session_key,
@@ -93,6 +99,7 @@ def get_session_view(uow: UnitOfWork, tenant_id: str, session_id: str) -> Sessio
         llm_prompt_tokens=session.llm_prompt_tokens,
         llm_completion_tokens=session.llm_completion_tokens,
         archives=[archive_summary(a) for a in archives],
+        hooks=hooks,
     )
 
 

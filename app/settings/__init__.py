@@ -66,6 +66,12 @@ class Settings(BaseSettings):
         default_factory=list,
         description="Comma-separated `key:tenant[:scope+scope]` entries; when set, every request needs a Bearer key.",
     )
+    hook_silent_after_s: float = Field(
+        86400.0,
+        ge=0,
+        description="A session whose host sent no hook for this long is flagged `host_silent` in "
+        "GET /sessions/{id} and the console (0: never).",
+    )
     llm: LlmSettings = Field(default_factory=LlmSettings)
     wm: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.assembly.guide import SESSION_CONTEXT_GUIDE
 from app.core.messages import message_tokens
 from app.db.uow import UnitOfWork
 from tests.conftest import app_client
@@ -61,7 +62,8 @@ class TestPrePrompt:
         assert body["messages"] == messages
         assert body["diagnostics"]["mode"] == "passthrough"
         assert body["diagnostics"]["reason"] == "no_stored_context"
-        assert "systemPromptAddition" not in body
+        # the guide is there from the first answer: the system prompt never changes mid-session
+        assert body["systemPromptAddition"] == SESSION_CONTEXT_GUIDE
 
     async def test_nothing_archived_returns_every_host_message(self, client):
         stored = turn(1) + turn(2)
@@ -70,7 +72,7 @@ class TestPrePrompt:
         body = await pre_prompt(client, stored + unsent)
         assert body["messages"] == stored + unsent
         assert body["diagnostics"]["mode"] == "assembled"
-        assert "systemPromptAddition" not in body
+        assert body["systemPromptAddition"] == SESSION_CONTEXT_GUIDE  # no summary yet
 
     async def test_summary_first_then_live_messages_and_guide(self, client):
         history, live = turn(1) + turn(2), turn(3)
@@ -176,7 +178,7 @@ class TestPrePrompt:
         body = await pre_prompt(client, live, budget=200)
         assert all(SUMMARY not in texts([m])[0] for m in body["messages"])
         assert body["diagnostics"]["archives"]["overviewIncluded"] is False
-        assert "systemPromptAddition" not in body
+        assert body["systemPromptAddition"] == SESSION_CONTEXT_GUIDE  # the summary left, not it
 
     async def test_provider_validity_missing_result_and_orphan(self, client):
         call = tool_call("c7", "exec", {"cmd": "ls"})

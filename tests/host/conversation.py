@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.host.harness import CliResult, Host, RecordingProxy, Service, hook_timings
-from tests.host.install import ensure_installed, openclaw_entry
+from tests.host.harness import CliResult, Host, RecordingProxy, Service, hook_timings, pack_plugin
+from tests.host.install import NEWEST, commits_turns, ensure_installed, openclaw_entry
 from tests.host.stub_model import Exchange, StubModel
 
 SESSION_KEY = "agent:main:host-test"
@@ -71,10 +71,12 @@ class Conversation:
     proxy: RecordingProxy
     host: Host
     stub: StubModel
+    release: str = NEWEST
     turns: list[Turn] = field(default_factory=list)
     session_id: str | None = None
     gateway_start_s: float = 0.0
     manual_compact: CliResult | None = None
+    plugin_install: CliResult | None = None
     archives_before_manual: list[dict[str, Any]] = field(default_factory=list)
     archives_after_manual: list[dict[str, Any]] = field(default_factory=list)
     memory_answer: dict[str, Any] = field(default_factory=dict)
@@ -139,8 +141,13 @@ def _wait_for_archives(conv: Conversation, timeout_s: float = 120.0) -> None:
     raise TimeoutError(f"archives not through Phase 2 after {timeout_s:g} s")
 
 
-def run_conversation(root: Path) -> Conversation:
-    node = ensure_installed()
+def turn_path(release: str) -> str:
+    """The endpoint a turn of this release reaches the service through."""
+    return "/commit-turn" if commits_turns(release) else "/after-turn"
+
+
+def run_conversation(root: Path, release: str = NEWEST) -> Conversation:
+    node = ensure_installed(release)
     service = Service(root / "service")
     service.workdir.mkdir(parents=True, exist_ok=True)
     stub = StubModel()
@@ -150,14 +157,16 @@ def run_conversation(root: Path) -> Conversation:
     proxy.start()
     host = Host(
         node=node,
-        openclaw=openclaw_entry(),
+        openclaw=openclaw_entry(release),
         root=root / "openclaw",
         model_url=model_url,
         service_url=proxy.url,
     )
     notes = host.workspace / "notes.md"
     notes.write_text(NOTES)
-    conv = Conversation(root=root, service=service, proxy=proxy, host=host, stub=stub)
+    conv = Conversation(
+        root=root, service=service, proxy=proxy, host=host, stub=stub, release=release
+    )
 
     def turn(name: str, prompt: str, *, local: bool = False) -> Turn:
         before, sent_before = stub.count, len(proxy.snapshot())
@@ -177,6 +186,12 @@ def run_conversation(root: Path) -> Conversation:
         return t
 
     try:
+        # The plugin as a user installs it: its tarball, `openclaw plugins install <tarball>`.
+        newest = ensure_installed(NEWEST)
+        typescript = newest.parents[2] / "typescript" / "bin" / "tsc"
+        conv.plugin_install = host.install_plugin(
+            pack_plugin(newest, typescript, root / "plugin"), release
+        )
         # 1. The embedded runner without the gateway (a whole host process for one turn).
         turn("t1", "Hello, my name is Ada. Remember the word ZEBRA.", local=True)
         conv.gateway_start_s = host.start_gateway()
@@ -186,7 +201,7 @@ def run_conversation(root: Path) -> Conversation:
         turn("t3", "PLAIN-3 CUT-EMOJI: what is two plus two?")
         # 4. The service stores turn 4 but its answer is lost: the host keeps the turn in its
         # outbox and commits it again (same advancementKey) before turn 5.
-        proxy.drop_next_response("/commit-turn")
+        proxy.drop_next_response(turn_path(release))
         turn("t4", "PLAIN-4: tell me a short joke about databases.")
         turn("t5", f"PLAIN-5: {PASTIME} Any plans for the weekend?")
         # 6. The fact of turn 1 must reach the model through the assembled history.

@@ -25,6 +25,43 @@ REPO = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = REPO / "clients" / "openclaw"
 
 
+def pack_plugin(node: Path, typescript: Path, destination: Path) -> Path:
+    """The plugin's tarball as `make plugin-pack` builds it: the TypeScript compiled into `dist/`
+    (a package install runs JavaScript), then `npm pack`."""
+    subprocess.run(
+        [
+            str(node),
+            str(typescript),
+            "-p",
+            "tsconfig.build.json",
+            "--typeRoots",
+            str(typescript.parents[2] / "@types"),
+        ],
+        cwd=PLUGIN_DIR,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    destination.mkdir(parents=True, exist_ok=True)
+    packed = subprocess.run(
+        ["npm", "pack", "--silent", "--pack-destination", str(destination)],
+        cwd=PLUGIN_DIR,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return destination / packed.stdout.strip().splitlines()[-1]
+
+
+def plugin_install_flags(release: str) -> list[str]:
+    """From 2026.8 a noninteractive install of a local archive must confirm its source and the
+    plugin's declared capabilities; 2026.7 asks neither."""
+    year, month = (int(part) for part in release.split(".")[:2])
+    return ["--force", "--accept-capabilities"] if (year, month) >= (2026, 8) else []
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -342,8 +379,8 @@ class Host:
                     "heartbeat": {"every": "0m"},
                 }
             },
+            # The plugin is installed from its tarball (install_plugin) into the state dir.
             "plugins": {
-                "load": {"paths": [str(PLUGIN_DIR)]},
                 "slots": {"contextEngine": "context-engine"},
                 "entries": {
                     "context-engine": {
@@ -392,6 +429,14 @@ class Host:
         return CliResult(
             list(args), proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started
         )
+
+    def install_plugin(self, tarball: Path, release: str) -> CliResult:
+        result = self.cli(
+            ["plugins", "install", str(tarball), *plugin_install_flags(release)], timeout=240
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"plugins install failed:\n{result.stdout}\n{result.stderr}")
+        return result
 
     def agent_turn(
         self, session_key: str, message: str, *, local: bool = False, timeout: float = 180

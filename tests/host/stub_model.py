@@ -52,6 +52,7 @@ def strip_host_prefix(text: str) -> str:
     return HOST_TIME_PREFIX.sub("", text, count=1)
 
 
+RECALL_OPEN, RECALL_CLOSE = "<openviking-context>", "</openviking-context>"
 # User messages that the host or the service add around the user's own words.
 NOT_THE_PROMPT = (
     "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT",
@@ -71,6 +72,9 @@ def current_prompt(messages: list[dict[str, Any]]) -> tuple[int, str]:
         parts = [content] if isinstance(content, str) else [text_of([p]) for p in content or []]
         for part in reversed(parts):
             text = strip_host_prefix(part.lstrip())
+            if text.startswith(RECALL_OPEN) and RECALL_CLOSE in text:
+                # a host that reads prependContext (2026.7, 2026.8) puts it before the user's words
+                text = text.split(RECALL_CLOSE, 1)[1].strip()
             if text and not text.startswith(NOT_THE_PROMPT) and not text.startswith("Runtime: "):
                 # the host appends a "Runtime: agent=… | session=…" line to the user's text
                 return index, text.split("\n\nRuntime: ", 1)[0].strip()

@@ -16,6 +16,7 @@ from app.api.schemas.archives import ArchiveView
 from app.api.schemas.sessions import session_row_record, timeline_record
 from app.sessions.admin import list_sessions, session_timeline
 from app.sessions.archived import expand_archive
+from app.sessions.hook_health import FLAG_HELP as HOOK_FLAG_HELP
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute)
 UserDep = Annotated[ConsoleUser, Depends(console_user)]
@@ -89,13 +90,21 @@ async def session_page(
     compare: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
     timeline = timeline_record(
-        await run_in_threadpool(session_timeline, services.uow, user.caller.tenant_id, session_id)
+        await run_in_threadpool(
+            session_timeline,
+            services.uow,
+            user.caller.tenant_id,
+            session_id,
+            100,
+            services.settings.hook_silent_after_s,
+        )
     )
     versions = working_memory_versions(timeline["archives"])
     context = {
         "user": user,
         "section": "sessions",
         "session": timeline,
+        "hook_flag_help": HOOK_FLAG_HELP,
         "versions": versions,
         "diff": chosen_diff(versions, compare),
         "live": [message_view(m["seq"], m["message"]) for m in timeline["live"]],

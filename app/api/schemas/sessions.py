@@ -11,6 +11,7 @@ from app.archives import views as archive_views
 from app.core.clock import isoformat
 from app.sessions import admin
 from app.sessions import service as sessions
+from app.sessions.hooks import HookHealth
 
 
 class ArchiveSummary(ApiModel):
@@ -30,6 +31,45 @@ class ArchiveSummary(ApiModel):
             created_at=isoformat(summary.created_at),
             completed_at=isoformat(summary.completed_at),
             error=summary.error,
+        )
+
+
+class HookCalls(ApiModel):
+    calls: int
+    first_at: str | None
+    last_at: str | None
+    host_version: str | None
+    plugin_version: str | None
+
+
+class HookHealthView(ApiModel):
+    """When each hook last arrived and from which host and plugin; ``flags`` says what is wrong
+    (docs/api.md, Hook health)."""
+
+    flags: list[str]
+    last_hook_at: str | None
+    host_version: str | None
+    plugin_version: str | None
+    hooks: dict[str, HookCalls]
+
+    @classmethod
+    def from_result(cls, health: HookHealth) -> HookHealthView:
+        newest = health.newest
+        return cls(
+            flags=list(health.flags),
+            last_hook_at=isoformat(newest.last_at) if newest else None,
+            host_version=newest.host_version if newest else None,
+            plugin_version=newest.plugin_version if newest else None,
+            hooks={
+                r.hook: HookCalls(
+                    calls=r.calls,
+                    first_at=isoformat(r.first_at),
+                    last_at=isoformat(r.last_at),
+                    host_version=r.host_version,
+                    plugin_version=r.plugin_version,
+                )
+                for r in health.records
+            },
         )
 
 
@@ -53,6 +93,7 @@ class SessionView(ApiModel):
     updated_at: str | None
     llm_usage: LlmUsage
     archives: list[ArchiveSummary]
+    hooks: HookHealthView
 
     @classmethod
     def from_result(cls, view: sessions.SessionView) -> SessionView:
@@ -74,6 +115,7 @@ class SessionView(ApiModel):
                 completion_tokens=view.llm_completion_tokens,
             ),
             archives=[ArchiveSummary.from_result(a) for a in view.archives],
+            hooks=HookHealthView.from_result(view.hooks),
         )
 
 

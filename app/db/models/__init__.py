@@ -13,6 +13,7 @@ from app.db.models.memory import (
 )
 from app.db.models.message import StoredMessage
 from app.db.models.message_search import MessageSearch, SessionSearchStats, SessionTerm
+from app.db.models.session_hook import SessionHook
 from app.db.models.turn_commit import TurnCommit
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "MemoryChunk",
     "MemoryPassageVector",
     "MessageSearch",
+    "SessionHook",
     "SessionSearchStats",
     "SessionTerm",
     "StoredMessage",

@@ -43,7 +43,12 @@ export type ServiceClient = {
   request<T = unknown>(method: "GET" | "POST", path: string, options?: RequestOptions): Promise<T>;
 };
 
-export function createClient(config: PluginConfig, fetchImpl: typeof fetch = fetch): ServiceClient {
+/** `headers`: sent with every request (the plugin's and the host's versions). */
+export function createClient(
+  config: PluginConfig,
+  fetchImpl: typeof fetch = fetch,
+  extraHeaders: Record<string, string> = {},
+): ServiceClient {
   const baseUrl = config.baseUrl;
   return {
     baseUrl,
@@ -57,6 +62,7 @@ export function createClient(config: PluginConfig, fetchImpl: typeof fetch = fet
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
       const headers: Record<string, string> = {
+        ...extraHeaders,
         accept: options.responseType === "text" ? "text/plain, application/json" : "application/json",
       };
       if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;

@@ -12,9 +12,12 @@
 import { type ServiceClient, ServiceError, describe } from "./client.ts";
 import { type PluginConfig, assembleOptions } from "./config.ts";
 import { bool, compact, estimateTokens, messagesJson, num, str, toolNames } from "./sanitize.ts";
+import { isFailedAttemptReplay, outgoingMessages, summaryApart, summaryText } from "./history.ts";
+import { type HookWatch, hostTraits } from "./host.ts";
+import type { PromptMemory } from "./prompt-memory.ts";
+import { PLUGIN_VERSION } from "./version.ts";
 
 export const ENGINE_ID = "context-engine";
-export const PLUGIN_VERSION = "0.1.0";
 
 export type Logger = {
   debug?: (message: string) => void;
@@ -33,19 +36,38 @@ export type CompactResult = { ok: boolean; compacted: boolean; reason?: string; 
 
 /** The pre-prompt assemble (assembleHarnessContextEngine) always passes the key
  * `runtimeContext`, possibly undefined; the tool-loop assemble (the host's
- * transformContext loop hook) never has it. */
-export function assemblePhase(params: Params): Phase {
-  return Object.prototype.hasOwnProperty.call(params, "runtimeContext") ? "pre_prompt" : "tool_loop";
+ * transformContext loop hook) never has it. A host before commitTurn (`commitsTurns` false)
+ * passes no `runtimeContext` at all: there only the pre-prompt call has `prompt` or
+ * `availableTools`. */
+export function assemblePhase(params: Params, commitsTurns?: boolean): Phase {
+  const has = (key: string) => Object.prototype.hasOwnProperty.call(params, key);
+  if (has("runtimeContext")) return "pre_prompt";
+  if (commitsTurns === false && (params.prompt !== undefined || params.availableTools !== undefined)) {
+    return "pre_prompt";
+  }
+  return "tool_loop";
 }
 
 /** The /assemble body: the host's parameters with `messages` (the newest ones when `omitted` > 0). */
-function assembleBody(config: PluginConfig, params: Params, phase: Phase, messages: unknown[], omitted: number) {
+function assembleBody(
+  config: PluginConfig,
+  params: Params,
+  phase: Phase,
+  messages: unknown[],
+  omitted: number,
+  commitsTurns?: boolean,
+) {
   return compact({
     sessionId: str(params.sessionId),
     sessionKey: str(params.sessionKey),
     agentId: agentIdOf(params),
     phase,
-    messages: messagesJson(messages),
+    // The pre-prompt history is read only for turns the service lacks: a failed attempt's replay
+    // is not one (the turn's answer arrives with the turn).
+    messages: outgoingMessages(
+      phase === "pre_prompt" ? messages.filter((m) => !isFailedAttemptReplay(m)) : messages,
+      commitsTurns,
+    ),
     omittedMessageCount: omitted > 0 ? omitted : undefined,
     tokenBudget: num(params.tokenBudget),
     prompt: typeof params.prompt === "string" ? params.prompt : undefined,
@@ -94,28 +116,42 @@ export type EngineDeps = {
   config: PluginConfig;
   client: ServiceClient;
   logger: Logger;
+  /** The host's version (`api.runtime.version`), "unknown" when it does not say. */
+  hostVersion?: string;
+  /** Shared by the engines of one process: notes which hooks the host calls. */
+  watch?: HookWatch;
+  /** Shared by the engines of one process: the last pre-prompt answer of each session. */
+  memory?: PromptMemory;
   now?: () => number;
 };
 
 export function createContextEngine(deps: EngineDeps) {
-  const { config, client, logger } = deps;
+  const { config, client, logger, watch, memory } = deps;
   const now = deps.now ?? (() => performance.now());
+  const { commitsTurns } = hostTraits(deps.hostVersion);
 
   const timed = (hook: string, started: number, outcome: string, extra = "") => {
     const ms = Math.round((now() - started) * 10) / 10;
     const line = `context-engine: hook=${hook} ms=${ms} outcome=${outcome}${extra ? ` ${extra}` : ""}`;
-    if (outcome === "ok") logger.debug?.(line);
+    if (outcome === "ok" || outcome === "skipped") logger.debug?.(line);
     else logger.warn?.(line);
   };
 
   async function postTurn(hook: string, params: Params, messages: unknown[], prePromptMessageCount: number) {
     const started = now();
+    if (commitsTurns === true) {
+      // This host commits the turn with commitTurn; its tool loop calls afterTurn with
+      // in-flight copies that the service could not tell from new messages.
+      timed(hook, started, "skipped", "reason=commitTurn");
+      return undefined;
+    }
+    watch?.turn(str(params.sessionKey) ?? str(params.sessionId));
     try {
       const rc = runtimeContextOf(params);
       const body = compact({
         sessionId: str(params.sessionId),
         sessionKey: str(params.sessionKey),
-        messages: messagesJson(messages),
+        messages: outgoingMessages(messages, commitsTurns),
         prePromptMessageCount,
         isHeartbeat: bool(params.isHeartbeat),
         tokenBudget: num(params.tokenBudget) ?? num(rc.tokenBudget),
@@ -153,12 +189,24 @@ export function createContextEngine(deps: EngineDeps) {
 
     async assemble(params: Params): Promise<AssembleResult> {
       const started = now();
-      const phase = assemblePhase(params);
+      const phase = assemblePhase(params, commitsTurns);
+      const session = str(params.sessionKey) ?? str(params.sessionId);
+      if (phase === "pre_prompt") watch?.prePrompt(session);
       const hostMessages = Array.isArray(params.messages) ? (params.messages as unknown[]) : [];
       const passthrough = () => ({ messages: hostMessages, estimatedTokens: estimateTokens(hostMessages) });
+      // The service could not answer: a pre-prompt call keeps the prompt its last answer built.
+      const unanswered = (): AssembleResult => {
+        if (phase !== "pre_prompt" || !memory) return passthrough();
+        const kept = memory.fallback(session, hostMessages);
+        const result: AssembleResult = { messages: kept.messages, estimatedTokens: estimateTokens(kept.messages) };
+        if (kept.systemPromptAddition) result.systemPromptAddition = kept.systemPromptAddition;
+        return result;
+      };
       try {
         const request = (messages: unknown[], omitted: number) =>
-          client.request<Params>("POST", "/assemble", { body: assembleBody(config, params, phase, messages, omitted) });
+          client.request<Params>("POST", "/assemble", {
+            body: assembleBody(config, params, phase, messages, omitted, commitsTurns),
+          });
         // A long history is sent by its newest messages: pre_prompt rebuilds the prompt from what
         // the service stores and reads the host's only to find turns it lacks; tool_loop reads
         // only the end of the history and its answer goes back after the messages left out.
@@ -172,29 +220,34 @@ export function createContextEngine(deps: EngineDeps) {
         }
         if (!Array.isArray(answer.messages)) throw new Error("the answer has no messages array");
         const detail = `in=${hostMessages.length} sent=${sent} out=${answer.messages.length}`;
-        if (sent === "tail" && passthroughReason(answer) !== undefined) {
-          // A passthrough answers with what it was sent: the host's own history is the whole one.
-          timed(`assemble.${phase}`, started, "ok", `${detail} passthrough`);
-          return passthrough();
-        }
+        // A passthrough answers with what it was sent: the host's own history is the whole one.
+        const passedThrough =
+          (sent === "tail" || phase === "pre_prompt") && passthroughReason(answer) !== undefined;
         const head = sent === "tail" && phase === "tool_loop" ? hostMessages.slice(0, omitted) : [];
-        const messages = head.length > 0 ? head.concat(answer.messages) : answer.messages;
+        const apart = phase === "pre_prompt" ? summaryApart(answer.messages) : answer.messages;
+        const answered = phase === "pre_prompt" && memory ? memory.pinSummary(session, apart, summaryText) : apart;
+        const messages = passedThrough ? hostMessages : head.length > 0 ? head.concat(answered) : answered;
         const result: AssembleResult = {
           messages,
-          estimatedTokens: (num(answer.estimatedTokens) ?? estimateTokens(answer.messages)) + estimateTokens(head),
+          estimatedTokens: passedThrough
+            ? estimateTokens(hostMessages)
+            : (num(answer.estimatedTokens) ?? estimateTokens(answer.messages)) + estimateTokens(head),
         };
+        // Kept with a passthrough too: the system prompt stays the same for the whole session.
         const addition = str(answer.systemPromptAddition);
         if (addition) result.systemPromptAddition = addition;
-        timed(`assemble.${phase}`, started, "ok", detail);
+        if (phase === "pre_prompt") memory?.remember(session, hostMessages, messages, addition);
+        timed(`assemble.${phase}`, started, "ok", passedThrough ? `${detail} passthrough` : detail);
         return result;
       } catch (error) {
         timed(`assemble.${phase}`, started, "passthrough", `error=${JSON.stringify(describe(error))}`);
-        return passthrough();
+        return unanswered();
       }
     },
 
     async commitTurn(params: Params) {
       const started = now();
+      watch?.turn(str(params.sessionKey) ?? str(params.sessionId));
       const rc = runtimeContextOf(params);
       const admission = params.admission && typeof params.admission === "object" ? (params.admission as Params) : {};
       const body = compact({
@@ -234,6 +287,7 @@ export function createContextEngine(deps: EngineDeps) {
 
     async compact(params: Params): Promise<CompactResult> {
       const started = now();
+      watch?.turn(str(params.sessionKey) ?? str(params.sessionId)); // the host assembles again after it
       let signal: AbortSignal | undefined;
       try {
         const rc = runtimeContextOf(params);
