@@ -30,9 +30,12 @@ test: plugin-test
 	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not host"
 	$(BIN)/python -m pytest -q -m host tests/host
 
-# The Python suite without the real-host and browser tests: CI's second run, on the newest Python.
+# CI's second run, on the newest Python: the Python suite without what the first run covers and
+# the interpreter does not change, to keep CI short: the real-host and browser tests, and the
+# PostgreSQL copies of the API, job, end-to-end and console suites (tests/db still runs on it).
 test-python: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not host" --ignore=tests/console/test_console_browser.py
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not host" -k "not postgresql" \
+		--ignore=tests/console/test_console_browser.py
 
 # `make test` with the host test run against every pinned OpenClaw release (CI).
 test-matrix: plugin-test

@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,11 @@ def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def database(seeded_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "admin.db"
     # The backup API copies what the WAL holds too; a file copy would not.
-    with sqlite3.connect(seeded_template) as source, sqlite3.connect(path) as target:
+    # Closed explicitly: `with` on a connection alone does not close it.
+    with (
+        closing(sqlite3.connect(seeded_template)) as source,
+        closing(sqlite3.connect(path)) as target,
+    ):
         source.backup(target)
     monkeypatch.setenv("CE_DATABASE_URL", f"sqlite:///{path}")
     monkeypatch.setenv("CE_EMBEDDING__PROVIDER", "none")

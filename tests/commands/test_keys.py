@@ -6,6 +6,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def stored_rows(db: Path) -> list[tuple[str, ...]]:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:  # `with` on a connection alone does not close it
         return conn.execute("SELECT * FROM api_keys").fetchall()
 
 

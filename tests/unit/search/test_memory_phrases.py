@@ -7,6 +7,7 @@ import itertools
 import random
 import re
 import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -90,15 +91,17 @@ def test_quotes_inside_a_quoted_part_are_words_apart() -> None:
 
 def _fts_available() -> bool:
     try:
-        sqlite3.connect(":memory:").execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        with closing(sqlite3.connect(":memory:")) as db:
+            db.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
     except sqlite3.OperationalError:
         return False
     return True
 
 
 @pytest.mark.skipif(not _fts_available(), reason="this SQLite build has no FTS5")
-def test_fts5_unicode61_matches_chinese_after_spacing() -> None:
+def test_fts5_unicode61_matches_chinese_after_spacing(request: pytest.FixtureRequest) -> None:
     db = sqlite3.connect(":memory:")
+    request.addfinalizer(db.close)
     db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
     rows = ["用户喜欢喝绿茶", "项目使用 PostgreSQL 数据库", 'He said "hi" to the team']
     db.executemany("INSERT INTO t(body) VALUES (?)", [(cjk_spaced(r),) for r in rows])
