@@ -29,6 +29,8 @@ MEMORY = "The user's favourite fruit is the mangosteen."
 # Said in turn 5; asked for in other words (no word of the question but stop words is in it).
 PASTIME = "After a long shift I relax with pottery, it clears my head."
 PASTIME_QUESTION = "How do I unwind once work is over?"
+# Asked in turn "recall", with the words of turn 5 (the model is given no search to run).
+PASTIME_RECALL_QUESTION = "What did I tell you I do to relax after a long shift?"
 UUID = re.compile(r"sessionId=([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
 
@@ -220,6 +222,8 @@ def run_conversation(root: Path, release: str = NEWEST) -> Conversation:
         # Phase 2 has indexed them.
         _wait_for_archives(conv)
         turn("search", f"SEARCH-ARCHIVE: {PASTIME_QUESTION}")
+        # The archived fact of turn 5, asked about without a search: archive recall brings it.
+        turn("recall", f"PLAIN-RECALL: {PASTIME_RECALL_QUESTION}")
         # 11. A stored memory that matches the prompt is recalled into the model's request.
         conv.memory_answer = service.post(
             "/memories", {"content": MEMORY, "category": "preferences"}

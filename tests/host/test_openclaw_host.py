@@ -207,7 +207,7 @@ def test_every_turn_succeeds_through_the_host(conv: Conversation) -> None:
     failed = [t.describe() for t in conv.turns if not t.ok]
     assert not failed, "\n\n".join(failed)
     numbered = [f"t{i}" for i in range(1, 14)]
-    assert [t.name for t in conv.turns] == [*numbered[:10], "search", *numbered[10:]]
+    assert [t.name for t in conv.turns] == [*numbered[:10], "search", "recall", *numbered[10:]]
     assert conv.turn("t1").local and conv.session_id
 
 
@@ -598,6 +598,28 @@ def test_model_finds_an_archived_turn_by_its_meaning_with_the_tools_default_mode
     tool_result = unwrap_tool_call_result(results[-1])
     matches = [b for b in tool_result.split("\n\n## ") if b.startswith("Match ")]
     assert any(PASTIME.split(",")[0] in block for block in matches), tool_result[:3000]
+
+
+def test_an_archived_fact_the_prompt_asks_about_reaches_the_model_without_a_search(
+    conv: Conversation,
+) -> None:
+    """Turn 5's fact is archived; a later prompt asks about it and the model calls no tool:
+    archive recall puts the archived turn, with its archive id, in the model's request."""
+    turn = conv.turn("recall")
+    assert turn.ok, turn.describe()
+    assert all(e.kind != "tool_call" for e in turn.exchanges)
+    assert not [r for r in turn.requests if r["path"] == "/archives/search"]
+    recalled = [
+        text_of(m.get("content"))
+        for ex in turn.exchanges
+        for m in ex.messages
+        if "## From Earlier in This Session" in text_of(m.get("content"))
+    ]
+    assert recalled, "no archived turn reached the model"
+    section = recalled[0][recalled[0].index("## From Earlier in This Session") :]
+    line = next((ln for ln in section.splitlines() if "pottery" in ln), None)
+    assert line is not None, section[:2000]
+    assert re.search(r"\barchive_\d{3}\b #\d+ · user\]", line), line
 
 
 def test_recalled_memory_reaches_the_model_marked_as_data(conv: Conversation) -> None:
