@@ -8,7 +8,8 @@ import time
 from typing import TextIO
 
 BAR_WIDTH = 30
-LINE_EVERY_S = 1.0  # without a terminal: one line a second at most
+LINE_EVERY_S = 1.0  # without a terminal: a line a second at most, and one at every tenth done
+LINE_STEPS = 10
 REDRAW_EVERY_S = 0.1  # on a terminal
 
 
@@ -21,6 +22,7 @@ class ProgressBar:
         self._tty = self._stream.isatty()
         self._started = time.monotonic()
         self._last_line = 0.0
+        self._last_step = 0
 
     def advance(self, count: int) -> None:
         self.update(self.done + count)
@@ -30,11 +32,13 @@ class ProgressBar:
         if total is not None:
             self.total = total
         now = time.monotonic()
-        if self._finished or now - self._last_line < (
-            REDRAW_EVERY_S if self._tty else LINE_EVERY_S
+        step = done * LINE_STEPS // self.total if self.total else 0
+        stepped = not self._tty and step > self._last_step
+        if self._finished or (
+            not stepped and now - self._last_line < (REDRAW_EVERY_S if self._tty else LINE_EVERY_S)
         ):
             return  # the last state is drawn by close()
-        self._last_line = now
+        self._last_line, self._last_step = now, step
         self._stream.write("\r" + self._render(now) if self._tty else self._render(now) + "\n")
         self._stream.flush()
 
