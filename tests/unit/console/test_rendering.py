@@ -79,14 +79,15 @@ def test_message_parts_render_tool_calls_results_and_thinking() -> None:
 
 def test_progress_bar_without_a_terminal_writes_lines_and_a_final_note() -> None:
     stream = io.StringIO()
-    bar = ProgressBar("import", 10, stream)
-    bar.update(3)
-    bar.update(5)  # within a second of the last line: not written
-    bar.update(10)  # finished: left to close()
-    bar.close("done: 10 imported")
+    bar = ProgressBar("import", 100, stream)
+    bar.update(30)
+    bar.update(35)  # within a second of the last line and the same tenth: not written
+    bar.update(50)  # a new tenth: written at once
+    bar.update(100)  # finished: left to close()
+    bar.close("done: 100 imported")
     lines = stream.getvalue().splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("import: [#########---------------------] 3/10  30%")
-    assert lines[1].startswith("import: [##############################] 10/10 100%") and lines[
-        1
-    ].endswith("done: 10 imported")
+    assert len(lines) == 3
+    assert lines[0].startswith("import: [#########---------------------] 30/100  30%")
+    assert lines[1].startswith("import: [###############---------------] 50/100  50%")
+    assert lines[2].startswith("import: [##############################] 100/100 100%")
+    assert lines[2].endswith("done: 100 imported")
