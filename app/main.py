@@ -16,6 +16,7 @@ from app.api import archives, docs, hooks, imports, memories, ops, sessions
 from app.api.console import mount_console
 from app.api.deps import Services
 from app.api.exception_handlers import add_method_guards, install_exception_handlers
+from app.api.mcp.server import McpEndpoint, mount_mcp, running
 from app.api.middleware import RequestContextMiddleware
 from app.api.rate_limit import RATE_LIMITED, rate_limit
 from app.api.schemas.base import ErrorEnvelope
@@ -27,7 +28,6 @@ from app.jobs.phase2 import ArchiveContext, Learner
 from app.jobs.retry import RetryStrategy
 from app.jobs.worker import Phase2Worker
 from app.logging import configure_logging
-from app.mcp.server import McpEndpoint, mount_mcp, running
 from app.memory.embedding_cache import CachedEmbedder
 from app.memory.learning import ArchiveForLearning, learn_from_archive
 from app.memory.preparing import EmbeddingLimits

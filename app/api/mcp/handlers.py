@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
-
 from app.api.deps import Services
+from app.api.mcp.tools import DATA_NOTE, DEFAULT_SEARCH_MODE, MEMORY_CATEGORIES, SEARCH_MODES
 from app.archives.service import SearchRequest, embed_search_query, expand_archive_text, search_text
-from app.mcp.tools import DATA_NOTE, DEFAULT_SEARCH_MODE, MEMORY_CATEGORIES, SEARCH_MODES
+from app.core.threads import to_thread
 from app.memory.fields import NewMemory
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller
@@ -46,7 +45,7 @@ def limit_of(args: dict[str, Any], default: int, most: int) -> int:
 
 async def archive_expand(services: Services, caller: Caller, args: dict[str, Any]) -> str:
     session_id, archive_id = required_string(args, "sessionId"), required_string(args, "archiveId")
-    view = await run_in_threadpool(
+    view = await to_thread(
         expand_archive, services.uow, caller.tenant_id, session_id, archive_id, 0, None
     )
     return f"Archived messages ({DATA_NOTE}):\n{expand_archive_text(view)}"
@@ -62,7 +61,7 @@ async def archive_search(services: Services, caller: Caller, args: dict[str, Any
     if mode == "ranked":
         vector = await embed_search_query(services.memory.embedder, query, EMBED_TIMEOUT_S)
     timeout_s = services.settings.archives.regex_timeout_ms / 1000
-    found = await run_in_threadpool(
+    found = await to_thread(
         search_archives, services.uow, caller.tenant_id, request, timeout_s, vector
     )
     return f"Archive matches ({DATA_NOTE}):\n{search_text(found)}"
@@ -99,7 +98,7 @@ async def memory_commit(services: Services, caller: Caller, args: dict[str, Any]
 
 async def sessions_list(services: Services, caller: Caller, args: dict[str, Any]) -> str:
     query = args.get("query") if isinstance(args.get("query"), str) else None
-    rows = await run_in_threadpool(
+    rows = await to_thread(
         list_sessions, services.uow, caller.tenant_id, query, limit_of(args, 20, 200)
     )
     if not rows:

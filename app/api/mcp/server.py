@@ -24,10 +24,10 @@ from starlette.types import Receive, Scope, Send
 
 from app import __version__
 from app.api.deps import Identity, get_identity, services_of
+from app.api.mcp.handlers import HANDLERS, ToolInputError
+from app.api.mcp.tools import TOOLS
 from app.errors import AppError
 from app.keys.service import READ_SENSITIVE_SCOPE
-from app.mcp.handlers import HANDLERS, ToolInputError
-from app.mcp.tools import TOOLS
 from app.memory.service import Caller
 
 PATH = "/mcp"
