@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.working_memory.document import parse_wm_sections, section_key
 from app.working_memory.extractive import update_working_memory_extractive
-from app.working_memory.extractive_sections import MIN_FACT_WEIGHT, fact_weight
+from app.working_memory.fact_weight import MIN_FACT_WEIGHT, fact_weight
 
 MAY_8 = 1_683_540_000_000
 
