@@ -34,7 +34,7 @@ from app.memory.recall import LONG_TERM_CATEGORIES, MemoryRecall
 from app.memory.search import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService
 from app.providers.embeddings import LocalE5Embedder
-from app.settings.groups import RecallSettings
+from app.settings.recall import RecallSettings
 from bench.common import (
     JSON_HEADERS,
     Config,

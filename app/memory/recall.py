@@ -27,7 +27,7 @@ from app.memory.service import Caller, MemoryService
 from app.memory.skills import skill_read_of
 from app.memory.task_gate import should_recall_experience
 from app.memory.usage import skill_memory_block, tool_memory_block
-from app.settings.groups import RecallSettings
+from app.settings.recall import RecallSettings
 
 LONG_TERM_CATEGORIES = ["profile", "preferences", "entities", "events", "cases", "skills", "tools"]
 

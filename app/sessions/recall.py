@@ -25,7 +25,7 @@ from app.core.tokens import estimate_text_tokens
 from app.db.uow import UnitOfWork
 from app.memory.render import build_context_envelope
 from app.sessions.archived import recall_archived_turns
-from app.settings.groups import RecallSettings
+from app.settings.recall import RecallSettings
 
 KEPT_SIZE = 1024
 

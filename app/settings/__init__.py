@@ -15,7 +15,6 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.settings.groups import (
     ArchiveSettings,
-    AssembleSettings,
     CaptureSettings,
     CommitSettings,
     ConsoleSettings,
@@ -26,11 +25,11 @@ from app.settings.groups import (
     McpSettings,
     MemorySettings,
     RateLimitSettings,
-    RecallSettings,
     RedactionSettings,
     WorkerSettings,
     WorkingMemorySettings,
 )
+from app.settings.recall import AssembleSettings, RecallSettings
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
