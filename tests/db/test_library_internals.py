@@ -132,25 +132,28 @@ def test_sqlalchemy_orm_object_filled_as_the_loader_fills_it() -> None:
     """DriverLoad._attached: a new instance from the class manager, its state's dictionary, then
     detached with a key; the session holds it as loaded and reads a column not given on access."""
     engine = create_engine("sqlite://")
-    _Base.metadata.create_all(engine)
-    with Session(engine) as db:
-        db.add(_Row(id=7, name="seven", note="kept"))
-        db.commit()
-    manager = inspect_mapper(_Row).class_manager
-    loaded = manager.new_instance()
-    instance_state(loaded).dict.update({"id": 7, "name": "seven"})
-    make_transient_to_detached(loaded)
-    assert instance_state(loaded).key == identity_key(_Row, (7,))
-    with Session(engine) as db:
-        db.add(loaded)
-        assert db.identity_map.get(identity_key(_Row, (7,))) is loaded
-        assert loaded.name == "seven"
-        assert loaded.note == "kept"  # expired, so read from the row
-        # The connection of a session's transaction: its DBAPI connection and a cursor on it.
-        cursor = db.connection().connection.cursor()
-        cursor.execute("SELECT name FROM row")
-        assert cursor.fetchall() == [("seven",)]
-        cursor.close()
+    try:
+        _Base.metadata.create_all(engine)
+        with Session(engine) as db:
+            db.add(_Row(id=7, name="seven", note="kept"))
+            db.commit()
+        manager = inspect_mapper(_Row).class_manager
+        loaded = manager.new_instance()
+        instance_state(loaded).dict.update({"id": 7, "name": "seven"})
+        make_transient_to_detached(loaded)
+        assert instance_state(loaded).key == identity_key(_Row, (7,))
+        with Session(engine) as db:
+            db.add(loaded)
+            assert db.identity_map.get(identity_key(_Row, (7,))) is loaded
+            assert loaded.name == "seven"
+            assert loaded.note == "kept"  # expired, so read from the row
+            # The connection of a session's transaction: its DBAPI connection and a cursor on it.
+            cursor = db.connection().connection.cursor()
+            cursor.execute("SELECT name FROM row")
+            assert cursor.fetchall() == [("seven",)]
+            cursor.close()
+    finally:
+        engine.dispose()  # the in-memory database's connection: closed, not left to the collector
 
 
 def test_sqlalchemy_table_clause_still_compiles_for_the_driver() -> None:
