@@ -143,6 +143,8 @@ def _lifespan(settings: Settings, metrics: Metrics, mcp: McpEndpoint | None = No
         finally:
             if services.worker is not None:
                 await services.worker.stop(settings.worker.drain_s)
+            if services.memory.embedder is not None:
+                await services.memory.embedder.drain()  # query vectors still being cached
             await http.aclose()
             engine.dispose()
 

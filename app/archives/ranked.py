@@ -87,26 +87,6 @@ class ClauseEvidence:
     ideal: float
 
 
-def _clause_evidence(
-    db: Session,
-    uow: UnitOfWork,
-    scope: Scope,
-    query: Query,
-    lexical: _Lexical,
-    vector: list[float] | None,
-    pool: int,
-    model: str | None = None,
-    rescore: int | None = None,
-) -> ClauseEvidence:
-    scores = ranking.bm25(query, lexical.docs, lexical.stats)
-    similarity = (
-        message_similarity(db, uow, scope, vector, pool, model, rescore)
-        if vector is not None
-        else {}
-    )
-    return ClauseEvidence(scores, similarity, ranking.ideal_score(query, lexical.stats))
-
-
 def _fused(query: Query, lexical: _Lexical, found: ClauseEvidence, fusion: str) -> dict[int, float]:
     scores, similarity = found.lexical, found.similarity
     if not similarity:
@@ -130,6 +110,69 @@ class Ranking:
     literals: list[str]
 
 
+@dataclass(frozen=True, slots=True)
+class LexicalEvidence:
+    """The word side of a ranked search: each clause's query, BM25 by candidate and ideal score,
+    and the candidates read."""
+
+    queries: list[Query]
+    lexical: _Lexical
+    scores: list[dict[int, float]]
+    ideals: list[float]
+
+
+def lexical_evidence(
+    db: Session, uow: UnitOfWork, scope: Scope, raw: str, candidates: int = CANDIDATE_BUDGET
+) -> LexicalEvidence:
+    """Every clause scored lexically: at most ``candidates`` messages, those of the rarest
+    terms first."""
+    queries = [parse_query(p) for p in clauses(raw)]
+    lexical = _candidates(db, uow, scope, queries, candidates)
+    return LexicalEvidence(
+        queries,
+        lexical,
+        [ranking.bm25(q, lexical.docs, lexical.stats) for q in queries],
+        [ranking.ideal_score(q, lexical.stats) for q in queries],
+    )
+
+
+def vector_evidence(
+    db: Session,
+    uow: UnitOfWork,
+    scope: Scope,
+    raw: str,
+    vectors: QueryVectors | None,
+    pool: int = VECTOR_POOL,
+    rescore: int | None = None,
+) -> list[dict[int, float]]:
+    """Every clause's similarity of the ``pool`` messages nearest its vector (the clause's own,
+    else the query's); empty ones without vectors. Needs only ``scope``'s session and window."""
+    parts = clauses(raw)
+    if vectors is None:
+        return [{} for _ in parts]
+    own = len(vectors.clauses) == len(parts) and len(parts) > 1
+    clause_vectors = list(vectors.clauses) if own else [vectors.whole] * len(parts)
+    return [
+        message_similarity(db, uow, scope, v, pool, vectors.model, rescore) for v in clause_vectors
+    ]
+
+
+def fused_ranking(
+    words: LexicalEvidence, similarities: Sequence[dict[int, float]], fusion: str
+) -> Ranking:
+    """The two sides of every clause fused into one ranking."""
+    found = [
+        ClauseEvidence(scores, similarity, ideal)
+        for scores, similarity, ideal in zip(words.scores, similarities, words.ideals, strict=True)
+    ]
+    scored = [
+        _fused(q, words.lexical, f, fusion) for q, f in zip(words.queries, found, strict=True)
+    ]
+    fused = scored[0] if len(scored) == 1 else ranking.merge_clauses(scored)
+    literals = list(dict.fromkeys(x for q in words.queries for x in [*q.literals, *q.phrases]))
+    return Ranking(fused, found, words.lexical.rows, literals)
+
+
 def rank_messages(
     db: Session,
     uow: UnitOfWork,
@@ -141,24 +184,10 @@ def rank_messages(
     candidates: int = CANDIDATE_BUDGET,
     rescore: int | None = None,
 ) -> Ranking:
-    """Every clause scored lexically (at most ``candidates`` messages, those of the rarest terms
-    first) and by its vector (the ``pool`` nearest), fused into one ranking."""
-    parts = clauses(raw)
-    queries = [parse_query(p) for p in parts]
-    lexical = _candidates(db, uow, scope, queries, candidates)
-    clause_vectors: list[list[float] | None] = [None] * len(parts)
-    if vectors is not None:
-        own = len(vectors.clauses) == len(parts) and len(parts) > 1
-        clause_vectors = list(vectors.clauses) if own else [vectors.whole] * len(parts)
-    model = vectors.model if vectors is not None else None
-    found = [
-        _clause_evidence(db, uow, scope, q, lexical, v, pool, model, rescore)
-        for q, v in zip(queries, clause_vectors, strict=True)
-    ]
-    scored = [_fused(q, lexical, f, fusion) for q, f in zip(queries, found, strict=True)]
-    fused = scored[0] if len(scored) == 1 else ranking.merge_clauses(scored)
-    literals = list(dict.fromkeys(x for q in queries for x in [*q.literals, *q.phrases]))
-    return Ranking(fused, found, lexical.rows, literals)
+    """Both sides of every clause in ``db``'s transaction, fused into one ranking."""
+    words = lexical_evidence(db, uow, scope, raw, candidates)
+    similarities = vector_evidence(db, uow, scope, raw, vectors, pool, rescore)
+    return fused_ranking(words, similarities, fusion)
 
 
 def search_ranked(
@@ -237,7 +266,7 @@ def admitted_hits(
             row: Any = rows.get(row_id) or candidates.get(row_id)
             if (
                 row is None
-                or row.archive_pk is None
+                or row.archive_pk not in scope.archives  # None: not archived
                 or (scope.only is not None and row.archive_pk != scope.only)
             ):
                 continue

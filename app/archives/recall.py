@@ -19,7 +19,7 @@ from app.archives import ranked
 from app.archives import search_repository as repo
 from app.archives.hits import CONTEXT_SNIPPET_CHARS
 from app.archives.matching import snippet
-from app.archives.ranked import Ranking
+from app.archives.ranked import LexicalEvidence, Ranking
 from app.archives.ranked_scope import QueryVectors, Scope
 from app.archives.recall_render import RecalledTurn, Turn, shown_key
 from app.db.uow import UnitOfWork
@@ -65,17 +65,33 @@ def relevance(found: Ranking, row_id: int, floor: float) -> float:
 def recall_turns(db: Session, uow: UnitOfWork, scope: Scope, ask: RecallAsk) -> RecallFound:
     """Up to ``ask.limit`` archived turns at or above the threshold that the prompt does not show,
     best first, each with the question it answers or the answer it got when that reads better."""
-    found = ranked.rank_messages(
-        db,
-        uow,
-        scope,
-        ask.query,
-        ask.vectors,
-        "calibrated",
-        RECALL_POOL,
-        RECALL_CANDIDATES,
-        RECALL_RESCORED,
+    words = recall_words(db, uow, scope, ask)
+    return recalled_turns(db, scope, ask, words, recall_similarities(db, uow, scope, ask))
+
+
+def recall_words(db: Session, uow: UnitOfWork, scope: Scope, ask: RecallAsk) -> LexicalEvidence:
+    """The word side of recall's ranking (a smaller reach than a search page's)."""
+    return ranked.lexical_evidence(db, uow, scope, ask.query, RECALL_CANDIDATES)
+
+
+def recall_similarities(
+    db: Session, uow: UnitOfWork, scope: Scope, ask: RecallAsk
+) -> list[dict[int, float]]:
+    """The vector side of recall's ranking; it reads only ``scope``'s session."""
+    return ranked.vector_evidence(
+        db, uow, scope, ask.query, ask.vectors, RECALL_POOL, RECALL_RESCORED
     )
+
+
+def recalled_turns(
+    db: Session,
+    scope: Scope,
+    ask: RecallAsk,
+    words: LexicalEvidence,
+    similarities: list[dict[int, float]],
+) -> RecallFound:
+    """The turns of the two sides' fused ranking (``recall_turns``), read in ``db``."""
+    found = ranked.fused_ranking(words, similarities, "calibrated")
     shown = set(ask.shown)
     # Relevance needs no row: the turns below the threshold are never read.
     scores = {row_id: relevance(found, row_id, ask.similarity_floor) for row_id in found.fused}

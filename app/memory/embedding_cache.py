@@ -13,12 +13,16 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 
+import structlog
+
 from app.core.clock import utcnow
 from app.core.threads import to_thread
 from app.db.models import EmbeddingCacheEntry
 from app.db.uow import UnitOfWork
 from app.memory import repository as repo
 from app.providers.protocols import Embedder
+
+log = structlog.get_logger(__name__)
 
 QUERY_CACHE_SIZE = 2048
 # The model tokens of a query that are embedded (about a thousand characters of prose). A query
@@ -53,6 +57,7 @@ class CachedEmbedder:
         self._queries: OrderedDict[str, list[float]] = OrderedDict()
         # Queries being embedded now: a second caller of the same text awaits the first's result.
         self._embedding: dict[str, asyncio.Task[list[float]]] = {}
+        self._storing: set[asyncio.Future[None]] = set()  # query vectors being written
 
     @property
     def model_id(self) -> str:
@@ -131,9 +136,30 @@ class CachedEmbedder:
             if self._observe is not None:
                 self._observe("ok", len(batch), time.perf_counter() - started)
             new = {keys[i]: vector for i, vector in zip(missing, fresh, strict=True)}
-            await to_thread(self._store, new)
+            if kind == "query":
+                self._store_later(new)
+            else:
+                await to_thread(self._store, new)
             found.update(new)
         return [found[k] for k in keys]
+
+    def _store_later(self, vectors: dict[str, list[float]]) -> None:
+        """A query's vector is written while its caller goes on: the in-process map already
+        serves it, and a prompt should not wait for a write it does not read (a passage's
+        vector is written before its caller stores what it embedded it for)."""
+        task = asyncio.ensure_future(to_thread(self._store, vectors))
+        self._storing.add(task)
+        task.add_done_callback(self._stored)
+
+    def _stored(self, task: asyncio.Future[None]) -> None:
+        self._storing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("query_vector_not_cached", error=str(task.exception()))
+
+    async def drain(self) -> None:
+        """Wait for the query vectors being written (shutdown, tests)."""
+        while self._storing:
+            await asyncio.gather(*list(self._storing), return_exceptions=True)
 
     def _lookup(self, keys: list[str]) -> dict[str, list[float]]:
         with self._uow.read() as db:

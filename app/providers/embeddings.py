@@ -20,6 +20,7 @@ import structlog
 
 from app.core.threads import in_executor, to_thread
 from app.core.tokens import estimate_text_tokens, fit_to_token_budget
+from app.providers.openmp import bound_openmp_spinning
 from app.providers.protocols import PermanentProviderError
 from app.providers.retry import post_json, with_retries
 
@@ -153,9 +154,7 @@ class LocalE5Embedder:
         if self._model is None:
             with self._load_lock:
                 if self._model is None:
-                    # The engine's OpenMP threads otherwise spin between calls and steal the CPU
-                    # the request handlers need; an explicit setting in the environment wins.
-                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                    bound_openmp_spinning()
                     started = time.perf_counter()
                     self._model = self._factory()
                     log.info(

@@ -6,15 +6,27 @@ sits below sessions and never looks a session up itself).
 
 from __future__ import annotations
 
+import asyncio
+
+from sqlalchemy.orm import Session
+
 from app.archives import service as archives
 from app.archives import text_index
 from app.archives.hits import archive_places
+from app.archives.ranked import LexicalEvidence
 from app.archives.ranked_scope import Scope
-from app.archives.recall import RecallAsk, RecallFound, recall_turns
+from app.archives.recall import (
+    RecallAsk,
+    RecallFound,
+    recall_similarities,
+    recall_words,
+    recalled_turns,
+)
 from app.archives.results import SearchResult
 from app.archives.search import QueryVectors
 from app.archives.service import SearchRequest
 from app.archives.views import ArchiveView, archive_view
+from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.errors import NotFound
 from app.sessions.service import session_or_404
@@ -70,18 +82,66 @@ def _search_indexed(
         return archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)
 
 
-def recall_archived_turns(
+async def recall_archived_turns(
     uow: UnitOfWork, tenant_id: str, session_id: str, ask: RecallAsk
 ) -> RecallFound | None:
     """The session's archived turns most relevant to ``ask`` (app/archives/recall.py); None when
     the session is unknown or has no archive. Archives whose messages are not indexed yet are not
-    searched: their messages are still in the rebuilt history."""
+    searched: their messages are still in the rebuilt history.
+
+    The word side and the vector side run at the same time, each in a read transaction of its
+    own: the vector side's matrix product releases the interpreter's lock and runs on the second
+    core while the word side's Python runs on the first (as memory search's sides do); the turns
+    are then read in a third. Archived messages never change, and a hit of an archive made since
+    the word side read the session is left out."""
+    words = to_thread(_recall_words, uow, tenant_id, session_id, ask)
+    if ask.vectors is None:
+        found, similarities = await words, None
+    else:
+        found, similarities = await asyncio.gather(
+            words, to_thread(_recall_similarities, uow, tenant_id, session_id, ask)
+        )
+    if found is None:
+        return None
+    return await to_thread(_recalled, uow, tenant_id, session_id, ask, found, similarities)
+
+
+def _recall_words(
+    uow: UnitOfWork, tenant_id: str, session_id: str, ask: RecallAsk
+) -> LexicalEvidence | None:
     with uow.read() as db:
-        try:
-            session = session_or_404(db, tenant_id, session_id)
-        except NotFound:
-            return None
-        places = archive_places(db, session)
-        if not places:
-            return None
-        return recall_turns(db, uow, Scope(session, places, None), ask)
+        scope = _recall_scope(db, tenant_id, session_id)
+        return None if scope is None else recall_words(db, uow, scope, ask)
+
+
+def _recall_similarities(
+    uow: UnitOfWork, tenant_id: str, session_id: str, ask: RecallAsk
+) -> list[dict[int, float]] | None:
+    with uow.read() as db:
+        scope = _recall_scope(db, tenant_id, session_id)
+        return None if scope is None else recall_similarities(db, uow, scope, ask)
+
+
+def _recalled(
+    uow: UnitOfWork,
+    tenant_id: str,
+    session_id: str,
+    ask: RecallAsk,
+    words: LexicalEvidence,
+    similarities: list[dict[int, float]] | None,
+) -> RecallFound | None:
+    with uow.read() as db:
+        scope = _recall_scope(db, tenant_id, session_id)
+        if scope is None:
+            return None  # deleted since the word side read it
+        lists = similarities if similarities is not None else [{} for _ in words.queries]
+        return recalled_turns(db, scope, ask, words, lists)
+
+
+def _recall_scope(db: Session, tenant_id: str, session_id: str) -> Scope | None:
+    try:
+        session = session_or_404(db, tenant_id, session_id)
+    except NotFound:
+        return None
+    places = archive_places(db, session)
+    return Scope(session, places, None) if places else None

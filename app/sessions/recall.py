@@ -20,7 +20,6 @@ from app.archives.recall_render import render_archive_section
 from app.archives.service import embed_search_query
 from app.core.recall import RecallBlock, RecallRequest, RecallSource
 from app.core.redaction import redact_text
-from app.core.threads import to_thread
 from app.core.tokens import estimate_text_tokens
 from app.db.uow import UnitOfWork
 from app.memory.render import build_context_envelope
@@ -82,8 +81,11 @@ class SessionRecall:
         """The archived turns for the request within the archive time budget, and what to say."""
         started = time.perf_counter()
         timeout_s = options.timeout_ms / 1000
+        timings: dict[str, float] = {}
         try:
-            found = await asyncio.wait_for(self._search(request, options, timeout_s), timeout_s)
+            found = await asyncio.wait_for(
+                self._search(request, options, timeout_s, timings), timeout_s
+            )
         except TimeoutError:
             return None, {"reason": "timeout", "durationMs": _ms(started)}
         except Exception as exc:  # noqa: BLE001 - recall never fails the hook (docs/quality.md)
@@ -102,20 +104,28 @@ class SessionRecall:
             "hits": len(found.turns),
             "threshold": options.threshold,
             "durationMs": _ms(started),
+            **timings,
         }
 
     async def _search(
-        self, request: RecallRequest, options: _ArchiveOptions, timeout_s: float
+        self,
+        request: RecallRequest,
+        options: _ArchiveOptions,
+        timeout_s: float,
+        timings: dict[str, float],
     ) -> RecallFound | None:
+        started = time.perf_counter()
         vectors = await embed_search_query(self._embedder, request.query, timeout_s)
+        timings["embedMs"] = _ms(started)
         floor = float(getattr(self._embedder, "similarity_floor", 0.0) or 0.0)
         ask = RecallAsk(
             request.query, vectors, options.limit, options.threshold, floor, request.shown
         )
         assert request.session_id is not None
-        return await to_thread(
-            recall_archived_turns, self._uow, request.tenant_id, request.session_id, ask
-        )
+        started = time.perf_counter()
+        found = await recall_archived_turns(self._uow, request.tenant_id, request.session_id, ask)
+        timings["searchMs"] = _ms(started)
+        return found
 
     async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
         return await self._memory.skill_memory(tenant_id, agent_id, messages)

@@ -228,7 +228,7 @@ class Dialect(ABC):
             room = None if budget is None else budget - len(ids)
             if room is not None and room <= 0:
                 break
-            limit = "" if room is None else f" ORDER BY m.id DESC LIMIT {int(room)}"
+            limit = "" if room is None else f" ORDER BY id DESC LIMIT {int(room)}"
             ids.update(
                 (int(row_id), None)
                 for (row_id,) in self._rows(db, sql + limit, params)
@@ -251,8 +251,8 @@ class Dialect(ABC):
         archive_pk: int | None,
         window: TimeRange,
     ) -> Iterator[tuple[str, dict[str, object]]]:
-        """The id queries of ``message_candidates``, in the order they are taken (each selects
-        ``m.id`` from ``messages m``; a limit is appended to it)."""
+        """The id queries of ``message_candidates``, in the order they are taken (each selects one
+        column named ``id``, a message's id; ``ORDER BY id DESC`` and a limit are appended)."""
 
     @abstractmethod
     def _candidate_rows(self, db: Session, ids: list[int]) -> list[CandidateRow]:
