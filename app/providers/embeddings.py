@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
-import os
 import random
 import threading
 import time
@@ -20,7 +19,7 @@ import structlog
 
 from app.core.threads import in_executor, to_thread
 from app.core.tokens import estimate_text_tokens, fit_to_token_budget
-from app.providers.openmp import bound_openmp_spinning
+from app.providers.openmp import configure_openmp
 from app.providers.protocols import PermanentProviderError
 from app.providers.retry import post_json, with_retries
 
@@ -154,7 +153,7 @@ class LocalE5Embedder:
         if self._model is None:
             with self._load_lock:
                 if self._model is None:
-                    bound_openmp_spinning()
+                    configure_openmp()
                     started = time.perf_counter()
                     self._model = self._factory()
                     log.info(
