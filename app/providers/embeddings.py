@@ -9,7 +9,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,6 +22,7 @@ from app.core.tokens import estimate_text_tokens, fit_to_token_budget
 from app.providers.openmp import configure_openmp
 from app.providers.protocols import PermanentProviderError
 from app.providers.retry import post_json, with_retries
+from app.providers.vector_math import normalise
 
 log = structlog.get_logger("app.providers.embeddings")
 
@@ -33,22 +34,6 @@ LOCAL_BATCH_SIZE = 32
 # over the tuning half of bench/conversations.py (0.75 at the quartile below, 0.84 for the evidence
 # turns); memory scores count similarity above it (app.search.fusion.vector_score).
 LOCAL_SIMILARITY_FLOOR = 0.78
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Cosine similarity of two vectors of equal length; 0.0 when either is zero."""
-    if len(a) != len(b):
-        raise ValueError(f"vector lengths differ: {len(a)} != {len(b)}")
-    norms = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
-    return math.fsum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
-
-
-def normalise(vector: Sequence[float]) -> list[float]:
-    """``vector`` scaled to unit L2 length; a zero vector raises ValueError."""
-    norm = math.sqrt(math.fsum(x * x for x in vector))
-    if not norm or not math.isfinite(norm):
-        raise ValueError("cannot normalise a zero or non-finite vector")
-    return [x / norm for x in vector]
 
 
 def endpoint_fingerprint(*parts: str) -> str:
@@ -66,8 +51,8 @@ class LocalE5Embedder:
 
     The engine prepends e5's ``"query: "`` / ``"passage: "`` prefixes itself (``E5.query`` and
     ``E5.passage``), splits texts over 512 tokens into windows, and returns unit-length vectors.
-    Engine calls run one at a time on a dedicated worker thread (each already uses every core
-    through OpenMP), so waiting callers hold no thread of the default pool.
+    Engine calls run one at a time on a dedicated worker thread (each on the OpenMP threads of
+    app/providers/openmp.py), so waiting callers hold no thread of the default pool.
     """
 
     provider = LOCAL_PROVIDER

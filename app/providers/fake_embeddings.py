@@ -6,7 +6,8 @@ import hashlib
 import re
 
 from app.core.tokens import estimate_text_tokens, fit_to_token_budget
-from app.providers.embeddings import endpoint_fingerprint, normalise
+from app.providers.embeddings import endpoint_fingerprint
+from app.providers.vector_math import normalise
 
 FAKE_PROVIDER = "fake"
 _WORD = re.compile(r"\w+")

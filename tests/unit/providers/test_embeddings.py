@@ -20,10 +20,10 @@ from app.providers.embeddings import (
     LOCAL_MODEL_ID,
     LocalE5Embedder,
     OpenAICompatibleEmbedder,
-    cosine,
 )
 from app.providers.fake_embeddings import FakeEmbedder
 from app.providers.protocols import Embedder, PermanentProviderError, TransientProviderError
+from app.providers.vector_math import cosine
 
 BASE = "https://embed.example.test/v1"
 URL = f"{BASE}/embeddings"
