@@ -9,12 +9,18 @@ with them; the KNN reads what it reads whatever the scores). The server is ``pyt
 with the default local embedder: every request is a new question, so its embedding is part of the
 time. Each body is what the 2026.9 host sends: ``phase: tool_loop``, ``prompt``, a short history,
 ``tokenBudget`` 8,000. The target (docs/quality.md): p50 <= 40 ms and p95 <= 80 ms at both sizes.
+Each size is measured again, with other questions, while another process keeps one core busy (a
+diagnostic row: what a shared machine does to the prompt's wait).
 """
 
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -145,26 +151,51 @@ def _measure(base_url: str, bodies: list[bytes]) -> tuple[list[float], list[dict
     return samples, diagnostics
 
 
-def _row(size: int, samples: list[float], diagnostics: list[dict]) -> Row:
+def _row(size: int, samples: list[float], diagnostics: list[dict], busy: bool = False) -> Row:
     p50, p99 = summary(samples)
-    p95 = sorted(samples)[int(0.95 * (len(samples) - 1))]
+    p95 = _p95(samples)
     archive = [d.get("recall", {}).get("archive", {}) for d in diagnostics]
     injected = sum(1 for a in archive if a.get("injected"))
     reasons = sorted({str(a.get("reason")) for a in archive})
+    embed = _p50([float(a.get("embedMs", 0)) for a in archive])
+    search = _p50([float(a.get("searchMs", 0)) for a in archive])
+    workload = f"{size:,} archived messages with vectors, HTTP, new question each call"
     return Row(
-        name="assemble tool_loop with archive recall",
-        workload=f"{size:,} archived messages with vectors, HTTP, new question each call",
+        name="assemble tool_loop with archive recall" + (", one core busy" if busy else ""),
+        workload=workload + ("; another process keeps one core busy" if busy else ""),
         p50_ms=p50,
         p99_ms=p99,
-        target=f"p50 <= {TARGET_P50_MS} ms, p95 <= {TARGET_P95_MS} ms",
-        figure=p50,
-        target_value=TARGET_P50_MS,
+        # Under load the figure is a diagnostic: how the engine's threads bear a busy core.
+        target="(diagnostic)" if busy else f"p50 <= {TARGET_P50_MS} ms, p95 <= {TARGET_P95_MS} ms",
+        figure=None if busy else p50,
+        target_value=None if busy else TARGET_P50_MS,
         samples=len(samples),
         notes=[
-            f"p95 {p95:.1f} ms (target {TARGET_P95_MS})",
+            f"p95 {p95:.1f} ms" + ("" if busy else f" (target {TARGET_P95_MS})"),
+            f"of it (p50): the query's embedding {embed:.1f} ms, the search {search:.1f} ms "
+            "(they overlap: the word side runs during the embedding)",
             f"archive recall reasons: {', '.join(reasons)}; turns injected in {injected}/{len(archive)}",
         ],
     )
+
+
+def _p50(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2] if values else 0.0
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[int(0.95 * (len(values) - 1))]
+
+
+@contextmanager
+def _one_core_busy() -> Iterator[None]:
+    """Another process spinning on one core for as long as the block runs."""
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        hog.kill()
+        hog.wait()
 
 
 def run(cfg: Config) -> list[Row]:
@@ -176,7 +207,11 @@ def run(cfg: Config) -> list[Row]:
             build_db(path, {SESSION: size})
             add_phase2_index(path)
             bodies = [_body(q) for q in questions(WARMUP + CALLS, seed=size)]
+            busy = [_body(q) for q in questions(WARMUP + CALLS, seed=size + 1)]
             with Server(tmp, path, {"CE_WORKER__ENABLED": "false"}) as server:
                 samples, diagnostics = _measure(server.base_url, bodies)
-            rows.append(_row(size, samples, diagnostics))
+                rows.append(_row(size, samples, diagnostics))
+                with _one_core_busy():
+                    samples, diagnostics = _measure(server.base_url, busy)
+                rows.append(_row(size, samples, diagnostics, busy=True))
     return rows
