@@ -15,7 +15,7 @@ from datetime import datetime
 
 from app.core.dates import host_time
 from app.core.messages import Message, message_text, role_of
-from app.search.text.date_terms import relative_dates, with_resolved_dates, written_day
+from app.search.text.date_terms import day_written_beside, relative_dates, with_resolved_dates
 from app.search.text.query import document_tokens, parse_query, speaker_label
 
 HEADER = (
@@ -25,7 +25,6 @@ HEADER = (
 MAX_NOTES = 6
 NOTE_MAX_CHARS = 240
 _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
-_CJK_RE = re.compile(r"[\u3400-\u9fff]")
 
 
 def _question_tokens(query: str, speakers: set[str]) -> set[str]:
@@ -64,9 +63,8 @@ def history_date_notes(messages: Sequence[Message], query: str) -> str:
 
 
 def _note(label: str, sentence: str, moment: datetime) -> str:
-    chinese = bool(_CJK_RE.search(sentence))
     resolved = with_resolved_dates(sentence, moment.date())
     text = f"{label} {resolved}".strip() if label else resolved
     if len(text) > NOTE_MAX_CHARS:
         text = text[: NOTE_MAX_CHARS - 1] + "…"
-    return f"- [said {written_day(moment.date().isoformat(), chinese)}] {text}"
+    return f"- [said {day_written_beside(moment.date().isoformat(), sentence)}] {text}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from app.search.text.date_terms import with_resolved_dates, written_day
+from app.search.text.date_terms import day_written_beside, with_resolved_dates
 from app.search.text.query import speaker_label
 from app.working_memory.guards import ANCHOR_VALUE_PATTERNS
 
@@ -34,14 +34,13 @@ _RELATIVE_DAY_RE = re.compile(
     r"\b(?:yesterday|today|tonight|last (?:week|month|year|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|\w+ (?:days|weeks) ago)\b"
     r"|昨天|前天|上周|上个月|去年|今天|天前"
 )
-_CJK_RE = re.compile(r"[\u3400-\u9fff]")
 
 
 def dated(sentence: str, said_on: date | None) -> str:
     if said_on is None:
         return sentence
     resolved = with_resolved_dates(sentence, said_on)
-    return f"[{written_day(said_on.isoformat(), bool(_CJK_RE.search(sentence)))}] {resolved}"
+    return f"[{day_written_beside(said_on.isoformat(), sentence)}] {resolved}"
 
 
 def fact_weight(sentence: str) -> float:

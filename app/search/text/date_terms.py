@@ -26,6 +26,7 @@ _ZH_RELATIVE = re.compile(
     r"|(?:上|这|本|下)个?(?:周|星期|礼拜)[一二三四五六日天]|(?:上|下)(?:周|星期|个星期|礼拜)"
     rf"|{_ZH_NUM}\s*个?(?:天|周|星期|礼拜|月|年)(?:之前|以前|前|之后|以后|后)"
 )
+_HAN = re.compile(r"[\u3400-\u9fff]")  # a text that holds it is written in Chinese
 _MONTHS = (
     "january",
     "february",
@@ -137,6 +138,11 @@ def written_day(iso_day: str, chinese: bool) -> str:
     if chinese:
         return f"{day.year}年{day.month}月{day.day}日"
     return f"{day.day} {_MONTHS[day.month - 1].capitalize()} {day.year}"
+
+
+def day_written_beside(iso_day: str, text: str) -> str:
+    """``written_day`` in the script of ``text``: the Chinese form beside a text with Han in it."""
+    return written_day(iso_day, bool(_HAN.search(text)))
 
 
 def with_resolved_dates(text: str, said_on: date | None) -> str:

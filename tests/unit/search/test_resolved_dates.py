@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from app.search.text.date_terms import with_resolved_dates, written_day
+from app.search.text.date_terms import day_written_beside, with_resolved_dates, written_day
 
 SAID = date(2023, 5, 8)  # a Monday
 
@@ -44,3 +44,9 @@ def test_without_a_day_said_the_text_is_unchanged() -> None:
 def test_days_are_written_as_people_write_them() -> None:
     assert written_day("2023-05-07", chinese=False) == "7 May 2023"
     assert written_day("2024-12-25", chinese=True) == "2024年12月25日"
+
+
+def test_a_day_beside_a_text_is_written_in_the_text_s_script() -> None:
+    assert day_written_beside("2023-05-07", "we met at the café") == "7 May 2023"
+    assert day_written_beside("2023-05-07", "我们昨天见面了") == "2023年5月7日"
+    assert day_written_beside("2023-05-07", "meeting with 王伟 on Friday") == "2023年5月7日"
