@@ -10,8 +10,8 @@ from app.core.clock import utcnow
 from app.core.vector_matrix import best_cosines
 from app.db.dialects import Dialect
 from app.db.models import Memory
+from app.memory import chunk_repository as chunk_repo
 from app.memory import passage_repository as passage_repo
-from app.memory import repository as repo
 from app.memory.records import owner_key
 from app.memory.service import MemoryService
 from app.search.fusion import phrase_idf, with_best_passage
@@ -40,7 +40,7 @@ def word_side(
     chunks' rows, in one read transaction."""
     with service.uow.read() as db:
         ranks, ideal = _word_ranks(db, service.uow.dialect, tenant_id, owners, phrases, pool)
-        return ranks, ideal, repo.chunks_with_memories(db, list(ranks), utcnow())
+        return ranks, ideal, chunk_repo.chunks_with_memories(db, list(ranks), utcnow())
 
 
 def vector_side(
@@ -61,7 +61,7 @@ def vector_side(
             ):
                 whole[hit.row_id] = 1.0 - float(hit.score or 0.0)
         passages = passage_repo.passage_vectors_of(db, list(whole))
-        rows = repo.chunks_with_memories(db, list(whole), utcnow())
+        rows = chunk_repo.chunks_with_memories(db, list(whole), utcnow())
     return with_best_passage(whole, best_cosines(passages, vector)), rows
 
 
