@@ -88,8 +88,8 @@ async def get_identity(
     elif not token and settings.api_keys:
         raise Unauthenticated(KEY_REQUIRED)  # no need to ask the database
     elif services.uow.dialect.in_process_reads:
-        # SQLite answers an indexed read of one row in microseconds, from pages in memory: less
-        # than the hop to a worker thread and back costs. A server's reads wait on the network.
+        # SQLite answers an indexed read of one row from pages in memory in less time than the hop
+        # to a worker thread and back costs (bench/RESULTS.md, Measurements behind the code). A server's reads wait on the network.
         identity = _stored_identity(services, token)
     else:
         identity = await run_in_threadpool(_stored_identity, services, token)

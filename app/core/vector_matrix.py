@@ -1,8 +1,8 @@
 """Exact nearest neighbours over one partition's vectors, held as one float32 matrix.
 
 A partition (one owner's memory chunks, one session's archived messages) is searched by a single
-matrix-vector product (BLAS), which scans 100,000 384-d vectors in about a tenth of the time an
-SQL virtual-table scan takes, and stays exact: no approximate first stage, so nothing the exact
+matrix-vector product (BLAS), which scans a partition's vectors in a fraction of the time an SQL
+virtual-table scan takes (bench/RESULTS.md, Measurements behind the code), and stays exact: no approximate first stage, so nothing the exact
 search would find is missed. The database stays the source of truth: a matrix is brought up to
 date from the rows changed since the last change it applied (``apply``), so another process's
 writes are seen at the next search.
@@ -12,10 +12,10 @@ distance returned is ``1 - cosine`` (what the SQL path returns for ``distance_me
 Each row may carry an integer ``tag`` (a message's time in epoch ms) to filter on.
 
 The product runs on the calling thread only (numpy's BLAS is limited to one thread at the first
-search). A product over 100,000 vectors is bound by memory bandwidth: a second BLAS thread made
-it only a little faster on 2 cores, but its pool then spun on the other core for the rest of the request,
-doubling the search's CPU time and taking the core a concurrent request, or the search's own word
-side running beside it, needs.
+search). A product over a large partition is bound by memory bandwidth: a second BLAS thread made
+it only a little faster on 2 cores, but its pool then spun on the other core for the rest of the
+request, adding to the search's CPU time and taking the core a concurrent request, or the search's
+own word side running beside it, needs.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ Change = tuple[int, bytes | list[float] | None, int, int]
 _MIN_CAPACITY = 64
 
 
-# A tuple: a search builds hundreds, at a quarter of a frozen dataclass's cost.
+# A tuple: a search builds hundreds, and a tuple is cheaper to build than a frozen dataclass.
 class Neighbour(NamedTuple):
     row_id: int
     distance: float

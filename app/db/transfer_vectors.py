@@ -40,7 +40,7 @@ VECTOR_TABLES = (
 
 def drop_vector_indexes(db: Session) -> None:
     """Drop the target's HNSW indexes before a bulk load: keeping them up to date row by row is
-    most of a copy's time, and one build over the loaded rows is several times faster."""
+    most of a copy's time, and one build over the loaded rows costs much less (bench/RESULTS.md, Measurements behind the code)."""
     for table in VECTOR_TABLES:
         db.execute(text(f"DROP INDEX IF EXISTS {_hnsw_index(table.name)}"))
 

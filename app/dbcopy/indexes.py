@@ -19,7 +19,8 @@ from sqlalchemy.orm import Session
 
 from app.db.base import Base
 from app.db.dialects import Dialect
-from app.db.dialects.base import memory_partition, passage_id, passage_index, passage_message
+from app.db.dialects.memory_partitions import memory_partition
+from app.db.dialects.passage_ids import passage_id, passage_index, passage_message
 from app.db.models import Memory
 from app.db.transfer import Row, rows_by_key
 from app.db.transfer_vectors import VECTOR_TABLES, vectors_of

@@ -14,6 +14,7 @@ from app.core.clock import utcnow
 from app.db.dialects import Dialect
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
+from app.memory import chunk_repository as chunk_repo
 from app.memory import repository as repo
 from app.memory.experience import content_key
 from app.memory.fields import CleanMemory, NewMemory
@@ -96,7 +97,7 @@ def _duplicate(
         partition = owner_key(writer.tenant_id, writer.owner)
         near = dialect.nearest_memory_chunks(db, partition, prepared.vectors[0], 5)
         close = {hit.row_id for hit in near if (hit.score or 0) <= DUPLICATE_DISTANCE}
-        for _chunk, other in repo.chunks_with_memories(db, list(close), now):
+        for _chunk, other in chunk_repo.chunks_with_memories(db, list(close), now):
             owner = (other.tenant_id, other.owner_kind, other.owner_id)
             same_place = other.category == category and owner == (writer.tenant_id, *writer.owner)
             if same_place and adds_no_words(words, other.content):

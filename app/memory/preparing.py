@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 class EmbeddingLimits:
     """What of one memory gets vectors: its first ``max_chunks`` chunks, cut to ``max_tokens`` of
     the model's input tokens together (every chunk is in the word index). Embedding costs what
-    the model reads (bench/RESULTS.md, embeddings), so one long
-    memory cannot hold the embedder, and the cores, for seconds."""
+    the model reads (bench/RESULTS.md, embeddings), so one long memory cannot hold the embedder,
+    and the cores, for long."""
 
     max_chunks: int = 4
     max_tokens: int = 256

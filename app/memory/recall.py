@@ -62,8 +62,8 @@ class MemoryRecall:
         return block
 
     async def _generations(self, tenant_id: str, owners: list[tuple[str, str]]) -> tuple[int, ...]:
-        # SQLite answers this indexed read of a row or two in microseconds, from pages in memory:
-        # less than the hop to a worker thread and back costs (the API key lookup does the same).
+        # SQLite answers this indexed read of a row or two from pages in memory in less time than
+        # the hop to a worker thread and back costs (the API key lookup does the same).
         # A database server's reads wait on the network, so they run in a thread.
         if self._service.uow.dialect.in_process_reads:
             return self._service.generations(tenant_id, owners)

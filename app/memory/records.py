@@ -12,7 +12,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from app.core.clock import isoformat
-from app.db.dialects.base import memory_partition
+from app.db.dialects.memory_partitions import memory_partition
 from app.db.models import Memory
 
 CATEGORIES = (

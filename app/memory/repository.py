@@ -1,4 +1,5 @@
-"""SQL for memories, their chunks, the audit trail and the embedding cache. Never commits."""
+"""SQL for memories, their generations, the audit trail and the embedding cache (their chunks:
+``chunk_repository``). Never commits."""
 
 from __future__ import annotations
 
@@ -9,11 +10,9 @@ from typing import Any
 from sqlalchemy import (
     BindParameter,
     ColumnElement,
-    and_,
     bindparam,
     delete,
     event,
-    insert,
     inspect,
     or_,
     select,
@@ -21,9 +20,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapper, Session
 
-from app.db.driver_load import DriverLoad
 from app.db.driver_query import DriverQuery, RowsReader
-from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit, MemoryChunk
+from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit
 from app.memory.experience import content_key
 
 
@@ -157,7 +155,7 @@ def _owner_filter(owners: Sequence[tuple[str, str]]) -> ColumnElement[bool]:
 # Kept by triggers on memories and memory_chunks (migration 0012): an owner's number moves on in
 # the transaction of any change to its memories; an owner with no row is at 0. Read before every
 # recall, so on the driver's connection (app/db/driver_query.py): through a session it cost the
-# event loop several times as much per assemble.
+# event loop more per assemble (bench/RESULTS.md, Measurements behind the code).
 _GENERATIONS = DriverQuery(
     text(
         "SELECT owner_kind, owner_id, generation FROM memory_generations "
@@ -177,89 +175,9 @@ def generations_of(
     return tuple(found.get(owner, 0) for owner in owners)
 
 
-def chunk_ids_of(db: Session, memory_ids: Sequence[str]) -> list[int]:
-    if not memory_ids:
-        return []
-    stmt = select(MemoryChunk.id).where(MemoryChunk.memory_id.in_(list(memory_ids)))
-    return list(db.execute(stmt).scalars())
-
-
-_INSERT_CHUNKS = insert(MemoryChunk).returning(MemoryChunk.id, sort_by_parameter_order=True)
-
-
-def add_chunks(
-    db: Session, memory: Memory, texts: Sequence[str], model_id: str | None
-) -> list[int]:
-    """The ids of the memory's new chunks, in order: one insert, without an ORM object per chunk
-    (a 100 KB memory has hundreds, written while the write lock is held)."""
-    if not texts:
-        return []
-    params = [
-        {
-            "tenant_id": memory.tenant_id,
-            "memory_id": memory.id,
-            "chunk_index": i,
-            "text": t,
-            "embedding_model": model_id,
-        }
-        for i, t in enumerate(texts)
-    ]
-    return list(db.scalars(_INSERT_CHUNKS, params))
-
-
-def add_chunks_many(
-    db: Session, items: Sequence[tuple[Memory, Sequence[str], str | None]]
-) -> list[list[MemoryChunk]]:
-    """``add_chunks`` for many memories with one flush; the chunks of each, in order."""
-    chunks = [
-        [
-            MemoryChunk(
-                tenant_id=m.tenant_id,
-                memory_id=m.id,
-                chunk_index=i,
-                text=t,
-                embedding_model=model_id,
-            )
-            for i, t in enumerate(texts)
-        ]
-        for m, texts, model_id in items
-    ]
-    db.add_all([chunk for group in chunks for chunk in group])
-    db.flush()
-    return chunks
-
-
-def delete_chunks(db: Session, memory_ids: Sequence[str]) -> None:
-    if memory_ids:
-        db.execute(delete(MemoryChunk).where(MemoryChunk.memory_id.in_(list(memory_ids))))
-
-
 def delete_memories(db: Session, memory_ids: Sequence[str]) -> None:
     if memory_ids:
         db.execute(delete(Memory).where(Memory.id.in_(list(memory_ids))))
-
-
-# Every search loads its candidates' memories (up to 80 rows): on the driver, with no chunk objects.
-_CURRENT_MEMORIES_OF_CHUNKS = DriverLoad(
-    Memory,
-    and_(
-        MemoryChunk.memory_id == Memory.id,
-        MemoryChunk.id.in_(bindparam("chunk_ids", expanding=True)),
-        *visible(bindparam("now", type_=Memory.expires_at.type)),
-    ),
-    leading=(MemoryChunk.id,),
-    attach=False,  # read, never changed: a search's read transaction, a duplicate's check
-)
-
-
-def chunks_with_memories(
-    db: Session, chunk_ids: Sequence[int], now: datetime
-) -> list[tuple[int, Memory]]:
-    """The chunks whose memories are current, by id, each with its memory."""
-    if not chunk_ids:
-        return []
-    params = {"chunk_ids": list(chunk_ids), "now": now}
-    return [(lead[0], m) for lead, m in _CURRENT_MEMORIES_OF_CHUNKS.all_led(db, params)]
 
 
 def add_audit(db: Session, entry: MemoryAudit) -> None:

@@ -10,19 +10,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 
-from sqlalchemy.orm import Session
-
 from app.core.clock import utcnow
 from app.core.redaction import without_secrets
 from app.core.threads import to_thread
-from app.core.vector_matrix import best_cosines
-from app.db.dialects import Dialect
 from app.db.models import Memory
-from app.memory import passage_repository as passage_repo
-from app.memory import repository as repo
 from app.memory.ranking import LEAF_LEVEL
-from app.memory.records import memory_record, owner_key
+from app.memory.records import memory_record
 from app.memory.results import SearchHit, SearchOutcome
+from app.memory.search_sides import ChunkRow, mentions_any_day, vector_side, word_side
 from app.memory.service import Caller, MemoryService
 from app.providers.protocols import ProviderError
 from app.search.fusion import (
@@ -37,14 +32,10 @@ from app.search.fusion import (
     best_then_newest,
     merge_hybrid,
     mmr_rerank,
-    phrase_idf,
     text_coverage,
     threshold_and_limit,
     vector_score,
-    with_best_passage,
 )
-from app.search.phrases import Phrase
-from app.search.text.date_terms import mentioned_dates
 from app.search.text.memory_phrases import memory_phrases
 from app.search.text.query import clauses, parse_query
 
@@ -53,7 +44,6 @@ MIN_POOL = 20
 # of calendar days, so "what did Alice do on 2023-05-20" leans on the memories that name the day
 # (archive search does the same: app/search/ranking.py, DATE_DENSE_WEIGHT).
 DATE_LED_WEIGHTS = (0.1, 0.9)
-ChunkRow = tuple[int, Memory]  # a chunk's id and its memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +115,7 @@ async def _collect(
     its chunks' rows, at the same time, then their chunks merged. On PostgreSQL each side has a
     server process of its own; in process (SQLite) the vector side's matrix product releases the
     interpreter's lock and runs on the second core while the word side's Python runs on the first
-    (at 100,000 chunks the product is hidden behind the word side)."""
+    (how much it hides: bench/RESULTS.md, Measurements behind the code)."""
     pool = max(req.limit * 4, MIN_POOL)
     query = parse_query(text, today=utcnow().date())
     phrases = memory_phrases(query)
@@ -134,15 +124,17 @@ async def _collect(
     def words() -> tuple[dict[int, float], float, list[ChunkRow], bool]:
         if mode == "vector" or not phrases:
             return {}, 0.0, [], False
-        ranks, ideal, found = _text_side(service, tenant_id, owners, phrases, pool)
+        ranks, ideal, found = word_side(service, tenant_id, owners, phrases, pool)
         # Dates are read out of whole memories: in the worker thread, not on the event loop.
-        date_led = mode == "hybrid" and bool(days) and any(_mentions(m, days) for _, m in found)
+        date_led = (
+            mode == "hybrid" and bool(days) and any(mentions_any_day(m, days) for _, m in found)
+        )
         return ranks, ideal, found, date_led
 
     def nearest() -> tuple[dict[int, float], list[ChunkRow]]:
         if vector is None:
             return {}, []
-        return _vector_side(service, tenant_id, owners, vector, pool)
+        return vector_side(service, tenant_id, owners, vector, pool)
 
     (text_ranks, ideal, text_rows, date_led), (similarities, vector_rows) = await asyncio.gather(
         to_thread(words), to_thread(nearest)
@@ -150,48 +142,6 @@ async def _collect(
     rows = {chunk_id: (chunk_id, memory) for chunk_id, memory in [*text_rows, *vector_rows]}
     weighing = "date" if date_led else mode
     return _merge(service, req, weighing, text_ranks, ideal, similarities, list(rows.values()))
-
-
-def _mentions(memory: Memory, days: set[str]) -> bool:
-    """Whether a memory mentions one of ``days``, relative dates resolved against when it was
-    observed (as its word index has them)."""
-    moment = memory.observed_at or memory.created_at
-    said_on = moment.date() if moment else None
-    return not days.isdisjoint(mentioned_dates(f"{memory.title}\n{memory.content}", said_on))
-
-
-def _text_side(
-    service: MemoryService,
-    tenant_id: str,
-    owners: list[tuple[str, str]],
-    phrases: list[Phrase],
-    pool: int,
-) -> tuple[dict[int, float], float, list[ChunkRow]]:
-    with service.uow.read() as db:
-        ranks, ideal = _text_ranks(db, service.uow.dialect, tenant_id, owners, phrases, pool)
-        return ranks, ideal, repo.chunks_with_memories(db, list(ranks), utcnow())
-
-
-def _vector_side(
-    service: MemoryService,
-    tenant_id: str,
-    owners: list[tuple[str, str]],
-    vector: list[float],
-    pool: int,
-) -> tuple[dict[int, float], list[ChunkRow]]:
-    """The nearest chunks' similarity to the query: their whole vector's, blended with their best
-    passage's (``scoring.with_best_passage``). Passages are not searched on their own: those of
-    the nearest chunks are read by chunk and scored here (a few hundred vectors)."""
-    whole: dict[int, float] = {}
-    with service.uow.read() as db:
-        for owner in owners:
-            for hit in service.uow.dialect.nearest_memory_chunks(
-                db, owner_key(tenant_id, owner), vector, pool
-            ):
-                whole[hit.row_id] = 1.0 - float(hit.score or 0.0)
-        passages = passage_repo.passage_vectors_of(db, list(whole))
-        rows = repo.chunks_with_memories(db, list(whole), utcnow())
-    return with_best_passage(whole, best_cosines(passages, vector)), rows
 
 
 def _merge(
@@ -233,41 +183,6 @@ def _same_space(memory: Memory, model_id: str | None) -> bool:
     recorded: keyword-only (no vectors to compare), or marked for re-embedding by a migration
     with the vectors it had."""
     return memory.embedding_model is None or memory.embedding_model == model_id
-
-
-def _text_ranks(
-    db: Session,
-    dialect: Dialect,
-    tenant_id: str,
-    owners: list[tuple[str, str]],
-    phrases: list[Phrase],
-    pool: int,
-) -> tuple[dict[int, float], float]:
-    """The word index's rank of each matching chunk, and the rank of an ideal chunk."""
-    ranks = {
-        h.row_id: float(h.score or 0.0)
-        for h in dialect.match_memory_chunks(db, tenant_id, owners, phrases, pool)
-    }
-    partitions = [owner_key(tenant_id, owner) for owner in owners]
-    return ranks, _ideal_rank(db, dialect, partitions, phrases) if ranks else 0.0
-
-
-def _ideal_rank(
-    db: Session, dialect: Dialect, partitions: list[str], phrases: list[Phrase]
-) -> float:
-    """The word index's BM25 of a chunk holding every phrase once: the sum of the phrases' idfs,
-    with a phrase as frequent as its rarest token (an upper bound)."""
-    tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
-    documents, counts = dialect.memory_term_documents(
-        db, partitions, tokens, [p.tokens[-1] for p in phrases if p.prefix]
-    )
-    total = 0.0
-    for phrase in phrases:
-        keys = (
-            [*phrase.tokens[:-1], phrase.tokens[-1] + "*"] if phrase.prefix else list(phrase.tokens)
-        )
-        total += phrase_idf(documents, min(counts.get(k, 0) for k in keys))
-    return total
 
 
 def _wanted(memory: Memory, req: SearchInput) -> bool:

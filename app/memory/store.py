@@ -12,6 +12,7 @@ from app.core.redaction import redact_text
 from app.core.vector_matrix import float32_bytes
 from app.db.dialects import Dialect
 from app.db.models import Memory, MemoryAudit
+from app.memory import chunk_repository as chunk_repo
 from app.memory import passage_repository as passage_repo
 from app.memory import repository as repo
 from app.memory.records import owner_key, snapshot
@@ -85,9 +86,9 @@ def write_chunks(
     """(Re)build the chunks of a memory and their index entries (``index``: of ``prepared``'s
     texts, computed before the transaction; else here)."""
     index = index or chunk_index(memory, prepared.texts)
-    dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, [memory.id]))
-    repo.delete_chunks(db, [memory.id])
-    chunk_ids = repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
+    dialect.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, [memory.id]))
+    chunk_repo.delete_chunks(db, [memory.id])
+    chunk_ids = chunk_repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
     partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
     dialect.index_memory_chunks(
         db,
@@ -113,9 +114,9 @@ def write_chunks_many(
     if not items:
         return
     memory_ids = [memory.id for memory, _ in items]
-    dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, memory_ids))
-    repo.delete_chunks(db, memory_ids)
-    groups = repo.add_chunks_many(
+    dialect.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, memory_ids))
+    chunk_repo.delete_chunks(db, memory_ids)
+    groups = chunk_repo.add_chunks_many(
         db, [(memory, prepared.texts, prepared.model_id) for memory, prepared in items]
     )
     dialect.index_memory_chunks(
@@ -149,8 +150,8 @@ def write_chunks_many(
 
 def remove_memories(db: Session, dialect: Dialect, memory_ids: list[str]) -> None:
     """Delete memories with their chunks, word index rows and vectors."""
-    dialect.unindex_memory_chunks(db, repo.chunk_ids_of(db, memory_ids))
-    repo.delete_chunks(db, memory_ids)
+    dialect.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, memory_ids))
+    chunk_repo.delete_chunks(db, memory_ids)
     repo.delete_memories(db, memory_ids)
 
 

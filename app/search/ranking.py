@@ -55,8 +55,8 @@ class SessionStats:
     speakers: frozenset[str] = frozenset()
 
 
-# A tuple: a ranked search makes one per candidate (up to a thousand), and a frozen dataclass costs
-# four times as much to build.
+# A tuple: a ranked search makes one per candidate (up to a thousand), and a tuple is cheaper to
+# build than a frozen dataclass (bench/RESULTS.md, Measurements behind the code).
 class Doc(NamedTuple):
     row_id: int
     text: str

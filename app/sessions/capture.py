@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -17,17 +17,15 @@ from sqlalchemy.orm import Session
 
 from app.core.bypass import is_bypassed
 from app.core.clock import utcnow
-from app.core.fingerprint import message_fingerprint, new_message_indexes
-from app.core.messages import Message, role_of
-from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.db.models import AgentSession
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo
 from app.sessions import turn_repository as turns
+from app.sessions.capture_append import append_new_messages
+from app.sessions.capture_candidates import PreparedTurn, prepare_turn
 from app.sessions.commit import commit_phase1
 from app.sessions.identity import SessionIdentity
-from app.sessions.stored_form import StoredForm, stored_form
-from app.sessions.window import advance_pending_tokens, pushed_out_positions
+from app.sessions.stored_form import stored_form
 from app.settings import Settings
 
 
@@ -82,14 +80,6 @@ class CaptureResult:
     status: CaptureStatus = "committed"
 
 
-@dataclass(slots=True)
-class _Prepared:
-    fingerprints: list[str | None]
-    sanitized: dict[int, Message]
-    skipped: int
-    forms: dict[int, StoredForm] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, slots=True)
 class _Limits:
     threshold: int  # pending tokens that trigger a commit
@@ -107,7 +97,7 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
         settings.capture.bypass_session_patterns, ident.session_key, ident.session_id
     ):
         return _skip_all(uow, ident, len(turn.messages) - start, threshold)
-    prepared = _prepare(turn.messages, start)
+    prepared = prepare_turn(turn.messages, start)
     # Redaction and serialisation happen here, before the write lock is taken.
     prepared.forms = {
         i: stored_form(m, settings.capture.image_tokens, settings.redaction.stored_messages)
@@ -132,14 +122,14 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
 def _store_turn(
     db: Session,
     session: AgentSession,
-    prepared: _Prepared,
+    prepared: PreparedTurn,
     start: int,
     turn: TurnInput,
     limits: _Limits,
 ) -> CaptureResult:
     """Append the new messages, record the turn, commit past the threshold (one transaction)."""
     first_seq = session.last_seq + 1
-    ingested, duplicates = _append_new(db, session, prepared, start, turn.message_times)
+    ingested, duplicates = append_new_messages(db, session, prepared, start, turn.message_times)
     if turn.advancement is not None:
         _record_turn(db, session, turn.advancement, first_seq, ingested)
     scheduled = False
@@ -216,105 +206,4 @@ def _skip_all(uow: UnitOfWork, ident: SessionIdentity, count: int, threshold: in
         commit=CommitReport(triggered=False, reason="below_threshold", threshold=threshold),
         skipped=max(0, count),
         pending_tokens=pending,
-    )
-
-
-def _prepare(messages: list[Any], start: int) -> _Prepared:
-    """Sanitize the candidates and fingerprint every snapshot message that could match one."""
-    fingerprints: list[str | None] = [None] * len(messages)
-    sanitized: dict[int, Message] = {}
-    skipped = 0
-    for index in range(start, len(messages)):
-        clean = _sanitized(messages[index])
-        if clean is None:
-            skipped += 1
-            continue
-        sanitized[index] = clean
-        fingerprints[index] = message_fingerprint(clean)
-    # Earlier snapshot messages only matter when they could share a candidate's fingerprint;
-    # role, tool call id and timestamp survive sanitation, so they are a cheap first filter.
-    candidate_keys = {_cheap_key(m) for m in sanitized.values()}
-    for index in range(start):
-        message = messages[index]
-        if isinstance(message, dict) and _cheap_key(message) in candidate_keys:
-            clean = _sanitized(message)
-            fingerprints[index] = message_fingerprint(clean) if clean is not None else None
-    return _Prepared(fingerprints, sanitized, skipped)
-
-
-def _sanitized(message: Any) -> Message | None:
-    if not is_conversation_message(message):
-        return None
-    return sanitize_message_for_capture(message)
-
-
-def _cheap_key(message: Message) -> tuple[str, str, str, str]:
-    # As strings: a host may send any JSON value here, and a list or an object is not hashable.
-    # Written out, not a generator: it runs for every message of every snapshot (half the time).
-    get = message.get
-    return (str(get("role")), str(get("toolCallId")), str(get("toolUseId")), str(get("timestamp")))
-
-
-def _append_new(
-    db: Session,
-    session: AgentSession,
-    prepared: _Prepared,
-    start: int,
-    times: Sequence[datetime | None] | None = None,
-) -> tuple[int, int]:
-    """Store the messages not stored yet; returns (ingested, duplicates)."""
-    candidate_fps = [
-        fp for i, fp in enumerate(prepared.fingerprints) if i >= start and fp is not None
-    ]
-    stored = repo.fingerprint_counts(db, session, candidate_fps)
-    new_indexes = new_message_indexes(prepared.fingerprints, start, stored)
-    rows: list[repo.NewMessageRow] = []
-    for offset, index in enumerate(new_indexes):
-        form = prepared.forms[index]
-        rows.append(
-            repo.NewMessageRow(
-                seq=session.last_seq + offset + 1,
-                role=role_of(prepared.sanitized[index]),
-                body=form.body,
-                redacted_body=form.redacted_body,
-                search_text=form.search_text,
-                tokens=form.tokens,
-                fingerprint=prepared.fingerprints[index] or "",
-            )
-        )
-    if rows:
-        pending = _advanced_window(db, session, [r.tokens for r in rows])
-        # Not text-indexed here: archived messages are, after the turn (app.archives.text_index).
-        stored_at = [times[i] for i in new_indexes] if times is not None else None
-        repo.insert_messages(db, session, rows, utcnow(), stored_at)
-        repo.save_turn_counters(
-            db,
-            session,
-            repo.TurnCounters(
-                last_seq=session.last_seq + len(rows),
-                live_count=session.live_count + len(rows),
-                live_tokens=session.live_tokens + sum(r.tokens for r in rows),
-                total_message_count=session.total_message_count + len(rows),
-                pending_tokens=pending,
-                updated_at=utcnow(),
-            ),
-        )
-    return len(rows), len(candidate_fps) - len(rows)
-
-
-def _advanced_window(db: Session, session: AgentSession, appended: list[int]) -> int:
-    """The pending tokens once ``appended`` are stored (docs/lifecycle.md, Capture step 4): O(1)
-    per message, reading only the messages pushed out."""
-    before = session.live_count
-    positions = [
-        p
-        for p in pushed_out_positions(before, session.keep_recent_count, len(appended))
-        if p < before
-    ]
-    # Live messages are a contiguous run of sequence numbers ending at last_seq.
-    first_live_seq = session.last_seq - before + 1
-    by_seq = repo.live_tokens_by_seq(db, session, [first_live_seq + p for p in positions])
-    stored = {p: by_seq.get(first_live_seq + p, 0) for p in positions}
-    return advance_pending_tokens(
-        session.pending_tokens, session.keep_recent_count, before, appended, stored
     )

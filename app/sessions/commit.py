@@ -114,7 +114,7 @@ def _create_archive(
         first_seq=rows[0].seq,
         last_seq=rows[-1].seq,
         keep_recent_count=keep,
-        # At most 20,000 characters (the API's limit): redacting them here costs well under a ms.
+        # At most 20,000 characters (the API's limit): cheap to redact here (bench/RESULTS.md, Measurements behind the code).
         custom_instructions=redact_text(custom_instructions) if custom_instructions else None,
         started_at=times[rows[0].seq],
         ended_at=times[rows[-1].seq],

@@ -28,7 +28,7 @@ class NewMessageRow:
 
 
 # The statements of every hook request are built once: building the expression tree and its
-# cache key on each call cost more than running the statement (SQLite answers in microseconds).
+# cache key on each call cost more than running the statement (bench/RESULTS.md, Measurements behind the code).
 # Those of a stored turn run on the driver, inside the turn's transaction (app/db/driver_query.py):
 # SQLAlchemy's execution path cost more CPU a statement than SQLite's own work.
 SESSION_BY_KEYS = (AgentSession.tenant_id == bindparam("tenant")) & (

@@ -34,7 +34,7 @@ from app.working_memory.extractive_sections import (
     collect_open_issues,
     read_views,
 )
-from app.working_memory.guards import merge_wm_sections
+from app.working_memory.section_merge import merge_wm_sections
 
 TITLE_MAX_WORDS = 8
 TITLE_MAX_CHARS = 80

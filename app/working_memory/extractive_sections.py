@@ -30,7 +30,8 @@ _SCAN_CHARS = 8_000
 _ARCHIVE_SCAN_CHARS = 1_000_000
 
 LEADING_META_RE = re.compile(r"^\s*\[[^\]\n]{1,80}\]\s*")
-# Matched against lower-cased text: an IGNORECASE alternation is several times slower.
+# Matched against lower-cased text: an IGNORECASE alternation is slower (bench/RESULTS.md,
+# Measurements behind the code).
 _FAILURE_RE = re.compile(
     r"error|fail|exception|traceback|crash|fatal|panic|wrong|incorrect|mistake"
     r"|失败|错误|报错|异常|出错"

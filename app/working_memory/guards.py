@@ -1,4 +1,5 @@
-"""The five section guards and the section-by-section merge (docs/peers.md, OpenViking §3.3–§3.8).
+"""The five section guards (docs/peers.md, OpenViking §3.4–§3.8); the merge that runs them is
+``app.working_memory.section_merge``.
 
 The model only decides what changed; these functions make sure nothing is lost. Every op is a
 dict ``{"op": "KEEP"}``, ``{"op": "UPDATE", "content": str}`` or ``{"op": "APPEND", "items": [...]}``.
@@ -6,20 +7,13 @@ dict ``{"op": "KEEP"}``, ``{"op": "UPDATE", "content": str}`` or ``{"op": "APPEN
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
 from app.core.tokens import estimate_text_tokens
 from app.working_memory.document import (
-    WM_SEVEN_SECTIONS,
     extract_bullet_items,
-    parse_wm_sections,
-    render_wm,
-    section_key,
 )
-
-logger = logging.getLogger(__name__)
 
 Op = dict[str, Any]
 
@@ -75,9 +69,9 @@ WM_PATH_LIKE_RE = re.compile(
     r"|(?:[a-zA-Z_][\w\-]*(?:/[a-zA-Z_][\w\-]*){1,})",
     re.IGNORECASE,
 )
-# The path pattern backtracks over every start of a long run of path characters (20 KB of dots
-# took twenty seconds); a path holds no whitespace, so it is matched token by token, and a token
-# longer than this is not a path.
+# The path pattern backtracks over every start of a long run of path characters (time quadratic in
+# the run's length: bench/RESULTS.md, Measurements behind the code); a path holds no whitespace, so
+# it is matched token by token, and a token longer than this is not a path.
 PATH_TOKEN_MAX_CHARS = 256
 
 
@@ -273,51 +267,3 @@ def enforce_open_issues_resolved(op: Any, old: str) -> Any:
     restored = "\n".join(f"- {WM_RESTORED_MARKER} {item}" for item in dropped)
     merged = f"{new_content}\n{restored}" if new_content else restored
     return {**op, "content": merged}
-
-
-def _guard(name: str, op: Any, old: str) -> Any:
-    if name == "Session Title":
-        return enforce_title_stability(op, old)
-    if name == "Key Facts & Decisions":
-        return enforce_key_facts_consolidation(op, old)
-    if name in WM_APPEND_ONLY_SECTIONS:
-        return enforce_append_only(section_key(name), op, old)
-    if name == "Files & Context":
-        return enforce_files_no_regression(op, old)
-    if name == "Open Issues":
-        return enforce_open_issues_resolved(op, old)
-    return op
-
-
-def _apply_op(name: str, op: Any, old: str) -> str:
-    if op is None:
-        return old
-    kind = op_name(op)
-    if kind == "KEEP":
-        return old
-    if kind == "UPDATE" and isinstance(content := op.get("content"), str):
-        return content.strip()
-    if kind == "APPEND":
-        raw = op.get("items")
-        items = raw if isinstance(raw, (list, tuple)) else []
-        if any(not isinstance(s, str) for s in items):
-            logger.warning("working memory: non-string APPEND items dropped in %s", name)
-        kept = [s.strip() for s in items if isinstance(s, str) and s.strip()]
-        appended = "\n".join(f"- {s}" for s in kept)
-        return f"{old}\n{appended}" if old and appended else (old or appended)
-    logger.warning("working memory: unusable op %r for %s, kept old", op, name)
-    return old
-
-
-def merge_wm_sections(old_wm: str | None, ops: dict[str, Any] | None) -> str:
-    """Merge per-section ops into the old WM through the guards; always renders all 7 sections."""
-    parsed = parse_wm_sections(old_wm)
-    ops = ops if isinstance(ops, dict) else {}
-    bodies: dict[str, str] = {}
-    for name in WM_SEVEN_SECTIONS:
-        old = parsed.get(section_key(name), "").rstrip()
-        op = ops.get(name)
-        if old:  # docs/peers.md, OpenViking §3.3: guards run only on a non-empty old section
-            op = _guard(name, op, old)
-        bodies[name] = _apply_op(name, op, old)
-    return render_wm(bodies)

@@ -24,9 +24,9 @@ from app.working_memory.document import (
     parse_wm_sections,
     section_key,
 )
-from app.working_memory.guards import merge_wm_sections
 from app.working_memory.prompts import create_messages, update_messages
 from app.working_memory.reminders import build_section_reminders
+from app.working_memory.section_merge import merge_wm_sections
 from app.working_memory.service import WmInputs, WmResult, build_extractive, finish_result
 from app.working_memory.tool_call import (
     WM_UPDATE_TOOL,

@@ -20,7 +20,7 @@ from alembic import op
 from sqlalchemy import select
 
 from app.db.base import Base
-from app.db.dialects.base import memory_partition
+from app.db.dialects.memory_partitions import memory_partition
 from app.db.dialects.sqlite_memory_postings import post_chunks
 from app.db.models import Memory
 from app.memory.store import index_text

@@ -119,6 +119,6 @@ def test_structured_values_are_redacted_throughout(value: object) -> None:
 
 
 def _no_aws_shape(value: object) -> bool:
-    from app.core.redaction import AWS_ACCESS_KEY_RE
+    from app.core.secret_patterns import AWS_ACCESS_KEY_RE
 
     return AWS_ACCESS_KEY_RE.search(repr(value)) is None

@@ -1,4 +1,5 @@
-"""The interface every database dialect implements (full-text index and search)."""
+"""The interface every database dialect implements (full-text index and search), and the rows its
+searches return. The ids of passage vectors: ``passage_ids``; memory partitions: ``memory_partitions``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, NamedTuple, cast
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
+from app.db.dialects.memory_partitions import ChunkWords
 from app.search.phrases import Phrase
 from app.search.postings import TermCounts
 
@@ -20,8 +22,8 @@ class TextHit(NamedTuple):  # tuples, built by the hundred per search (see Candi
 
 class CandidateRow(NamedTuple):
     """An archived message that may answer a ranked query, with what scoring needs. A tuple: a
-    ranked search builds up to a thousand, and a frozen dataclass's construction cost four times
-    a tuple's."""
+    ranked search builds up to a thousand, and a tuple is cheaper to build than a frozen dataclass
+    (bench/RESULTS.md, Measurements behind the code)."""
 
     row_id: int
     archive_pk: int
@@ -39,46 +41,8 @@ def candidate_row(row: Sequence[Any]) -> CandidateRow:
     return CandidateRow(int(row[0]), int(row[1]), int(row[2]), row[3], row[4] or "", row[5], row[6])
 
 
-def owner_condition(owners: list[tuple[str, str]], params: dict[str, object]) -> str:
-    """SQL that keeps memories (alias ``m``) of any of these (kind, id) owners; binds ``params``."""
-    for i, (kind, owner_id) in enumerate(owners):
-        params[f"k{i}"], params[f"o{i}"] = kind, owner_id
-    return " OR ".join(f"(m.owner_kind = :k{i} AND m.owner_id = :o{i})" for i in range(len(owners)))
-
-
-def memory_partition(tenant_id: str, owner: tuple[str, str]) -> str:
-    """The partition of an owner's memories in the vector (and, on PostgreSQL, word) index."""
-    return f"{tenant_id}:{owner[0]}:{owner[1]}"
-
-
-# A chunk of the memory word index: (chunk id, owner partition, prepared text, its words).
-ChunkWords = tuple[int, str, str, list[str]]
 # (since, until) in epoch milliseconds; None leaves that side open.
 TimeRange = tuple[int | None, int | None]
-
-# A passage vector's id: its message's id times the stride plus its index in the message
-# (app/search/text/passages.py keeps at most 32 passages), so the message is known from the id alone.
-PASSAGE_STRIDE = 64
-
-
-def passage_id(message_id: int, index: int) -> int:
-    return message_id * PASSAGE_STRIDE + index
-
-
-def passage_message(passage: int) -> int:
-    return passage // PASSAGE_STRIDE
-
-
-def passage_index(passage: int) -> int:
-    return passage % PASSAGE_STRIDE
-
-
-def best_passages(hits: Iterable[tuple[int, float]]) -> list[TextHit]:
-    """(passage id, distance) rows nearest first -> each message's nearest passage, in order."""
-    best: dict[int, float] = {}
-    for passage, distance in hits:
-        best.setdefault(passage_message(int(passage)), float(distance))
-    return [TextHit(message_id, distance) for message_id, distance in best.items()]
 
 
 class Dialect(ABC):

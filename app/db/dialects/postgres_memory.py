@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import ChunkWords, TextHit
+from app.db.dialects.base import TextHit
+from app.db.dialects.memory_partitions import ChunkWords
 from app.db.dialects.memory_word_search import MemoryWordSearch
 from app.db.dialects.postgres_memory_candidates import candidate_words
 from app.db.dialects.postgres_memory_counts import query_counts

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit, TimeRange, best_passages, passage_id
+from app.db.dialects.base import TextHit, TimeRange
+from app.db.dialects.passage_ids import best_passages, passage_id
 from app.db.dialects.postgres_memory import tune_vector_scan
 from app.db.dialects.postgres_text import vector_literal
 

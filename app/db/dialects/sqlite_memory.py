@@ -17,7 +17,8 @@ import sqlite_vec
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import ChunkWords, TextHit
+from app.db.dialects.base import TextHit
+from app.db.dialects.memory_partitions import ChunkWords
 from app.db.dialects.memory_word_search import MemoryWordSearch
 from app.db.dialects.sqlite_memory_candidates import candidate_words, current_chunks
 from app.db.dialects.sqlite_memory_postings import (

@@ -4,8 +4,8 @@ literals, and the SQL that finds a session's matching messages in order."""
 from __future__ import annotations
 
 MESSAGE_FTS = "message_fts"
-# The trigram index costs what the text's distinct trigrams cost, inside the write lock: a
-# megabyte of base64 holds it for most of a second. A longer message is indexed by its first 32 KB
+# The trigram index costs what the text's distinct trigrams cost, inside the write lock: a long
+# base64 text would hold it for long (bench/RESULTS.md, Measurements behind the code). A longer message is indexed by its first 32 KB
 # plus a mark; keyword search also looks through the whole text of every marked message of the
 # session (instr() in SQL), so nothing is missed; ranked search ranks it by its indexed part.
 MAX_INDEXED_CHARS = 32_768

@@ -16,13 +16,8 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.core.vector_matrix import best_cosines
-from app.db.dialects.base import (
-    TextHit,
-    TimeRange,
-    best_passages,
-    passage_id,
-    passage_message,
-)
+from app.db.dialects.base import TextHit, TimeRange
+from app.db.dialects.passage_ids import best_passages, passage_id, passage_message
 from app.db.dialects.sqlite_vectors import (
     VectorCache,
     VectorSpace,

@@ -19,7 +19,7 @@ _EN_RELATIVE = re.compile(
     re.IGNORECASE,
 )
 # At most twelve numerals: tried at every position of a long run of digits, an unbounded run took
-# time quadratic in its length (20 KB of digits: six seconds). No count of days is longer.
+# time quadratic in its length (bench/RESULTS.md, Measurements behind the code). No count of days is longer.
 _ZH_NUM = r"[0-9零一二两三四五六七八九十]{1,12}"
 _ZH_RELATIVE = re.compile(
     r"大前天|大后天|前天|昨天|昨日|昨晚|今天|今日|今晚|明天|明日|后天|上个月|上月|下个月|去年|前年|明年"

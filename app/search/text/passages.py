@@ -13,7 +13,7 @@ whole vector already is that passage's.
 The number of passages is bounded, so is their text: past ``MAX_PASSAGES`` pieces, consecutive
 pieces are packed into ``MAX_PASSAGES`` passages of similar length, and only the first
 ``MAX_PASSAGE_TEXT`` characters of a message are read (the model reads 512 tokens of a passage
-at most, and a tool result of a megabyte would otherwise cost seconds of embedding).
+at most, and embedding costs what the model reads: bench/RESULTS.md, Measurements behind the code).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from app.db.dialects.base import (
+from app.db.dialects.passage_ids import (
     PASSAGE_STRIDE,
     best_passages,
     passage_id,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.redaction import _ALL_TRIGGERS, might_hold_secret, redact_secrets
+from app.core.redaction import redact_secrets
+from app.core.secret_triggers import ALL_TRIGGERS, might_hold_secret
 
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
@@ -48,7 +49,7 @@ KINDS = [
     ("SECRET_KEY = 'django-insecure-abc'", "SECRET_KEY = '[REDACTED:secret]'"),
     ("数据库密码是 Passw0rd!，别外传", "数据库密码是 [REDACTED:password]，别外传"),
 ]
-# Past this many characters the trigger scan runs on the other engine (redaction.py, _has_trigger).
+# Past this many characters the trigger scan runs on the other engine (secret_triggers.py, has_trigger).
 LONG_PADDING = "the build is green. " * 300
 
 
@@ -62,7 +63,7 @@ def test_each_kind_is_redacted_in_a_long_text(text: str, expected: str) -> None:
     assert redact_secrets(LONG_PADDING + text) == (LONG_PADDING + expected, 1)
 
 
-@pytest.mark.parametrize("trigger", _ALL_TRIGGERS)
+@pytest.mark.parametrize("trigger", ALL_TRIGGERS)
 @pytest.mark.parametrize("padding", ["", LONG_PADDING])
 def test_every_trigger_is_seen_in_any_case(trigger: str, padding: str) -> None:
     for spelling in (trigger, trigger.upper()):

@@ -10,7 +10,8 @@ import pytest
 from app.core import redaction
 from app.core.canonical_json import compact_json
 from app.core.messages import message_text
-from app.core.redaction import redact_text, redact_value, short_json_without_secrets
+from app.core.redaction import redact_text, redact_value
+from app.core.secret_triggers import ALL_TRIGGERS, short_json_without_secrets
 from app.sessions import stored_form as stored_form_module
 from app.sessions.stored_form import stored_form
 
@@ -106,7 +107,7 @@ def _piece(rng: random.Random) -> str:
         secret = rng.choice(SECRETS)
         return _random_case(rng, secret) if rng.random() < 0.3 else secret
     if kind in (1, 2):
-        trigger = _random_case(rng, rng.choice(redaction._ALL_TRIGGERS))
+        trigger = _random_case(rng, rng.choice(ALL_TRIGGERS))
         if kind == 2 and len(trigger) > 1:  # cut by an escaped character: no trigger left
             cut = rng.randrange(1, len(trigger))
             trigger = trigger[:cut] + rng.choice(ESCAPED) + trigger[cut:]
@@ -179,6 +180,6 @@ def test_the_trigger_scan_of_the_whole_json_changes_no_stored_form(
 
 def test_no_redaction_trigger_holds_a_character_json_escapes() -> None:
     """What makes one scan of a message's JSON stand for a scan of each of its strings."""
-    for trigger in redaction._ALL_TRIGGERS:
+    for trigger in ALL_TRIGGERS:
         assert compact_json(trigger) == f'"{trigger}"'
         assert trigger == trigger.lower()

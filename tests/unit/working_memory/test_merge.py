@@ -13,11 +13,8 @@ from app.working_memory.document import (
     parse_wm_sections,
     render_wm,
 )
-from app.working_memory.guards import (
-    WM_CONSOLIDATION_SENTINEL,
-    extract_lexical_anchors,
-    merge_wm_sections,
-)
+from app.working_memory.guards import WM_CONSOLIDATION_SENTINEL, extract_lexical_anchors
+from app.working_memory.section_merge import merge_wm_sections
 
 KEEP = {"op": "KEEP"}
 
