@@ -236,8 +236,8 @@ def _only_users_to_merge(messages: Sequence[Message]) -> bool | None:
     consecutive user messages and nothing else (True), or more (None).
 
     The history the service assembles nearly always needs nothing but the merge of its summary
-    with the user message after it, and the five passes cost about 2 ms for 500 messages where
-    this costs a fraction of that.
+    with the user message after it, and this costs a fraction of the five passes
+    (bench/RESULTS.md).
     """
     seen: set[str] = set()
     pending: list[str] = []  # ids of the calls still to be answered, the next one last

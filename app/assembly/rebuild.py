@@ -151,6 +151,6 @@ def _summary_message(
 def _summary_content(overview: str, index_line: str) -> tuple[str, int]:
     """The summary's text, redacted, and its tokens. Remembered for the latest overviews: a
     session's overview changes once per commit, but is read on every assemble, and redacting and
-    weighing 10 KB of it costs about a millisecond. A pure function of its arguments."""
+    weighing it is not free (bench/RESULTS.md). A pure function of its arguments."""
     text = SUMMARY_PREFIX + redact_text(overview).rstrip("\n") + index_line
     return text, message_tokens({"role": "user", "content": text})

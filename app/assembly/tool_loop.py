@@ -71,9 +71,9 @@ async def assemble_tool_loop(
     return await _inject_recall(settings, recall, req, started, query, tail_is_user)
 
 
-# Sanitizing and redacting a text this short takes microseconds, less than a hop to a worker
-# thread and back, which a request arriving after an idle spell pays several times over; a longer
-# text (a pasted log, a file) is handled in a thread, off the event loop.
+# Sanitizing and redacting a text this short costs less than a hop to a worker thread and back,
+# which a request arriving after an idle spell pays several times over; a longer text (a pasted
+# log, a file) is handled in a thread, off the event loop.
 INLINE_QUERY_CHARS = 4096
 
 

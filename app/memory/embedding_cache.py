@@ -27,8 +27,8 @@ log = structlog.get_logger(__name__)
 QUERY_CACHE_SIZE = 2048
 # The model tokens of a query that are embedded (about a thousand characters of prose). A query
 # can be 4,000 characters (a recall prompt, a search), and text such as a dashed run is a token a
-# character: the local model would spend seconds of both cores on one query. Counted as a
-# passage (the prefixes differ by a token).
+# character: the local model's time grows with the tokens it reads. Counted as a passage (the
+# prefixes differ by a token).
 QUERY_MAX_TOKENS = 256
 
 # (outcome: ok | error | cache_hit, number of texts, seconds of the provider call)
