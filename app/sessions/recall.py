@@ -15,7 +15,6 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from app.archives.ranked_scope import QueryVectors
 from app.archives.recall import RecallAsk, RecallFound
 from app.archives.recall_render import render_archive_section
 from app.archives.service import embed_search_query
@@ -115,28 +114,20 @@ class SessionRecall:
         timeout_s: float,
         timings: dict[str, float],
     ) -> RecallFound | None:
-        """The query's embedding and the word side of the search start together; the vector
-        side waits for the embedding (app/sessions/archived.py)."""
+        """The query's embedding, alone (work beside the engine's threads on their cores slows
+        every one of them: app/providers/openmp.py), then the search."""
         started = time.perf_counter()
-        vectors = asyncio.ensure_future(self._embedded(request.query, timeout_s, timings))
-        floor = float(getattr(self._embedder, "similarity_floor", 0.0) or 0.0)
-        ask = RecallAsk(request.query, None, options.limit, options.threshold, floor, request.shown)
-        assert request.session_id is not None
-        try:
-            return await recall_archived_turns(
-                self._uow, request.tenant_id, request.session_id, ask, vectors
-            )
-        finally:
-            vectors.cancel()  # done by now, unless the search failed or timed out first
-            timings["searchMs"] = _ms(started)
-
-    async def _embedded(
-        self, query: str, timeout_s: float, timings: dict[str, float]
-    ) -> QueryVectors | None:
-        started = time.perf_counter()
-        vectors = await embed_search_query(self._embedder, query, timeout_s)
+        vectors = await embed_search_query(self._embedder, request.query, timeout_s)
         timings["embedMs"] = _ms(started)
-        return vectors
+        floor = float(getattr(self._embedder, "similarity_floor", 0.0) or 0.0)
+        ask = RecallAsk(
+            request.query, vectors, options.limit, options.threshold, floor, request.shown
+        )
+        assert request.session_id is not None
+        started = time.perf_counter()
+        found = await recall_archived_turns(self._uow, request.tenant_id, request.session_id, ask)
+        timings["searchMs"] = _ms(started)
+        return found
 
     async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
         return await self._memory.skill_memory(tenant_id, agent_id, messages)

@@ -1,5 +1,6 @@
-"""The local engine's OpenMP settings: half the usable cores, a brief spin, and an explicit
-setting in the environment always wins (it is read once, when the engine's library loads)."""
+"""The local engine's OpenMP settings: two threads, or half the cores of a bigger machine, a
+brief spin, and an explicit setting in the environment always wins (it is read once, when the
+engine's library loads)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import pytest
 from app.providers import openmp
 
 
-@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (4, 2), (16, 8)])
-def test_the_engine_takes_half_the_cores_and_at_least_one(cores: int, threads: int) -> None:
+@pytest.mark.parametrize(
+    ("cores", "threads"), [(1, 1), (2, 2), (3, 2), (4, 2), (5, 2), (6, 3), (16, 8)]
+)
+def test_the_engine_takes_two_threads_or_half_the_cores(cores: int, threads: int) -> None:
     assert openmp.engine_threads(cores) == threads
 
 
-def test_without_settings_the_engine_gets_half_the_usable_cores_and_a_brief_spin(
+def test_without_settings_the_engine_gets_its_share_of_the_usable_cores_and_a_brief_spin(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
