@@ -52,6 +52,10 @@ class MemoryRecall:
         owners = [("user", request.user_id), ("agent", request.agent_id)]
         # Read before the searches: a change committed while they run leaves the entry stale.
         generations = await self._generations(request.tenant_id, owners)
+        if not any(generations):
+            # Generation 0: nothing was ever written for these owners (every write moves it on,
+            # app/memory/repository.py), so there is nothing to search or to embed for.
+            return self._none_stored(request)
         key = recall_key(request)
         found, kept = self._cache.get(key, generations, time.monotonic())
         if found:
@@ -60,6 +64,22 @@ class MemoryRecall:
         if not degraded:  # an answer without vectors is not kept: the next call tries again
             self._cache.put(key, generations, time.monotonic(), block)
         return block
+
+    def _none_stored(self, request: RecallRequest) -> RecallBlock:
+        """What recall answers when the owners have no memory: an empty block with the
+        diagnostics a search that found nothing gives."""
+        options = _Options(self._settings, request.options)
+        experience = {"gate": "disabled", "score": 0, "hits": 0}
+        if options.experience_enabled:
+            gate = should_recall_experience(
+                request.query,
+                trigger_hint="cron_start" if request.is_cron else None,
+                min_query_chars=options.experience_min_chars,
+            )
+            experience = {"gate": gate.reason, "score": gate.score, "hits": 0}
+        mode = "hybrid" if self._service.embedder is not None else "bm25"
+        diagnostics = {"experience": experience, "longTerm": {"hits": 0, "mode": mode}}
+        return RecallBlock("", diagnostics, ())
 
     async def _generations(self, tenant_id: str, owners: list[tuple[str, str]]) -> tuple[int, ...]:
         # SQLite answers this indexed read of a row or two from pages in memory in less time than

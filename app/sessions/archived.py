@@ -106,6 +106,13 @@ async def recall_archived_turns(
     return await to_thread(_recalled, uow, tenant_id, session_id, ask, found, similarities)
 
 
+def has_archives(uow: UnitOfWork, tenant_id: str, session_id: str) -> bool:
+    """Whether the session exists and has an archive: recall for one that has none embeds
+    nothing."""
+    with uow.read() as db:
+        return _recall_scope(db, tenant_id, session_id) is not None
+
+
 def _recall_words(
     uow: UnitOfWork, tenant_id: str, session_id: str, ask: RecallAsk
 ) -> LexicalEvidence | None:

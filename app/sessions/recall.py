@@ -20,10 +20,11 @@ from app.archives.recall_render import render_archive_section
 from app.archives.service import embed_search_query
 from app.core.recall import RecallBlock, RecallRequest, RecallSource
 from app.core.redaction import redact_text
+from app.core.threads import to_thread
 from app.core.tokens import estimate_text_tokens
 from app.db.uow import UnitOfWork
 from app.memory.render import build_context_envelope
-from app.sessions.archived import recall_archived_turns
+from app.sessions.archived import has_archives, recall_archived_turns
 from app.settings.recall import RecallSettings
 
 KEPT_SIZE = 1024
@@ -44,6 +45,7 @@ class SessionRecall:
         self._embedder = embedder
         self._settings = settings
         self._kept = KeptSections(settings.cache_ttl_s)
+        self._with_archives = ArchivedSessions(uow)
 
     async def recall(self, request: RecallRequest) -> RecallBlock | None:
         options = _ArchiveOptions(self._settings, request.options)
@@ -116,6 +118,9 @@ class SessionRecall:
     ) -> RecallFound | None:
         """The query's embedding, alone (work beside the engine's threads on their cores slows
         every one of them: app/providers/openmp.py), then the search."""
+        assert request.session_id is not None
+        if not await self._with_archives.holds(request.tenant_id, request.session_id):
+            return None
         started = time.perf_counter()
         vectors = await embed_search_query(self._embedder, request.query, timeout_s)
         timings["embedMs"] = _ms(started)
@@ -123,7 +128,6 @@ class SessionRecall:
         ask = RecallAsk(
             request.query, vectors, options.limit, options.threshold, floor, request.shown
         )
-        assert request.session_id is not None
         started = time.perf_counter()
         found = await recall_archived_turns(self._uow, request.tenant_id, request.session_id, ask)
         timings["searchMs"] = _ms(started)
@@ -228,3 +232,25 @@ class _ArchiveOptions:
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
+
+
+class ArchivedSessions:
+    """The sessions known to have an archive. A session only gains archives, so a yes is kept
+    (bounded, the oldest dropped); a no is asked again next time, since another process may
+    archive at any moment. A session deleted since costs one embedding, then finds nothing."""
+
+    def __init__(self, uow: UnitOfWork, size: int = KEPT_SIZE) -> None:
+        self._uow, self._size = uow, size
+        self._known: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    async def holds(self, tenant_id: str, session_id: str) -> bool:
+        key = (tenant_id, session_id)
+        if key in self._known:
+            self._known.move_to_end(key)
+            return True
+        if not await to_thread(has_archives, self._uow, tenant_id, session_id):
+            return False
+        self._known[key] = None
+        while len(self._known) > self._size:
+            self._known.popitem(last=False)
+        return True

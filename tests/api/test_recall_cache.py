@@ -163,3 +163,27 @@ async def test_an_answer_without_vectors_is_not_kept(make_settings: Any) -> None
     modes = [a["diagnostics"]["recall"]["longTerm"]["mode"] for a in degraded + recovered]
     assert modes == ["bm25", "bm25", "hybrid", "hybrid"]
     assert [cached(a) for a in degraded + recovered] == [False, False, False, True]
+
+
+async def test_owners_without_memories_are_answered_without_a_search_or_an_embedding(
+    make_settings: Any,
+) -> None:
+    """Nothing was ever stored for the user or the agent (the embedded default without an LLM
+    extracts none): recall says so at once, with the diagnostics of a search that found nothing;
+    the first memory stored is found by the next request."""
+    stub = StubEmbeddings()
+    embedding = {"provider": "openai", "base_url": stub.start(), "model": "stub-embed"}
+    try:
+        async with app_client(make_settings(embedding=embedding)) as client:
+            empty = await tool_loop(client)
+            calls_before_any_memory = stub.calls
+            await add(client, "The billing runbook is kept in notion page 42")
+            found = await tool_loop(client)
+    finally:
+        stub.stop()
+    assert calls_before_any_memory == 0
+    recall = empty["diagnostics"]["recall"]
+    assert recall["longTerm"] == {"hits": 0, "mode": "hybrid"}
+    assert recall["experience"]["hits"] == 0
+    assert empty["diagnostics"]["reason"] == "no_recall_hits"
+    assert "notion page 42" in injected(found) and stub.calls > calls_before_any_memory
