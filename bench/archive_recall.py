@@ -173,7 +173,7 @@ def _row(size: int, samples: list[float], diagnostics: list[dict], busy: bool = 
         notes=[
             f"p95 {p95:.1f} ms" + ("" if busy else f" (target {TARGET_P95_MS})"),
             f"of it (p50): the query's embedding {embed:.1f} ms, the search {search:.1f} ms "
-            "(they overlap: the word side runs during the embedding)",
+            "(one after the other)",
             f"archive recall reasons: {', '.join(reasons)}; turns injected in {injected}/{len(archive)}",
         ],
     )
