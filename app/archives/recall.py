@@ -62,13 +62,6 @@ def relevance(found: Ranking, row_id: int, floor: float) -> float:
     return best
 
 
-def recall_turns(db: Session, uow: UnitOfWork, scope: Scope, ask: RecallAsk) -> RecallFound:
-    """Up to ``ask.limit`` archived turns at or above the threshold that the prompt does not show,
-    best first, each with the question it answers or the answer it got when that reads better."""
-    words = recall_words(db, uow, scope, ask)
-    return recalled_turns(db, scope, ask, words, recall_similarities(db, uow, scope, ask))
-
-
 def recall_words(db: Session, uow: UnitOfWork, scope: Scope, ask: RecallAsk) -> LexicalEvidence:
     """The word side of recall's ranking (a smaller reach than a search page's)."""
     return ranked.lexical_evidence(db, uow, scope, ask.query, RECALL_CANDIDATES)
@@ -90,7 +83,9 @@ def recalled_turns(
     words: LexicalEvidence,
     similarities: list[dict[int, float]],
 ) -> RecallFound:
-    """The turns of the two sides' fused ranking (``recall_turns``), read in ``db``."""
+    """Up to ``ask.limit`` archived turns at or above the threshold that the prompt does not show,
+    best first, each with the question it answers or the answer it got when that reads better:
+    the turns of the two sides' fused ranking, read in ``db``."""
     found = ranked.fused_ranking(words, similarities, "calibrated")
     shown = set(ask.shown)
     # Relevance needs no row: the turns below the threshold are never read.
