@@ -64,11 +64,12 @@ async def _with_memories(
         and not contains_injected_context(req.prompt or "")
         and req.options.get("autoRecall", settings.assemble.auto_recall)
     ):
-        request = await to_thread(recall_request, settings, req, query, result.messages)
-        if not _archives_before_prompt(req.options):
-            # The 2026.9 host ignores prependContext and reads recall from the tool_loop answer:
-            # archived turns are searched here only for a client that injects prependContext.
-            request = replace(request, session_id=None)
+        # The 2026.9 host ignores prependContext and reads recall from the tool_loop answer:
+        # archived turns are searched here only for a client that injects prependContext.
+        archives = _archives_before_prompt(req.options)
+        request = await to_thread(
+            recall_request, settings, req, query, result.messages, 0, archives
+        )
         recalled: RecallBlock | None
         try:
             recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)

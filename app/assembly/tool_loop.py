@@ -4,6 +4,7 @@ skill's history after a SKILL.md read (docs/lifecycle.md, tool_loop phase)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from app.assembly.history_dates import history_date_notes
@@ -85,29 +86,38 @@ async def query_of(text: str) -> str:
 
 
 def recall_request(
-    settings: Settings, req: AssembleInput, query: str, history: list[Any], omitted: int = 0
+    settings: Settings,
+    req: AssembleInput,
+    query: str,
+    history: list[Any],
+    omitted: int = 0,
+    archives: bool = True,
 ) -> RecallRequest:
     """What recall is asked for the request's identity and this query, given the ``history`` the
     prompt will hold: its messages are not recalled again, and recall takes what it leaves of the
     budget (docs/recall.md, Archive recall); ``omitted``: how many older messages of the history
-    the client left out of ``history`` (they take their share of the budget too)."""
+    the client left out of ``history`` (they take their share of the budget too). Without
+    ``archives`` the request asks memories alone (no session), which read none of that: it is
+    not computed (a rebuilt history can hold thousands of messages)."""
     ident = req.identity
-    share = float(req.options.get("fillShare", settings.assemble.fill_share))
     query = widened_query(query, history)
-    return RecallRequest(
+    request = RecallRequest(
         tenant_id=ident.tenant_id,
         user_id=ident.user_id,
         agent_id=ident.agent_id,
         query=query,
         is_cron=is_cron_session(ident.session_key, req.runtime_context),
         options=req.options,
-        session_id=ident.session_id,
+        session_id=ident.session_id if archives else None,
+    )
+    if not archives:
+        return request
+    share = float(req.options.get("fillShare", settings.assemble.fill_share))
+    used = history_tokens(history, estimate(history), omitted)
+    return replace(
+        request,
         shown=shown_keys(history),
-        budget_tokens=recall_budget_tokens(
-            req.token_budget,
-            history_tokens(history, estimate(history), omitted),
-            share,
-        ),
+        budget_tokens=recall_budget_tokens(req.token_budget, used, share),
         history_dates=history_date_notes(history, query),
     )
 

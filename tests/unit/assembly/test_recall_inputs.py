@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from app.assembly.history_dates import history_date_notes
 from app.assembly.recall_inputs import recall_budget_tokens, shown_keys, widened_query
+from app.assembly.result import AssembleInput
+from app.assembly.tool_loop import recall_request
+from app.core.recall import RecallRequest
+from app.sessions.identity import SessionIdentity
+from app.settings import Settings
 
 MAY_8 = 1_683_540_000_000
 
@@ -72,3 +77,25 @@ def test_messages_left_out_are_counted_as_long_as_those_sent() -> None:
     assert history_tokens(sent, 100, 0) == 100
     assert history_tokens(sent, 100, 6) == 400
     assert history_tokens([], 0, 6) == 0
+
+
+def _ask(history: list[dict[str, object]], archives: bool) -> RecallRequest:
+    ident = SessionIdentity(tenant_id="t", session_id="s", session_key=None, agent_id="a")
+    req = AssembleInput(identity=ident, messages=history, phase="pre_prompt", token_budget=8000)
+    return recall_request(
+        Settings(), req, "When did Caroline run the marathon?", history, 0, archives
+    )
+
+
+def test_a_request_for_memories_alone_names_no_session_and_reads_nothing_of_the_history() -> None:
+    history = [_user("Caroline: Last Saturday I ran the half marathon!")]
+    with_archives, memories_only = _ask(history, True), _ask(history, False)
+    assert with_archives.session_id == "s" and with_archives.shown and with_archives.history_dates
+    assert with_archives.budget_tokens is not None
+    assert memories_only.session_id is None
+    assert (memories_only.shown, memories_only.history_dates, memories_only.budget_tokens) == (
+        (),
+        "",
+        None,
+    )
+    assert memories_only.query == with_archives.query
