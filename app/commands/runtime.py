@@ -52,11 +52,12 @@ async def memory_service(settings: Settings, uow: UnitOfWork) -> AsyncIterator[M
     """The memory service with the configured embedder (through the vector cache)."""
     async with httpx.AsyncClient(timeout=settings.embedding.timeout_s) as http:
         embedder = build_embedder(settings, http)
-        yield MemoryService(
-            uow,
-            CachedEmbedder(uow, embedder) if embedder is not None else None,
-            EmbeddingLimits.of(settings.embedding),
-        )
+        cached = CachedEmbedder(uow, embedder) if embedder is not None else None
+        try:
+            yield MemoryService(uow, cached, EmbeddingLimits.of(settings.embedding))
+        finally:
+            if cached is not None:
+                await cached.drain()  # query vectors still being cached, before the database closes
 
 
 def print_json_line(record: dict[str, Any]) -> None:

@@ -68,15 +68,7 @@ class MemoryRecall:
     def _none_stored(self, request: RecallRequest) -> RecallBlock:
         """What recall answers when the owners have no memory: an empty block with the
         diagnostics a search that found nothing gives."""
-        options = _Options(self._settings, request.options)
-        experience = {"gate": "disabled", "score": 0, "hits": 0}
-        if options.experience_enabled:
-            gate = should_recall_experience(
-                request.query,
-                trigger_hint="cron_start" if request.is_cron else None,
-                min_query_chars=options.experience_min_chars,
-            )
-            experience = {"gate": gate.reason, "score": gate.score, "hits": 0}
+        _, experience = _experience_gate(request, _Options(self._settings, request.options))
         mode = "hybrid" if self._service.embedder is not None else "bm25"
         diagnostics = {"experience": experience, "longTerm": {"hits": 0, "mode": mode}}
         return RecallBlock("", diagnostics, ())
@@ -130,16 +122,8 @@ class MemoryRecall:
         diag: dict[str, Any],
         modes: set[str],
     ) -> str:
-        if not o.experience_enabled:
-            diag["experience"] = {"gate": "disabled", "score": 0, "hits": 0}
-            return ""
-        gate = should_recall_experience(
-            request.query,
-            trigger_hint="cron_start" if request.is_cron else None,
-            min_query_chars=o.experience_min_chars,
-        )
-        diag["experience"] = {"gate": gate.reason, "score": gate.score, "hits": 0}
-        if not gate.recall:
+        recall, diag["experience"] = _experience_gate(request, o)
+        if not recall:
             return ""
         found, mode = await self._search(
             caller,
@@ -205,6 +189,18 @@ class MemoryRecall:
             ),
         )
         return injectable_items(result.results), result.mode
+
+
+def _experience_gate(request: RecallRequest, o: _Options) -> tuple[bool, dict[str, Any]]:
+    """Whether experiences are searched for the request, and the gate's diagnostics."""
+    if not o.experience_enabled:
+        return False, {"gate": "disabled", "score": 0, "hits": 0}
+    gate = should_recall_experience(
+        request.query,
+        trigger_hint="cron_start" if request.is_cron else None,
+        min_query_chars=o.experience_min_chars,
+    )
+    return gate.recall, {"gate": gate.reason, "score": gate.score, "hits": 0}
 
 
 class _Options:
