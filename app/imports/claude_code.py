@@ -18,23 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from app.imports.files import read_session_files
 from app.imports.lines import Line, epoch_ms, json_lines, text_blocks, to_datetime
-from app.imports.records import HostMessage, Problem, ReadResult, TranscriptSession
+from app.imports.records import HostMessage, ReadResult, TranscriptSession
 
 
 def read_claude_code(path: Path) -> ReadResult:
     """Every session file under ``path`` (a projects folder, a project folder or one file)."""
-    files = [path] if path.is_file() else sorted(path.glob("**/*.jsonl"))
-    result = ReadResult()
-    for file in files:
-        try:
-            with file.open(encoding="utf-8", errors="replace") as handle:
-                result.extend(claude_code_sessions(handle, str(file), file.stem))
-        except OSError as exc:
-            result.problems.append(Problem(str(file), 0, f"cannot read: {exc.strerror}"))
-    if not files:
-        result.problems.append(Problem(str(path), 0, "no Claude Code session file found here"))
-    return result
+    return read_session_files(path, claude_code_sessions, "Claude Code session")
 
 
 def claude_code_sessions(lines: Any, source: str, default_id: str) -> ReadResult:

@@ -18,8 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from app.imports.files import read_session_files
 from app.imports.lines import Line, epoch_ms, json_lines, text_blocks, to_datetime
-from app.imports.records import HostMessage, Problem, ReadResult, TranscriptSession
+from app.imports.records import HostMessage, ReadResult, TranscriptSession
 
 _HOST_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
@@ -29,17 +30,7 @@ _ITEMS = ("message", "reasoning", *_CALLS, *_OUTPUTS)
 
 def read_codex(path: Path) -> ReadResult:
     """Every rollout file under ``path`` (the sessions folder, a day folder or one file)."""
-    files = [path] if path.is_file() else sorted(path.glob("**/*.jsonl"))
-    result = ReadResult()
-    for file in files:
-        try:
-            with file.open(encoding="utf-8", errors="replace") as handle:
-                result.extend(codex_session(handle, str(file), file.stem))
-        except OSError as exc:
-            result.problems.append(Problem(str(file), 0, f"cannot read: {exc.strerror}"))
-    if not files:
-        result.problems.append(Problem(str(path), 0, "no Codex session file found here"))
-    return result
+    return read_session_files(path, codex_session, "Codex session")
 
 
 def codex_session(lines: Any, source: str, default_id: str) -> ReadResult:
