@@ -143,6 +143,7 @@ def _lifespan(settings: Settings, metrics: Metrics, mcp: McpEndpoint | None = No
         finally:
             if services.worker is not None:
                 await services.worker.stop(settings.worker.drain_s)
+            await services.hook_notes.drain()  # tool-loop calls held in process
             if services.memory.embedder is not None:
                 await services.memory.embedder.drain()  # query vectors still being cached
             await http.aclose()

@@ -18,6 +18,7 @@ from app.jobs.worker import Phase2Worker
 from app.keys.service import READ_SENSITIVE_SCOPE, resolve_key
 from app.memory.service import Caller, MemoryService
 from app.metrics import Metrics
+from app.sessions.hook_notes import HookNotes
 from app.sessions.identity import SessionIdentity
 from app.settings import Settings
 
@@ -34,6 +35,10 @@ class Services:
     memory: MemoryService
     rate_limits: TokenBuckets = field(default_factory=TokenBuckets)
     history_cache: StoredHistoryCache | None = None
+    hook_notes: HookNotes = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hook_notes = HookNotes(self.uow)
 
     def notify_worker(self) -> None:
         if self.worker is not None:

@@ -12,10 +12,9 @@ import time
 
 import structlog
 from fastapi import Request
-from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import Services
-from app.sessions.hooks import HookCall, record_hook_call
+from app.sessions.hooks import HookCall
 from app.sessions.identity import SessionIdentity
 
 log = structlog.get_logger("app.api.hooks")
@@ -42,7 +41,7 @@ async def note_hook_call(
         plugin_version=header_version(http.headers.get(PLUGIN_VERSION_HEADER)),
     )
     try:
-        recorded = await run_in_threadpool(record_hook_call, services.uow, call)
+        recorded = await services.hook_notes.note(call)
     except Exception as error:  # noqa: BLE001 - the hook itself must still be served
         log.warning("hook_call_not_recorded", hook=hook, error=str(error))
         return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from functools import partial
 
@@ -64,21 +63,14 @@ async def assemble_endpoint(
         # tool_loop: the messages left out still take their share of the budget recall fills.
         omitted_messages=body.omitted_message_count,
     )
-    hook = f"assemble.{phase}"
-    # A tool_loop assemble writes nothing: its call is noted while it runs, so that the prompt
-    # does not wait for a write it does not read. Every other hook is noted after its work,
-    # whatever its outcome (hook_calls.py).
-    noting = (
-        asyncio.ensure_future(note_hook_call(http, services, ident, hook))
-        if phase == "tool_loop"
-        else None
-    )
+    # Noted after its work, whatever its outcome (a tool_loop call is held, not written:
+    # app/sessions/hook_notes.py).
     try:
         result = await assemble(
             services.uow, services.settings, services.recall, request, services.history_cache
         )
     finally:
-        await (noting if noting is not None else note_hook_call(http, services, ident, hook))
+        await note_hook_call(http, services, ident, f"assemble.{phase}")
     return assemble_response(result)
 
 

@@ -27,6 +27,7 @@ async def get_session_endpoint(
     session_id: SessionIdPath, services: ServicesDep, tenant: TenantDep
 ) -> SessionView:
     """The session's counters, window and archives."""
+    await services.hook_notes.settle(tenant, session_id)
     view = await run_in_threadpool(
         get_session_view, services.uow, tenant, session_id, services.settings.hook_silent_after_s
     )

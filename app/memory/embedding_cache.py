@@ -30,6 +30,9 @@ QUERY_CACHE_SIZE = 2048
 # character: the local model's time grows with the tokens it reads. Counted as a passage (the
 # prefixes differ by a token).
 QUERY_MAX_TOKENS = 256
+# Query vectors wait this long in process before they are written, all that came meanwhile in one
+# transaction: a busy prompt path then makes one cache write a second, not one per prompt.
+QUERY_WRITE_DELAY_S = 1.0
 
 # (outcome: ok | error | cache_hit, number of texts, seconds of the provider call)
 EmbedObserver = Callable[[str, int, float], None]
@@ -49,7 +52,11 @@ class CachedEmbedder:
     """Wraps an embedder with the persistent cache."""
 
     def __init__(
-        self, uow: UnitOfWork, embedder: Embedder, observe: EmbedObserver | None = None
+        self,
+        uow: UnitOfWork,
+        embedder: Embedder,
+        observe: EmbedObserver | None = None,
+        query_write_delay_s: float = QUERY_WRITE_DELAY_S,
     ) -> None:
         self._uow = uow
         self.embedder = embedder
@@ -57,7 +64,12 @@ class CachedEmbedder:
         self._queries: OrderedDict[str, list[float]] = OrderedDict()
         # Queries being embedded now: a second caller of the same text awaits the first's result.
         self._embedding: dict[str, asyncio.Task[list[float]]] = {}
-        self._storing: set[asyncio.Future[None]] = set()  # query vectors being written
+        # Query vectors not written yet (the in-process map serves them meanwhile), and the
+        # writes under way.
+        self._unwritten: dict[str, list[float]] = {}
+        self._write_delay_s = query_write_delay_s
+        self._write_timer: asyncio.TimerHandle | None = None
+        self._storing: set[asyncio.Future[None]] = set()
 
     @property
     def model_id(self) -> str:
@@ -144,9 +156,20 @@ class CachedEmbedder:
         return [found[k] for k in keys]
 
     def _store_later(self, vectors: dict[str, list[float]]) -> None:
-        """A query's vector is written while its caller goes on: the in-process map already
-        serves it, and a prompt should not wait for a write it does not read (a passage's
-        vector is written before its caller stores what it embedded it for)."""
+        """A query's vector is written later, with the others that come meanwhile: the in-process
+        map already serves it, and a prompt should not wait for (or share its cores with) a write
+        it does not read. A passage's vector is written before its caller stores what it embedded
+        it for."""
+        self._unwritten.update(vectors)
+        if self._write_timer is None:
+            loop = asyncio.get_running_loop()
+            self._write_timer = loop.call_later(self._write_delay_s, self._write_unwritten)
+
+    def _write_unwritten(self) -> None:
+        self._write_timer = None
+        vectors, self._unwritten = self._unwritten, {}
+        if not vectors:
+            return
         task = asyncio.ensure_future(to_thread(self._store, vectors))
         self._storing.add(task)
         task.add_done_callback(self._stored)
@@ -157,7 +180,10 @@ class CachedEmbedder:
             log.warning("query_vector_not_cached", error=str(task.exception()))
 
     async def drain(self) -> None:
-        """Wait for the query vectors being written (shutdown, tests)."""
+        """Write the query vectors still waiting and wait for every write (shutdown, tests)."""
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+        self._write_unwritten()
         while self._storing:
             await asyncio.gather(*list(self._storing), return_exceptions=True)
 

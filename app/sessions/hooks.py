@@ -52,20 +52,41 @@ def record_hook_call(uow: UnitOfWork, call: HookCall, now: datetime | None = Non
     """Count the call and update the streaks, in one write. A session the service does not
     hold is not recorded (hooks never create one: docs/lifecycle.md); its calls still count in
     /metrics."""
-    now = now or utcnow()
-    ident = call.identity
+    return record_hook_calls(uow, [NotedCalls(call, 1, now or utcnow())])
+
+
+@dataclass(frozen=True, slots=True)
+class NotedCalls:
+    """``count`` calls of one hook of one session, the last at ``at`` with ``call``'s versions."""
+
+    call: HookCall
+    count: int
+    at: datetime
+
+
+def record_hook_calls(uow: UnitOfWork, noted: list[NotedCalls]) -> RecordedCall:
+    """Record calls of one session in the order given, in one write; what the last left. Calls
+    of a hook whose streaks a repeat leaves as they are (the tool-loop assemble's) can be counted
+    together."""
+    if not noted:
+        return NOT_STORED
+    ident = noted[0].call.identity
     with uow.write() as db:
         uow.dialect.lock_session(db, ident.tenant_id, ident.session_id)
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         if session is None:
             return NOT_STORED
         rows = hooks_repo.hook_rows(db, session.id)
-        before = hook_flags(_records(rows), now, 0)
-        streaks = streaks_after(call.hook, {row.hook: row.streak for row in rows})
-        versions = (call.host_version, call.plugin_version)
-        hooks_repo.save_hook_call(db, session, rows, call.hook, streaks, now, versions)
-        db.flush()
-        health = _health(db, session, now, 0)
+        before = hook_flags(_records(rows), noted[-1].at, 0)
+        for calls in noted:
+            streaks = streaks_after(calls.call.hook, {row.hook: row.streak for row in rows})
+            versions = (calls.call.host_version, calls.call.plugin_version)
+            hooks_repo.save_hook_call(
+                db, session, rows, calls.call.hook, streaks, calls.at, versions, calls.count
+            )
+            db.flush()
+            rows = hooks_repo.hook_rows(db, session.id)
+        health = _health(db, session, noted[-1].at, 0)
     return RecordedCall(health, [flag for flag in health.flags if flag not in before])
 
 

@@ -25,8 +25,9 @@ def save_hook_call(
     streaks: dict[str, int],
     now: datetime,
     versions: tuple[str | None, str | None],
+    count: int = 1,
 ) -> None:
-    """Count the call on its row (made on the hook's first call) and set every row's streak."""
+    """Count the calls on the hook's row (made on its first call) and set every row's streak."""
     by_hook = {row.hook: row for row in rows}
     row = by_hook.get(hook)
     if row is None:
@@ -34,7 +35,7 @@ def save_hook_call(
             tenant_id=session.tenant_id, session_pk=session.id, hook=hook, calls=0, first_at=now
         )
         db.add(row)
-    row.calls = (row.calls or 0) + 1
+    row.calls = (row.calls or 0) + count
     row.last_at = now
     row.host_version, row.plugin_version = versions
     for name, streak in streaks.items():

@@ -4,6 +4,7 @@ plugin sent, and flags a session whose hooks stop pairing up, in GET /sessions/{
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -11,6 +12,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.sessions.hook_notes import HookNotes
+from app.settings import Settings
+from tests.conftest import app_client
 from tests.helpers.messages import turn
 
 SESSION = "hooks-1"
@@ -151,3 +155,61 @@ async def test_deleting_a_session_removes_its_hook_records(client: httpx.AsyncCl
     assert (
         hooks["hooks"]["commitTurn"]["calls"] == 1 and "assemble.pre_prompt" not in hooks["hooks"]
     )
+
+
+async def test_tool_loop_calls_are_held_in_process_and_written_in_order(
+    client: httpx.AsyncClient, settings: Settings
+) -> None:
+    """The host makes a tool-loop assemble before every model call: those calls are written
+    together, before the session's next other hook (so the streaks see them in order), before the
+    session is read, or within a moment; another process reading the database sees them then."""
+    history = await host_turn(client, [], 1, commits=True)
+    history = await host_turn(client, history, 2, commits=True)
+    await commit(client, turn(3), "turn-3")  # an outbox retry: a second turn without assembles
+    async with app_client(settings) as other:  # another replica over the same database
+        before = (await other.get(f"/sessions/{SESSION}")).json()["hooks"]["hooks"]
+        for _ in range(3):
+            await tool_loop(client, history)
+        held = (await other.get(f"/sessions/{SESSION}")).json()["hooks"]["hooks"]
+        assert held["assemble.tool_loop"]["calls"] == before["assemble.tool_loop"]["calls"]
+        # Written before this turn hook, in its write: it is the first turn hook after an
+        # assemble, so the third one without is the one two turns later.
+        await commit(client, turn(4), "turn-4")
+        written = (await other.get(f"/sessions/{SESSION}")).json()["hooks"]
+        tool_loops = written["hooks"]["assemble.tool_loop"]["calls"]
+        assert tool_loops == held["assemble.tool_loop"]["calls"] + 3
+        assert written["flags"] == []
+        await commit(client, turn(5), "turn-5")
+        assert (await other.get(f"/sessions/{SESSION}")).json()["hooks"]["flags"] == []
+        await commit(client, turn(6), "turn-6")
+        flags = (await other.get(f"/sessions/{SESSION}")).json()["hooks"]["flags"]
+    assert flags == ["turns_without_assembles"]
+
+
+async def test_held_tool_loop_calls_are_written_without_another_hook_or_a_read(
+    settings: Settings,
+) -> None:
+    app = app_client(settings)
+    async with app as client:
+        services = app.app.state.services
+        services.hook_notes = HookNotes(services.uow, delay_s=0.05)
+        history = await host_turn(client, [], 1, commits=True)
+        await tool_loop(client, history)
+        await tool_loop(client, history)
+        async with app_client(settings) as other:
+            for _ in range(100):
+                hooks = (await other.get(f"/sessions/{SESSION}")).json()["hooks"]["hooks"]
+                if hooks["assemble.tool_loop"]["calls"] >= 3:
+                    break
+                await asyncio.sleep(0.02)
+        assert hooks["assemble.tool_loop"]["calls"] == 3  # turn 1's and the two since
+
+
+async def test_held_tool_loop_calls_are_written_at_shutdown(settings: Settings) -> None:
+    async with app_client(settings) as client:
+        history = await host_turn(client, [], 1, commits=True)
+        calls = (await hooks_of(client))["hooks"]["assemble.tool_loop"]["calls"]
+        await tool_loop(client, history)
+    async with app_client(settings) as after:
+        hooks = (await hooks_of(after))["hooks"]
+    assert hooks["assemble.tool_loop"]["calls"] == calls + 1

@@ -89,6 +89,7 @@ async def session_page(
     user: UserDep,
     compare: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
+    await services.hook_notes.settle(user.caller.tenant_id, session_id)
     timeline = timeline_record(
         await run_in_threadpool(
             session_timeline,
