@@ -62,6 +62,7 @@ async def assemble_endpoint(
         runtime_context=body.runtime_context,
         # tool_loop: the messages left out still take their share of the budget recall fills.
         omitted_messages=body.omitted_message_count,
+        tool_loop_follows=services.hook_notes.makes_tool_loops(ident.tenant_id, ident.session_id),
     )
     # Noted after its work, whatever its outcome (a tool_loop call is held, not written:
     # app/sessions/hook_notes.py).

@@ -22,6 +22,9 @@ class AssembleInput:
     runtime_context: dict[str, Any] | None = None
     # How many of the host's oldest messages were left out of ``messages``.
     omitted_messages: int = 0
+    # pre_prompt: the host of this session follows it with a tool_loop assemble of the same prompt
+    # (it has made one before), whose recall query can be embedded now.
+    tool_loop_follows: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,6 +70,8 @@ async def _with_memories(
         request = await to_thread(
             recall_request, settings, req, query, result.messages, 0, archives
         )
+        if req.tool_loop_follows and not archives:
+            recall.prepare(request, req.identity.session_id)
         recalled: RecallBlock | None
         try:
             recalled = await asyncio.wait_for(recall.recall(request), timeout=timeout_s)

@@ -46,6 +46,11 @@ class RecallSource(Protocol):
         """A ``## Skill Memory`` block when the messages end with a SKILL.md read, else ""."""
         ...
 
+    def prepare(self, request: RecallRequest, session_id: str) -> None:
+        """Start, without waiting, what a later ``recall`` of ``request`` for the session's
+        archived turns will need (its query's embedding); nothing when there is nothing to do."""
+        ...
+
     async def tool_memory(self, tenant_id: str, agent_id: str, tools: list[str]) -> str:
         """A ``## Tool Usage Memories`` block for the available tools, or ""."""
         ...

@@ -101,6 +101,9 @@ class MemoryRecall:
         # An empty block still carries the diagnostics: the gate's verdict is reported without hits.
         return RecallBlock(redact_text(envelope), diagnostics, sections), degraded
 
+    def prepare(self, request: RecallRequest, session_id: str) -> None:
+        """Nothing: memory recall has no archived turns to prepare for."""
+
     async def skill_memory(self, tenant_id: str, agent_id: str, messages: list[Any]) -> str:
         name = skill_read_of([m for m in messages if isinstance(m, dict)])
         if name is None:

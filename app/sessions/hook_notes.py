@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections import OrderedDict
 from collections.abc import Callable
 
 import structlog
@@ -26,6 +27,7 @@ from app.sessions.hooks import NOT_STORED, HookCall, NotedCalls, RecordedCall, r
 log = structlog.get_logger("app.sessions.hook_notes")
 
 HELD_WRITE_DELAY_S = 1.0
+SESSIONS_WITH_TOOL_LOOPS = 4096  # remembered, the least recent dropped
 
 _Key = tuple[str, str]  # (tenant, session id)
 
@@ -44,12 +46,22 @@ class HookNotes:
         self._timer: asyncio.TimerHandle | None = None
         # The held calls being written, by session: the session's next call waits for them.
         self._writing: dict[_Key, asyncio.Future[RecordedCall]] = {}
+        self._tool_loops: OrderedDict[_Key, None] = OrderedDict()
+
+    def makes_tool_loops(self, tenant_id: str, session_id: str) -> bool:
+        """Whether this process has noted a tool-loop assemble of the session (its host makes
+        one after each pre-prompt assemble)."""
+        return (tenant_id, session_id) in self._tool_loops
 
     async def note(self, call: HookCall) -> RecordedCall:
         """Record the call (a tool-loop assemble's: hold it); what the session's records say now
         (nothing yet for a held call, which raises no flag)."""
         key = (call.identity.tenant_id, call.identity.session_id)
         if call.hook == TOOL_LOOP:
+            self._tool_loops[key] = None
+            self._tool_loops.move_to_end(key)
+            if len(self._tool_loops) > SESSIONS_WITH_TOOL_LOOPS:
+                self._tool_loops.popitem(last=False)
             held = self._held.get(key)
             self._held[key] = NotedCalls(call, 1 + (held.count if held else 0), utcnow())
             self._start_timer()

@@ -46,6 +46,28 @@ class SessionRecall:
         self._settings = settings
         self._kept = KeptSections(settings.cache_ttl_s)
         self._with_archives = ArchivedSessions(uow)
+        self._preparing: set[asyncio.Future[None]] = set()
+
+    def prepare(self, request: RecallRequest, session_id: str) -> None:
+        """Start embedding the archive query of ``request`` for the session, when it has archives
+        and archive recall is on for it: the 2026.9 host follows a pre_prompt assemble with a
+        tool_loop one for the same prompt, whose recall then finds the vector made or being made
+        (the cached embedder shares a query in flight) instead of waiting for all of it."""
+        options = _ArchiveOptions(self._settings, request.options)
+        if not options.enabled or self._embedder is None:
+            return
+        task = asyncio.ensure_future(self._prepare(request, session_id, options))
+        self._preparing.add(task)
+        task.add_done_callback(self._preparing.discard)
+
+    async def _prepare(
+        self, request: RecallRequest, session_id: str, options: _ArchiveOptions
+    ) -> None:
+        try:
+            if await self._with_archives.holds(request.tenant_id, session_id):
+                await embed_search_query(self._embedder, request.query, options.timeout_ms / 1000)
+        except Exception:  # noqa: BLE001 - preparing is best effort: the later recall embeds itself
+            return
 
     async def recall(self, request: RecallRequest) -> RecallBlock | None:
         options = _ArchiveOptions(self._settings, request.options)

@@ -4,6 +4,7 @@ resolved; nothing is added when there is no archive, no relevant turn or recall 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -308,3 +309,64 @@ async def test_with_the_local_model_a_question_about_nothing_said_recalls_nothin
         _, related = await _ask(client, "Which dog did Caroline's family take home?")
     assert _archive_diagnostics(unrelated)["reason"] == "no_relevant_turns"
     assert "beagle" in related["messages"][-1]["content"][0]["text"]
+
+
+class _CountedQueries:
+    """Records the texts the embedding model is asked to embed as queries."""
+
+    def __init__(self, app: app_client) -> None:
+        self.engine = app.app.state.services.memory.embedder.embedder
+        self.asked: list[list[str]] = []
+        self._embed = self.engine.embed_queries
+        self.engine.embed_queries = self._counted
+
+    async def _counted(self, texts: list[str]) -> list[list[float]]:
+        self.asked.append(list(texts))
+        return await self._embed(texts)  # type: ignore[no-any-return]
+
+    async def wait_for_one(self) -> None:
+        for _ in range(200):
+            if self.asked:
+                return
+            await asyncio.sleep(0.01)
+
+
+async def _pre_prompt(client: httpx.AsyncClient, prompt: str) -> Any:
+    body = {"sessionId": "s", "phase": "pre_prompt", "prompt": prompt, "messages": []}
+    response = await client.post("/assemble", json={**body, "tokenBudget": 8000})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_the_pre_prompt_call_starts_the_embedding_its_tool_loop_call_needs(
+    local_settings: Settings,
+) -> None:
+    """The 2026.9 host follows each pre_prompt assemble with a tool_loop one for the same prompt:
+    once it has made one in the session, the pre_prompt call starts embedding the archive
+    query, and the tool_loop call's recall uses that vector instead of embedding again."""
+    app = app_client(local_settings)
+    async with app as client:
+        await _archived_conversation(client)
+        await _ask(client, "What breed of puppy did Caroline adopt?")  # a first turn
+        counted = _CountedQueries(app)
+        prompt = "Which dog did Caroline's family take home?"
+        pre = await _pre_prompt(client, prompt)
+        await counted.wait_for_one()
+        assert counted.asked == [[prompt]]  # before the tool_loop call was sent
+        body = {"sessionId": "s", "phase": "tool_loop", "prompt": prompt, "tokenBudget": 8000}
+        loop = (await client.post("/assemble", json={**body, "messages": pre["messages"]})).json()
+    assert counted.asked == [[prompt]]
+    assert "beagle" in loop["messages"][-1]["content"][0]["text"]
+
+
+async def test_a_host_that_makes_no_tool_loop_call_gets_no_embedding_before_it(
+    local_settings: Settings,
+) -> None:
+    app = app_client(local_settings)
+    async with app as client:
+        await _archived_conversation(client)
+        counted = _CountedQueries(app)
+        await _pre_prompt(client, "What breed of puppy did Caroline adopt?")
+        await _pre_prompt(client, "Which dog did Caroline's family take home?")
+        await asyncio.sleep(0.2)
+    assert counted.asked == []
