@@ -23,7 +23,7 @@ from app.commands.runtime import (
 )
 from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
-from app.memory.reembed import BATCH, count_stale, reembed_stale
+from app.memory.admin.reembed import BATCH, count_stale, reembed_stale
 from app.settings import Settings
 
 

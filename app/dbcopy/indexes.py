@@ -4,7 +4,7 @@ batch is all there or not there, and a resumed copy never finds a row without it
 
 The text indexes are rebuilt from the rows, as the service builds them: a message's search text
 (once its archive is marked indexed), an archive's overview (Phase 2), a memory chunk's index
-text (title, chunk and the days it mentions, CJK spaced: ``app.memory.store.index_text``). FTS5 keeps no text to copy
+text (title, chunk and the days it mentions, CJK spaced: ``app.memory.store.writes.index_text``). FTS5 keeps no text to copy
 (its tables are contentless), and PostgreSQL's forms differ anyway (trigram rows, word arrays).
 The vectors are read from the source's vector tables, with their partition and time (a message's
 passage vectors with its search facts, which say how many it has).
@@ -24,7 +24,7 @@ from app.db.dialects.passage_ids import passage_id, passage_index, passage_messa
 from app.db.models import Memory
 from app.db.transfer import Row, rows_by_key
 from app.db.transfer_vectors import VECTOR_TABLES, vectors_of
-from app.memory.store import index_text
+from app.memory.store.writes import index_text
 from app.search.text.words import chunks_with_words
 
 Filler = Callable[[Session, Session, Dialect, list[Row]], None]

@@ -1,4 +1,4 @@
-"""The recall source /assemble asks: long-term memories and experiences (app/memory/recall.py) and
+"""The recall source /assemble asks: long-term memories and experiences (app/memory/recall/source.py) and
 the session's own archived turns, in one envelope and one budget (docs/recall.md).
 
 Memory recall and the archive search run at the same time and share the query's embedding (the
@@ -23,7 +23,7 @@ from app.core.redaction import redact_text
 from app.core.threads import to_thread
 from app.core.tokens import estimate_text_tokens
 from app.db.uow import UnitOfWork
-from app.memory.render import build_context_envelope
+from app.memory.recall.render import build_context_envelope
 from app.sessions.archived import has_archives, recall_archived_turns
 from app.settings.recall import RecallSettings
 

@@ -13,11 +13,17 @@ from app.core.redaction import redact_text, redact_value
 from app.core.threads import to_thread
 from app.db.models import Memory
 from app.errors import InvalidArgument, PayloadTooLarge
-from app.memory import admin_repository as admin_repo
+from app.memory.admin import repository as admin_repo
 from app.memory.records import CATEGORIES, MASKED_TEXT, SENSITIVITIES, MemoryRecord, new_memory_id
 from app.memory.results import ImportOutcome
 from app.memory.service import Caller, MemoryService
-from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks_many
+from app.memory.store.writes import (
+    PreparedChunks,
+    audit,
+    chunks_for,
+    remove_memories,
+    write_chunks_many,
+)
 
 REQUIRED = ("id", "uri", "category", "content", "ownerKind", "ownerId")
 

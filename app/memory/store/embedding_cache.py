@@ -19,7 +19,7 @@ from app.core.clock import utcnow
 from app.core.threads import to_thread
 from app.db.models import EmbeddingCacheEntry
 from app.db.uow import UnitOfWork
-from app.memory import repository as repo
+from app.memory.store import repository as repo
 from app.providers.protocols import Embedder
 
 log = structlog.get_logger(__name__)

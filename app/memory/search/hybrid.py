@@ -14,10 +14,10 @@ from app.core.clock import utcnow
 from app.core.redaction import without_secrets
 from app.core.threads import to_thread
 from app.db.models import Memory
-from app.memory.ranking import LEAF_LEVEL
 from app.memory.records import memory_record
 from app.memory.results import SearchHit, SearchOutcome
-from app.memory.search_sides import ChunkRow, mentions_any_day, vector_side, word_side
+from app.memory.search.ranking import LEAF_LEVEL
+from app.memory.search.sides import ChunkRow, mentions_any_day, vector_side, word_side
 from app.memory.service import Caller, MemoryService
 from app.providers.protocols import ProviderError
 from app.search.fusion import (

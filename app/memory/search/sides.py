@@ -1,4 +1,4 @@
-"""The two sides of a memory search (``app.memory.search``), each read in a transaction of its own:
+"""The two sides of a memory search (``app.memory.search.hybrid``), each read in a transaction of its own:
 the word index's ranks with the rank of an ideal chunk, and the nearest chunks' similarities with
 their best passage's; each with its chunks' rows."""
 
@@ -10,10 +10,10 @@ from app.core.clock import utcnow
 from app.core.vector_matrix import best_cosines
 from app.db.dialects import Dialect
 from app.db.models import Memory
-from app.memory import chunk_repository as chunk_repo
-from app.memory import passage_repository as passage_repo
 from app.memory.records import owner_key
 from app.memory.service import MemoryService
+from app.memory.store import chunk_repository as chunk_repo
+from app.memory.store import passage_repository as passage_repo
 from app.search.fusion import phrase_idf, with_best_passage
 from app.search.phrases import Phrase
 from app.search.text.date_terms import mentioned_dates

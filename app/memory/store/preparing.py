@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.threads import to_thread
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.store import PreparedChunks
+from app.memory.store.embedding_cache import CachedEmbedder
+from app.memory.store.writes import PreparedChunks
 from app.providers.protocols import ProviderError
 from app.search.text.passages import embedding_order, message_passages, with_their_passages
 

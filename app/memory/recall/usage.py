@@ -7,16 +7,16 @@ from collections import Counter
 
 from app.core.clock import utcnow
 from app.core.messages import Message, tool_calls, tool_result_id
-from app.memory import repository as repo
-from app.memory.records import one_line
-from app.memory.service import MemoryService
-from app.memory.skills import (
+from app.memory.recall.skills import (
     SKILL_PATH_RE,
     ToolStat,
     first_error_line,
     render_skill_memory,
     render_tool_usage,
 )
+from app.memory.records import one_line
+from app.memory.service import MemoryService
+from app.memory.store import repository as repo
 
 SCAN_LIMIT = 500
 RESULT_LIMIT = 5000

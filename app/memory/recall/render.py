@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import unquote
 
-from app.memory.ranking import MemoryItem, is_experience
+from app.memory.search.ranking import MemoryItem, is_experience
 
 LONG_TERM_HEADER = (
     "## Long-term Memories\n\n"

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.db.driver_load import DriverLoad
 from app.db.models import Memory, MemoryChunk
-from app.memory.repository import visible
+from app.memory.store.repository import visible
 
 
 def chunk_ids_of(db: Session, memory_ids: Sequence[str]) -> list[int]:

@@ -12,11 +12,11 @@ from app.core.redaction import redact_text
 from app.core.vector_matrix import float32_bytes
 from app.db.dialects import Dialect
 from app.db.models import Memory, MemoryAudit
-from app.memory import chunk_repository as chunk_repo
-from app.memory import passage_repository as passage_repo
-from app.memory import repository as repo
 from app.memory.records import owner_key, snapshot
-from app.memory.text import chunk_text
+from app.memory.store import chunk_repository as chunk_repo
+from app.memory.store import passage_repository as passage_repo
+from app.memory.store import repository as repo
+from app.memory.store.chunking import chunk_text
 from app.search.postings import TermCounts, term_counts
 from app.search.text.date_terms import mentioned_dates
 from app.search.text.memory_phrases import cjk_spaced
@@ -99,7 +99,7 @@ def write_chunks(
         index.counts,
     )
     if prepared.vectors is not None:
-        # Only the first chunks of a long memory have vectors (app/memory/preparing.py).
+        # Only the first chunks of a long memory have vectors (app/memory/store/preparing.py).
         dialect.store_chunk_vectors(
             db, [(i, partition, v) for i, v in zip(chunk_ids, prepared.vectors, strict=False)]
         )
@@ -137,7 +137,7 @@ def write_chunks_many(
     for (memory, prepared), chunks in zip(items, groups, strict=True):
         if prepared.vectors is not None:
             partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
-            # Only the first chunks have vectors (app/memory/preparing.py).
+            # Only the first chunks have vectors (app/memory/store/preparing.py).
             vectors += [
                 (chunk.id, partition, vector)
                 for chunk, vector in zip(chunks, prepared.vectors, strict=False)

@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import Memory
-from app.memory.repository import visible
+from app.memory.store.repository import visible
 
 
 def browse(

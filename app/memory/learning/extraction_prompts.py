@@ -1,5 +1,5 @@
 """The model side of memory extraction: prompts, the ``propose_memories`` and ``decide_memory``
-tools and the experience format; the lenient reading of their answers is in ``app.memory.arguments``,
+tools and the experience format; the lenient reading of their answers is in ``app.memory.learning.arguments``,
 the memory categories and sensitivities in ``app.memory.records``.
 
 Written for this service from docs/recall.md "Writing memories" and the experience format of

@@ -1,13 +1,12 @@
 """The experience format of agent memories (docs/peers.md, OpenViking §6.3): Situation, Approach and Reflect
-sections of ``-`` bullets, read leniently from whatever a model wrote; and the normalised text that
-duplicate checks compare. Pure."""
+sections of ``-`` bullets, read leniently from whatever a model wrote. Pure."""
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 from typing import Any
+
+from app.memory.store.content_key import normalise_text
 
 EXPERIENCE_SECTIONS = ("Situation", "Approach", "Reflect")
 MAX_APPROACH_BULLETS = 8
@@ -38,17 +37,6 @@ _SECTION_ALIASES = {
 }
 _LABEL_RE = re.compile(r"^\**([^:：*]{1,30}?)\**\s*[:：]\s*\**\s*(.*)$")
 _BULLET_RE = re.compile(r"^(?:[-*•+]|\d+[.)、])\s+")
-
-
-def normalise_text(text: Any) -> str:
-    """Lower-case words only: NFKC, no Markdown, punctuation or extra whitespace."""
-    folded = unicodedata.normalize("NFKC", str(text or "")).casefold()
-    return " ".join(re.sub(r"[^\w\s]|_", " ", folded).split())
-
-
-def content_key(text: Any) -> str:
-    """What two texts equal after ``normalise_text`` share: a digest of the normalised text."""
-    return hashlib.blake2b(normalise_text(text).encode(), digest_size=16).hexdigest()
 
 
 def strip_bullet(line: str) -> str:

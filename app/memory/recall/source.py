@@ -13,20 +13,20 @@ from typing import Any
 from app.core.recall import RecallBlock, RecallRequest
 from app.core.redaction import redact_text
 from app.core.threads import to_thread
-from app.memory.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
-from app.memory.recall_cache import RecallCache, recall_key
-from app.memory.render import (
+from app.memory.recall.cache import RecallCache, recall_key
+from app.memory.recall.render import (
     build_context_envelope,
     build_memory_lines_with_budget,
     render_experience_section,
     render_long_term_section,
 )
+from app.memory.recall.skills import skill_read_of
+from app.memory.recall.task_gate import should_recall_experience
+from app.memory.recall.usage import skill_memory_block, tool_memory_block
 from app.memory.results import SearchHit
-from app.memory.search import SearchInput, search_memories
+from app.memory.search.hybrid import SearchInput, search_memories
+from app.memory.search.ranking import MemoryItem, pick_memories_for_injection, post_process_memories
 from app.memory.service import Caller, MemoryService
-from app.memory.skills import skill_read_of
-from app.memory.task_gate import should_recall_experience
-from app.memory.usage import skill_memory_block, tool_memory_block
 from app.settings.recall import RecallSettings
 
 LONG_TERM_CATEGORIES = ["profile", "preferences", "entities", "events", "cases", "skills", "tools"]
@@ -45,7 +45,7 @@ class MemoryRecall:
 
     async def recall(self, request: RecallRequest) -> RecallBlock | None:
         """The answer kept for this request while its owners' memories are unchanged
-        (app/memory/recall_cache.py), else a new one."""
+        (app/memory/recall/cache.py), else a new one."""
         if self._cache is None:
             block, _ = await self._recall(request)
             return block
@@ -54,7 +54,7 @@ class MemoryRecall:
         generations = await self._generations(request.tenant_id, owners)
         if not any(generations):
             # Generation 0: nothing was ever written for these owners (every write moves it on,
-            # app/memory/repository.py), so there is nothing to search or to embed for.
+            # app/memory/store/repository.py), so there is nothing to search or to embed for.
             return self._none_stored(request)
         key = recall_key(request)
         found, kept = self._cache.get(key, generations, time.monotonic())

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.threads import to_thread
-from app.memory import admin_repository as admin_repo
-from app.memory.admin_repository import StaleMemory
+from app.memory.admin import repository as admin_repo
+from app.memory.admin.repository import StaleMemory
+from app.memory.admin.transfer import prepare_batch
 from app.memory.service import MemoryService
-from app.memory.store import PreparedChunks, write_chunks_many
-from app.memory.transfer import prepare_batch
+from app.memory.store.writes import PreparedChunks, write_chunks_many
 
 BATCH = 64
 

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Mapper, Session
 
 from app.db.driver_query import DriverQuery, RowsReader
 from app.db.models import EmbeddingCacheEntry, Memory, MemoryAudit
-from app.memory.experience import content_key
+from app.memory.store.content_key import content_key
 
 
 # Every memory row carries the key of its content, whichever path writes it: computed when it is

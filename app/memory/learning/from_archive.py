@@ -12,12 +12,12 @@ from app.core.clock import utcnow
 from app.core.redaction import redact_secrets
 from app.core.threads import to_thread
 from app.db.models import Memory
-from app.memory import repository as repo
-from app.memory.extraction import Candidate, Decision, decide, extract_candidates
+from app.memory.learning.extraction import Candidate, Decision, decide, extract_candidates
 from app.memory.records import memory_uri, new_memory_id, one_line, owner_of, snapshot
-from app.memory.search import SearchInput, search_memories
+from app.memory.search.hybrid import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService
-from app.memory.store import PreparedChunks, audit, write_chunks
+from app.memory.store import repository as repo
+from app.memory.store.writes import PreparedChunks, audit, write_chunks
 from app.providers.protocols import ChatModel
 
 NEIGHBOURS = 5

@@ -14,10 +14,6 @@ from app.core.clock import utcnow
 from app.db.dialects import Dialect
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
-from app.memory import chunk_repository as chunk_repo
-from app.memory import repository as repo
-from app.memory.experience import content_key
-from app.memory.fields import CleanMemory, NewMemory
 from app.memory.records import (
     memory_record,
     memory_uri,
@@ -27,8 +23,12 @@ from app.memory.records import (
     snapshot,
 )
 from app.memory.results import CommitOutcome
-from app.memory.store import PreparedChunks, audit, chunk_index, chunks_for, write_chunks
-from app.memory.text import adds_no_words, word_set
+from app.memory.store import chunk_repository as chunk_repo
+from app.memory.store import repository as repo
+from app.memory.store.chunking import adds_no_words, word_set
+from app.memory.store.content_key import content_key
+from app.memory.store.fields import CleanMemory, NewMemory
+from app.memory.store.writes import PreparedChunks, audit, chunk_index, chunks_for, write_chunks
 
 # Cosine similarity >= 0.95 (recall.md, commit_memory), and no word the other memory lacks: with
 # the local model two different facts reach 0.95 ("I ran the Taihu half marathon" / "... the

@@ -15,12 +15,12 @@ from app.core.threads import to_thread
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.errors import NotFound
-from app.memory import admin_repository as admin_repo
-from app.memory import repository as repo
-from app.memory.admin_repository import HeldId
+from app.memory.admin import repository as admin_repo
+from app.memory.admin.repository import HeldId
+from app.memory.admin.transfer import prepare_batch, redact_records, store_records
 from app.memory.records import CATEGORIES, MASKED_TEXT, MemoryRecord, memory_record, record_json
 from app.memory.service import Caller, MemoryService
-from app.memory.transfer import prepare_batch, redact_records, store_records
+from app.memory.store import repository as repo
 
 EXPORT_PAGE = 500
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from app.memory.arguments import tool_arguments
-from app.memory.dates import resolve_relative_date
-from app.memory.experience import normalise_experience, normalise_text, strip_bullet
-from app.memory.extraction_prompts import (
+from app.core.dates import resolve_relative_date
+from app.memory.learning.arguments import tool_arguments
+from app.memory.learning.experience import normalise_experience, strip_bullet
+from app.memory.learning.extraction_prompts import (
     DECIDE_TOOL,
     DECIDE_TOOL_NAME,
     PROPOSE_TOOL,
@@ -27,6 +27,7 @@ from app.memory.extraction_prompts import (
     numbered_transcript,
 )
 from app.memory.records import CATEGORIES, SENSITIVITIES
+from app.memory.store.content_key import normalise_text
 from app.providers.protocols import ChatModel, ChatResult
 
 DEFAULT_CONFIDENCE = 0.5

@@ -13,7 +13,7 @@ from app.core.redaction import redact_text, redact_value
 from app.db.models import Memory
 from app.errors import InvalidArgument
 from app.memory.records import one_line
-from app.memory.store import chunks_for
+from app.memory.store.writes import chunks_for
 
 _TAG_RE = re.compile(r"\[REDACTED:[^\]]*\]")
 REDACTED_PATCH_FIELDS = ("content", "title", "abstract")
