@@ -16,7 +16,7 @@ from app.archives import repository as archive_repo
 from app.archives import search_repository as repo
 from app.archives.repository import ArchiveHead
 from app.archives.results import Neighbour, SearchHit
-from app.core.dates import host_time
+from app.core.rules.dates import host_time
 from app.db.models import AgentSession, StoredMessage
 
 CONTEXT_SNIPPET_CHARS = 300

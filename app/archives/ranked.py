@@ -23,7 +23,7 @@ from app.archives.ranked_scope import QueryVectors, Scope
 from app.archives.ranked_stats import session_stats
 from app.archives.ranked_vectors import message_similarity
 from app.archives.results import SearchHit
-from app.core.dates import host_time
+from app.core.rules.dates import host_time
 from app.db.dialects.base import CandidateRow
 from app.db.uow import UnitOfWork
 from app.search import ranking

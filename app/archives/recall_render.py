@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 from app.search.text.date_terms import day_written_beside, with_resolved_dates
 
 ARCHIVE_HEADER = (

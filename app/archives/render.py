@@ -7,7 +7,7 @@ from typing import Any
 
 from app.archives.results import SearchHit
 from app.core.clock import isoformat
-from app.core.messages import TOOL_CALL_BLOCK_TYPES, Message, content_blocks, role_of
+from app.core.rules.messages import TOOL_CALL_BLOCK_TYPES, Message, content_blocks, role_of
 
 NO_MATCH_HINT = (
     "Try a different keyword: the original conversation may use different wording than the "

@@ -22,7 +22,7 @@ from app.archives.hits import TimeWindow, add_context, archive_places
 from app.archives.render import render_archive_text, render_search_text
 from app.archives.results import SearchHit, SearchResult
 from app.archives.views import ArchiveView
-from app.core.redaction import redact_text
+from app.core.rules.redaction import redact_text
 from app.db.models import AgentSession, Archive, StoredMessage
 from app.db.models.archive import parse_archive_id
 from app.db.uow import UnitOfWork

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from app.core.canonical_json import decode_many
-from app.core.redaction import redact_text
+from app.core.rules.redaction import redact_text
 from app.db.models import Archive, ArchiveStatus, StoredMessage
 
 

@@ -31,7 +31,7 @@ from app.archives.indexing import (
 )
 from app.core.canonical_json import decode_many
 from app.core.clock import isoformat, utcnow
-from app.core.redaction import redact_message, redact_text
+from app.core.rules.redaction import redact_message, redact_text
 from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.jobs import repository as queue

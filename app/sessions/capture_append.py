@@ -9,8 +9,8 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
-from app.core.fingerprint import new_message_indexes
-from app.core.messages import role_of
+from app.core.rules.fingerprint import new_message_indexes
+from app.core.rules.messages import role_of
 from app.db.models import AgentSession
 from app.sessions import repository as repo
 from app.sessions.capture_candidates import PreparedTurn

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.archives import store as archives_store
-from app.core.bypass import is_bypassed
 from app.core.clock import utcnow
+from app.core.rules.bypass import is_bypassed
 from app.core.threads import to_thread
 from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork

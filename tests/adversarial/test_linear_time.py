@@ -39,10 +39,10 @@ PATHS = {
 PRELUDE = """
 from app.archives.matching import expanded_size, find_keywords, snippet
 from app.assembly.injection import recall_query
-from app.core.redaction import redact_secrets
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.redaction import redact_secrets
+from app.core.rules.tokens import estimate_text_tokens
 from app.memory.store.fields import NewMemory, clean_new_memory
-from app.core.sanitize import sanitize_text
+from app.core.rules.sanitize import sanitize_text
 from app.sessions.stored_form import stored_form
 from bench.adversarial_texts import SHAPES, adversarial_text
 """

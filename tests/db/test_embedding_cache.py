@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.memory.store.embedding_cache import QUERY_MAX_TOKENS, CachedEmbedder

@@ -224,7 +224,7 @@ def test_stored_fingerprints_are_recomputed_for_replay_stable_identity(engine: E
     """0003: messages stored by an earlier release get the fingerprint a host replay matches."""
     import json
 
-    from app.core.fingerprint import message_fingerprint
+    from app.core.rules.fingerprint import message_fingerprint
 
     run_command(engine, "upgrade", "0002_memories")
     body = {

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core.clock import utcnow
-from app.core.redaction import redact_text, redact_value
+from app.core.rules.redaction import redact_text, redact_value
 from app.core.threads import to_thread
 from app.db.models import Memory
 from app.errors import InvalidArgument, PayloadTooLarge

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from app.core.dates import resolve_relative_date
+from app.core.rules.dates import resolve_relative_date
 from app.memory.learning.arguments import tool_arguments
 from app.memory.learning.experience import normalise_experience, strip_bullet
 from app.memory.learning.extraction_prompts import (

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.core.messages import Message, role_of, tool_calls, tool_result_id
-from app.core.transcript import render_transcript
+from app.core.rules.messages import Message, role_of, tool_calls, tool_result_id
+from app.core.rules.transcript import render_transcript
 from app.memory.records import CATEGORIES, SENSITIVITIES
 
 PROPOSE_TOOL_NAME = "propose_memories"

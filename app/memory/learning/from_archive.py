@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from app.core.clock import utcnow
-from app.core.redaction import redact_secrets
+from app.core.rules.redaction import redact_secrets
 from app.core.threads import to_thread
 from app.db.models import Memory
 from app.memory.learning.extraction import Candidate, Decision, decide, extract_candidates

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.core.messages import Message, role_of, tool_calls, tool_result_id
+from app.core.rules.messages import Message, role_of, tool_calls, tool_result_id
 
 SKILL_PATH_RE = re.compile(r"skills/([A-Za-z0-9_.-]+)/SKILL\.md")
 TOOL_BLOCK_MAX_CHARS = 1500

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.core.recall import RecallBlock, RecallRequest
-from app.core.redaction import redact_text
+from app.core.rules.redaction import redact_text
 from app.core.threads import to_thread
 from app.memory.recall.cache import RecallCache, recall_key
 from app.memory.recall.render import (

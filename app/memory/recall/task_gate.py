@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.sanitize import sanitize_text
+from app.core.rules.sanitize import sanitize_text
 
 TASK_START = "task_start"
 CRON_START = "cron_start"

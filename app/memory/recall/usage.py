@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 from app.core.clock import utcnow
-from app.core.messages import Message, tool_calls, tool_result_id
+from app.core.rules.messages import Message, tool_calls, tool_result_id
 from app.memory.recall.skills import (
     SKILL_PATH_RE,
     ToolStat,

@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, replace
 
 from app.core.clock import utcnow
-from app.core.redaction import without_secrets
+from app.core.rules.redaction import without_secrets
 from app.core.threads import to_thread
 from app.db.models import Memory
 from app.memory.records import memory_record

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from app.core.tokens import estimate_text_tokens, text_weight
+from app.core.rules.tokens import estimate_text_tokens, text_weight
 from app.search.text.query import document_tokens
 
 # A piece of a chunk: its text, its token weight, and what joins it to the piece before it

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from app.core.redaction import redact_text, redact_value
+from app.core.rules.redaction import redact_text, redact_value
 from app.db.models import Memory
 from app.errors import InvalidArgument
 from app.memory.records import one_line

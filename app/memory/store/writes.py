@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from app.core.redaction import redact_text
+from app.core.rules.redaction import redact_text
 from app.core.vector_matrix import float32_bytes
 from app.db.dialects import Dialect
 from app.db.models import Memory, MemoryAudit

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.core.dates import resolve_relative_date
+from app.core.rules.dates import resolve_relative_date
 from app.memory.learning.extraction import (
     Candidate,
     decide,

@@ -9,7 +9,7 @@ import itertools
 import random
 import re
 
-from app.core.dates import resolve_relative_date
+from app.core.rules.dates import resolve_relative_date
 from app.memory.learning.arguments import without_code_fence
 from app.memory.learning.experience import without_trailing_parenthetical
 from app.search.text.date_terms import relative_dates

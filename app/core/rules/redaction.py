@@ -1,7 +1,7 @@
 """Secret redaction: the one boundary every text crosses on its way out of the raw message store
 (docs/recall.md, Privacy policy; docs/quality.md, Security).
 
-Each secret becomes ``[REDACTED:<kind>]`` (the shapes and their tags: ``app.core.secret_patterns``).
+Each secret becomes ``[REDACTED:<kind>]`` (the shapes and their tags: ``app.core.rules.secret_patterns``).
 Order matters: whole private-key blocks and URL passwords go first, then the prefixed tokens, then
 bearer tokens and generic assignments, whose values may already be redacted.
 
@@ -9,7 +9,7 @@ Linear time is part of the contract: a 1 MB tool result must not hold the proces
 run on the ``regex`` engine with ``concurrent=True``, which lets other threads (the event loop,
 other requests) run while it scans; ``re`` would keep the GIL for a whole call. A private-key
 block without an END line is looked for once, not once per BEGIN. A rule runs only when one of its
-literal triggers occurs in the text (``app.core.secret_triggers``).
+literal triggers occurs in the text (``app.core.rules.secret_triggers``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import regex
 
-from app.core.secret_patterns import (
+from app.core.rules.secret_patterns import (
     PRIVATE_KEY_BEGIN_RE,
     PRIVATE_KEY_END_RE,
     RULES,
@@ -26,7 +26,7 @@ from app.core.secret_patterns import (
     Rule,
     redaction_tag,
 )
-from app.core.secret_triggers import has_trigger
+from app.core.rules.secret_triggers import has_trigger
 
 
 def _apply(rule: Rule, text: str) -> tuple[str, int]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import regex
 
-from app.core.messages import Message, role_of
+from app.core.rules.messages import Message, role_of
 
 # Rule 1: the whole text is a legacy tool placeholder such as "[tool: bash]" or "[toolUse: x]".
 _TOOL_PLACEHOLDER_RE = regex.compile(r"\A\s*\[tool(?::\s*|Use:\s*)[^\]]+\]\s*\Z", regex.IGNORECASE)

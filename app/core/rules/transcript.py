@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.core.messages import (
+from app.core.rules.messages import (
     TOOL_CALL_BLOCK_TYPES,
     Message,
     content_blocks,

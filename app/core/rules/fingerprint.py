@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.canonical_json import canonical_json
-from app.core.messages import TOOL_CALL_BLOCK_TYPES, Message
+from app.core.rules.messages import TOOL_CALL_BLOCK_TYPES, Message
 
 _TOOL_ID_KEYS = ("toolCallId", "toolUseId")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")

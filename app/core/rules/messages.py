@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 
 # Block types that carry a tool call, across providers' transcript variants (docs/peers.md, OpenClaw §1.9).
 TOOL_CALL_BLOCK_TYPES = frozenset(

@@ -8,7 +8,7 @@ import re
 
 import regex
 
-from app.core.secret_patterns import RULES
+from app.core.rules.secret_patterns import RULES
 
 _PRIVATE_KEY_TRIGGER = "-----begin "
 ALL_TRIGGERS = (_PRIVATE_KEY_TRIGGER, *dict.fromkeys(t for rule in RULES for t in rule.triggers))

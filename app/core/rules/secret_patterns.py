@@ -1,4 +1,4 @@
-"""The shapes of the secrets redaction replaces (``app.core.redaction``), each with the tag that
+"""The shapes of the secrets redaction replaces (``app.core.rules.redaction``), each with the tag that
 replaces it and the literal triggers one of which every match holds.
 
 The patterns look for the shape of real credentials (fixed prefixes, lengths, digits in random
