@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import bench.search as search_bench
-from app.archives import repository as archives_repo
-from app.archives.indexing import embed_facts, facts_of, write_search_index
+from app.archives.index.search_index import embed_facts, facts_of, write_search_index
+from app.archives.read import repository as archives_repo
 from app.archives.service import SearchRequest, embed_search_query
 from app.db.engine import create_db_engine
 from app.db.models import Archive

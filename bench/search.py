@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pysqlite3.dbapi2 as sqlite_dbapi
 
-from app.archives import text_index
+from app.archives.index import text_index
 from app.core.canonical_json import compact_json
 from app.core.clock import utcnow
 from app.core.rules.fingerprint import message_fingerprint

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.archives.recall_render import shown_key
+from app.archives.search.recall_render import shown_key
 from app.assembly.budget import reserved_tokens, resolve_budget
 from app.core.rules.messages import Message, message_text, role_of
 from app.core.rules.sanitize import sanitize_message_for_capture

@@ -12,7 +12,7 @@ import asyncio
 import sys
 from dataclasses import dataclass
 
-from app.archives.reembed import reembed_stale_messages
+from app.archives.index.reembed import reembed_stale_messages
 from app.commands.progress import ProgressBar
 from app.commands.runtime import (
     EXIT_INTERRUPTED,

@@ -41,7 +41,7 @@ def fill_indexes(
 
 
 def _messages(source: Session, target: Session, dialect: Dialect, rows: list[Row]) -> None:
-    # The index holds the messages of archives marked indexed, only those (app.archives.text_index).
+    # The index holds the messages of archives marked indexed, only those (app.archives.index.text_index).
     archive_pks = sorted({row["archive_pk"] for row in rows if row["archive_pk"] is not None})
     archives = rows_by_key(target, Base.metadata.tables["archives"], archive_pks)
     indexed = {pk for pk, archive in archives.items() if archive["messages_indexed"]}

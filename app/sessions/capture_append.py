@@ -46,7 +46,7 @@ def append_new_messages(
         )
     if rows:
         pending = _advanced_window(db, session, [r.tokens for r in rows])
-        # Not text-indexed here: archived messages are, after the turn (app.archives.text_index).
+        # Not text-indexed here: archived messages are, after the turn (app.archives.index.text_index).
         stored_at = [times[i] for i in new_indexes] if times is not None else None
         repo.insert_messages(db, session, rows, utcnow(), stored_at)
         repo.save_turn_counters(

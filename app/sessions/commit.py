@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import store as archives
+from app.archives.read import store as archives
 from app.core.rules.messages import TOOL_CALL_BLOCK_TYPES
 from app.core.rules.redaction import redact_text
 from app.db.models import AgentSession, Archive, ArchiveStatus

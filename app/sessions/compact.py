@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.archives import store as archives_store
+from app.archives.read import store as archives_store
 from app.core.clock import utcnow
 from app.core.rules.bypass import is_bypassed
 from app.core.threads import to_thread

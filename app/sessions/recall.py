@@ -15,8 +15,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from app.archives.recall import RecallAsk, RecallFound
-from app.archives.recall_render import render_archive_section
+from app.archives.search.recall import RecallAsk, RecallFound
+from app.archives.search.recall_render import render_archive_section
 from app.archives.service import embed_search_query
 from app.core.recall import RecallBlock, RecallRequest, RecallSource
 from app.core.rules.redaction import redact_text

@@ -37,7 +37,7 @@ PATHS = {
     "regex sizing": "expanded_size(text[:2000])",
 }
 PRELUDE = """
-from app.archives.matching import expanded_size, find_keywords, snippet
+from app.archives.search.matching import expanded_size, find_keywords, snippet
 from app.assembly.injection import recall_query
 from app.core.rules.redaction import redact_secrets
 from app.core.rules.tokens import estimate_text_tokens

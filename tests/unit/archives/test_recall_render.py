@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from app.archives.recall_render import (
+from app.archives.search.recall_render import (
     ARCHIVE_HEADER,
     RecalledTurn,
     Turn,

@@ -11,11 +11,11 @@ from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
-from app.archives import matching
-from app.archives import repository as archive_repo
-from app.archives import search_repository as repo
-from app.archives.repository import ArchiveHead
-from app.archives.results import Neighbour, SearchHit
+from app.archives.read import repository as archive_repo
+from app.archives.read.repository import ArchiveHead
+from app.archives.read.results import Neighbour, SearchHit
+from app.archives.search import matching
+from app.archives.search import repository as repo
 from app.core.rules.dates import host_time
 from app.db.models import AgentSession, StoredMessage
 

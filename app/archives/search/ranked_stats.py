@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import search_repository as repo
-from app.archives.ranked_scope import Scope
+from app.archives.search import repository as repo
+from app.archives.search.ranked_scope import Scope
 from app.search import ranking
 
 STATS_CACHE_SIZE = 256

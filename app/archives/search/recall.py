@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from app.archives import ranked
-from app.archives import search_repository as repo
-from app.archives.hits import CONTEXT_SNIPPET_CHARS
-from app.archives.matching import snippet
-from app.archives.ranked import LexicalEvidence, Ranking
-from app.archives.ranked_scope import QueryVectors, Scope
-from app.archives.recall_render import RecalledTurn, Turn, shown_key
+from app.archives.search import ranked
+from app.archives.search import repository as repo
+from app.archives.search.hits import CONTEXT_SNIPPET_CHARS
+from app.archives.search.matching import snippet
+from app.archives.search.ranked import LexicalEvidence, Ranking
+from app.archives.search.ranked_scope import QueryVectors, Scope
+from app.archives.search.recall_render import RecalledTurn, Turn, shown_key
 from app.db.uow import UnitOfWork
 
 # Recall needs a few dozen turns, not a search page's reach: fewer candidates on each side keep

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from app.archives import search_repository as repo
-from app.archives.ranked_scope import Scope
+from app.archives.search import repository as repo
+from app.archives.search.ranked_scope import Scope
 from app.db.dialects.base import TextHit
 from app.db.uow import UnitOfWork
 from app.search import ranking

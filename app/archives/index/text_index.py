@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from app.archives import text_index_repository as repo
+from app.archives.index import text_index_repository as repo
 from app.db.dialects.base import Dialect
 
 

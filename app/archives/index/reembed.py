@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.archives import search_repository as repo
-from app.archives.indexing import (
+from app.archives.index.search_index import (
     MessageVectors,
     PassageEmbedder,
     SearchFact,
@@ -23,6 +22,7 @@ from app.archives.indexing import (
     facts_of,
     write_search_index,
 )
+from app.archives.search import repository as repo
 from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.providers.protocols import ProviderError

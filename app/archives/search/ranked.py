@@ -17,12 +17,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import search_repository as repo
-from app.archives.hits import first_span, message_hit, message_times
-from app.archives.ranked_scope import QueryVectors, Scope
-from app.archives.ranked_stats import session_stats
-from app.archives.ranked_vectors import message_similarity
-from app.archives.results import SearchHit
+from app.archives.read.results import SearchHit
+from app.archives.search import repository as repo
+from app.archives.search.hits import first_span, message_hit, message_times
+from app.archives.search.ranked_scope import QueryVectors, Scope
+from app.archives.search.ranked_stats import session_stats
+from app.archives.search.ranked_vectors import message_similarity
 from app.core.rules.dates import host_time
 from app.db.dialects.base import CandidateRow
 from app.db.uow import UnitOfWork

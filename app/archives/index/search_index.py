@@ -17,8 +17,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import search_repository as repo
-from app.archives.hits import time_of_body
+from app.archives.search import repository as repo
+from app.archives.search.hits import time_of_body
 from app.db.dialects.base import Dialect
 from app.db.models import MessageSearch
 from app.search.ranking import SPEAKER_KEY

@@ -1,7 +1,7 @@
 """What the other domains read and write of archives, inside the caller's transaction.
 
 Sessions create archives in Phase 1 and list them, assembly reads their bodies, Phase 2 reads its
-inputs. The SQL stays in ``app.archives.repository``; these functions are the domain's public face.
+inputs. The SQL stays in ``app.archives.read.repository``; these functions are the domain's public face.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import repository as repo
-from app.archives.repository import ArchiveHead as ArchiveHead  # the public face names it too
+from app.archives.read import repository as repo
+from app.archives.read.repository import ArchiveHead as ArchiveHead  # the public face names it too
 from app.db.models import AgentSession, Archive, ArchiveStatus, StoredMessage
 
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from app.archives.hits import TimeWindow
-from app.archives.repository import ArchiveHead
+from app.archives.read.repository import ArchiveHead
+from app.archives.search.hits import TimeWindow
 from app.db.dialects.base import TimeRange
 from app.db.models import AgentSession
 

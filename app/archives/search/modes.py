@@ -6,7 +6,7 @@
   follow, best BM25 first. Quoted parts must occur exactly. ``caseSensitive`` keeps the literal
   whitespace-separated terms.
 - ``regex``: a bounded regular expression over each message.
-- ``ranked``: ``app.archives.ranked``.
+- ``ranked``: ``app.archives.search.ranked``.
 
 Overviews are matched separately and returned in their own list.
 """
@@ -21,13 +21,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import matching
-from app.archives import repository as repo
-from app.archives import search_repository as search_repo
-from app.archives.hits import first_span, message_hit, overview_hit, said_in_window
-from app.archives.ranked import FUSIONS, search_ranked
-from app.archives.ranked_scope import QueryVectors, Scope
-from app.archives.results import SearchHit
+from app.archives.read import repository as repo
+from app.archives.read.results import SearchHit
+from app.archives.search import matching
+from app.archives.search import repository as search_repo
+from app.archives.search.hits import first_span, message_hit, overview_hit, said_in_window
+from app.archives.search.ranked import FUSIONS, search_ranked
+from app.archives.search.ranked_scope import QueryVectors, Scope
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument
 from app.search import ranking

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.archives.results import SearchHit
+from app.archives.read.results import SearchHit
 from app.core.clock import isoformat
 from app.core.rules.messages import TOOL_CALL_BLOCK_TYPES, Message, content_blocks, role_of
 
