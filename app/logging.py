@@ -13,7 +13,7 @@ from typing import Any
 import structlog
 from structlog.typing import Processor
 
-from app.core.redaction import redact_value
+from app.core.rules.redaction import redact_value
 
 
 def redact_event(

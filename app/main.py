@@ -28,11 +28,11 @@ from app.jobs.phase2 import ArchiveContext, Learner
 from app.jobs.retry import RetryStrategy
 from app.jobs.worker import Phase2Worker
 from app.logging import configure_logging
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.learning import ArchiveForLearning, learn_from_archive
-from app.memory.preparing import EmbeddingLimits
-from app.memory.recall import MemoryRecall
+from app.memory.learning.from_archive import ArchiveForLearning, learn_from_archive
+from app.memory.recall.source import MemoryRecall
 from app.memory.service import MemoryService
+from app.memory.store.embedding_cache import CachedEmbedder
+from app.memory.store.preparing import EmbeddingLimits
 from app.metrics import Metrics
 from app.providers.embeddings import LocalE5Embedder, OpenAICompatibleEmbedder
 from app.providers.llm import OpenAICompatibleLLM

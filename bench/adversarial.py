@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from app.core.redaction import redact_secrets
-from app.core.sanitize import sanitize_text
+from app.core.rules.redaction import redact_secrets
+from app.core.rules.sanitize import sanitize_text
 from bench.adversarial_texts import SHAPES, adversarial_text
 from bench.common import Config, Row, Server, encode, migrated_db, percentile, temp_dir
 

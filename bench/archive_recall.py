@@ -30,7 +30,7 @@ import httpx
 import numpy as np
 from sqlalchemy import text
 
-from app.archives.indexing import MessageVectors, facts_of, write_search_index
+from app.archives.index.search_index import MessageVectors, facts_of, write_search_index
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
 from app.providers.embeddings import LOCAL_MODEL_ID

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 from asgi_lifespan import LifespanManager
 
-from app.core.messages import message_tokens
+from app.core.rules.messages import message_tokens
 from app.main import create_app
 from app.settings import Settings
 from bench.common import check

@@ -46,11 +46,11 @@ from app.db.dialects.sqlite_vectors import VectorCache
 from app.db.engine import create_db_engine
 from app.db.models import Memory, MemoryChunk, MemoryPassageVector
 from app.db.uow import UnitOfWork
-from app.memory.embedding_cache import CachedEmbedder
 from app.memory.records import memory_uri, one_line, owner_key
-from app.memory.search import SearchInput, _collect, _rank, search_memories
+from app.memory.search.hybrid import SearchInput, _collect, _rank, search_memories
 from app.memory.service import Caller, MemoryService
-from app.memory.store import index_text
+from app.memory.store.embedding_cache import CachedEmbedder
+from app.memory.store.writes import index_text
 from app.providers.embeddings import LOCAL_DIMENSIONS, LOCAL_MODEL_ID, LocalE5Embedder
 from app.search.text.memory_phrases import memory_phrases
 from app.search.text.passages import message_passages

@@ -65,7 +65,7 @@ from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
 from app.memory.records import owner_key
-from app.memory.search import MIN_POOL, SearchInput
+from app.memory.search.hybrid import MIN_POOL, SearchInput
 from app.search.bm25 import fts5_idf
 from app.search.phrases import Phrase
 from app.search.postings import score_chunk

@@ -29,10 +29,10 @@ import numpy as np
 
 from app.core.clock import utcnow
 from app.core.recall import RecallRequest
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.recall import LONG_TERM_CATEGORIES, MemoryRecall
-from app.memory.search import SearchInput, search_memories
+from app.memory.recall.source import LONG_TERM_CATEGORIES, MemoryRecall
+from app.memory.search.hybrid import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService
+from app.memory.store.embedding_cache import CachedEmbedder
 from app.providers.embeddings import LocalE5Embedder
 from app.settings.recall import RecallSettings
 from bench.common import (

@@ -21,17 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import bench.search as search_bench
-from app.archives import repository as archives_repo
-from app.archives.indexing import embed_facts, facts_of, write_search_index
+from app.archives.index.search_index import embed_facts, facts_of, write_search_index
+from app.archives.read import repository as archives_repo
 from app.archives.service import SearchRequest, embed_search_query
 from app.db.engine import create_db_engine
 from app.db.models import Archive
 from app.db.uow import UnitOfWork
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.ranking import pick_memories_for_injection, post_process_memories
-from app.memory.recall import injectable_items
-from app.memory.search import SearchInput, search_memories
+from app.memory.recall.source import injectable_items
+from app.memory.search.hybrid import SearchInput, search_memories
+from app.memory.search.ranking import pick_memories_for_injection, post_process_memories
 from app.memory.service import Caller, MemoryService, NewMemory
+from app.memory.store.embedding_cache import CachedEmbedder
 from app.providers.embeddings import LocalE5Embedder
 from app.sessions.archived import search_archives
 from app.settings import Settings

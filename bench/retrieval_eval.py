@@ -25,11 +25,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from unittest.mock import patch
 
-import app.memory.search as search_module
+import app.memory.search.hybrid as search_module
 from app.core.clock import utcnow
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.search import SearchInput, search_memories
+from app.memory.search.hybrid import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService, NewMemory
+from app.memory.store.embedding_cache import CachedEmbedder
 from app.providers.embeddings import LocalE5Embedder
 from app.search.fusion import ScoredMemory
 from bench.common import Config, Row, migrated_db, summary, temp_dir

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy import text
 
-from app.archives.indexing import MessageVectors, facts_of, write_search_index
-from app.archives.search import QueryVectors
+from app.archives.index.search_index import MessageVectors, facts_of, write_search_index
+from app.archives.search.modes import QueryVectors
 from app.archives.service import SearchRequest
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork

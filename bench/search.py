@@ -16,12 +16,12 @@ from pathlib import Path
 import httpx
 import pysqlite3.dbapi2 as sqlite_dbapi
 
-from app.archives import text_index
+from app.archives.index import text_index
 from app.core.canonical_json import compact_json
 from app.core.clock import utcnow
-from app.core.fingerprint import message_fingerprint
-from app.core.messages import message_text, message_tokens, role_of
-from app.core.sanitize import sanitize_message_for_capture
+from app.core.rules.fingerprint import message_fingerprint
+from app.core.rules.messages import message_text, message_tokens, role_of
+from app.core.rules.sanitize import sanitize_message_for_capture
 from app.db.dialects.sqlite_message_text import MESSAGE_FTS, fts_query
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork

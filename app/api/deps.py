@@ -9,8 +9,8 @@ from fastapi import Depends, Header, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.assembly.service import StoredHistoryCache
-from app.core.bypass import resolve_agent_id
 from app.core.recall import RecallSource
+from app.core.rules.bypass import resolve_agent_id
 from app.core.token_bucket import TokenBuckets
 from app.db.uow import UnitOfWork
 from app.errors import Unauthenticated

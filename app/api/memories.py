@@ -27,11 +27,11 @@ from app.api.schemas.memories import (
     SearchMemoriesResponse,
 )
 from app.errors import InvalidArgument
-from app.memory.fields import CURSOR_PATTERN, NewMemory
+from app.memory.admin.transfer import import_memories, parse_lines
 from app.memory.records import MemoryRecord
-from app.memory.search import SearchInput, search_memories
+from app.memory.search.hybrid import SearchInput, search_memories
 from app.memory.service import Caller
-from app.memory.transfer import import_memories, parse_lines
+from app.memory.store.fields import CURSOR_PATTERN, NewMemory
 
 router = APIRouter(prefix="/memories", tags=["memories"], route_class=JsonRoute)
 MemoryIdPath = Annotated[str, Path(alias="memoryId", min_length=1, max_length=64)]

@@ -16,13 +16,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import repository as repo
-from app.archives import search
-from app.archives.hits import TimeWindow, add_context, archive_places
-from app.archives.render import render_archive_text, render_search_text
-from app.archives.results import SearchHit, SearchResult
-from app.archives.views import ArchiveView
-from app.core.redaction import redact_text
+from app.archives.read import repository as repo
+from app.archives.read.render import render_archive_text, render_search_text
+from app.archives.read.results import SearchHit, SearchResult
+from app.archives.read.views import ArchiveView
+from app.archives.search import modes
+from app.archives.search.hits import TimeWindow, add_context, archive_places
+from app.core.rules.redaction import redact_text
 from app.db.models import AgentSession, Archive, StoredMessage
 from app.db.models.archive import parse_archive_id
 from app.db.uow import UnitOfWork
@@ -99,9 +99,9 @@ def checked_search(req: SearchRequest) -> SearchRequest:
         req = replace(req, query=req.query.replace("\x00", ""))
     if not req.query.strip():
         raise InvalidArgument("query must not be empty", {"field": "query"})
-    if req.fusion not in search.FUSIONS:
+    if req.fusion not in modes.FUSIONS:
         raise InvalidArgument(
-            f"fusion must be one of {', '.join(search.FUSIONS)}", {"field": "fusion"}
+            f"fusion must be one of {', '.join(modes.FUSIONS)}", {"field": "fusion"}
         )
     return req
 
@@ -112,23 +112,23 @@ def search_session(
     session: AgentSession,
     req: SearchRequest,
     regex_timeout_s: float,
-    query_vectors: search.QueryVectors | None = None,
+    query_vectors: modes.QueryVectors | None = None,
 ) -> SessionHits:
     """Search the session's archived messages and, in their own list, its archive overviews, in
     the caller's transaction (``req`` as ``checked_search`` returned it)."""
     places = archive_places(db, session)
     only = _head_or_404(places.values(), req.archive_id).id if req.archive_id else None
-    scope = search.Scope(session, places, only, TimeWindow(req.since, req.until))
+    scope = modes.Scope(session, places, only, TimeWindow(req.since, req.until))
     if req.mode == "regex":
-        hits, overviews = search.search_regex(
+        hits, overviews = modes.search_regex(
             db, scope, req.query, req.limit, req.case_sensitive, regex_timeout_s
         )
     elif req.mode == "ranked":
-        hits = search.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
-        overviews = search.match_overviews(db, scope, req.query, req.limit)
+        hits = modes.search_ranked(db, uow, scope, req.query, req.limit, query_vectors, req.fusion)
+        overviews = modes.match_overviews(db, scope, req.query, req.limit)
     else:
-        hits = search.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
-        overviews = search.match_keyword_overviews(
+        hits = modes.search_keyword(db, uow, scope, req.query, req.limit, req.case_sensitive)
+        overviews = modes.match_keyword_overviews(
             db, uow, scope, req.query, req.case_sensitive, req.limit
         )
     results = add_context(db, session, hits[: req.limit], req.context)
@@ -155,7 +155,7 @@ def _redacted(hit: SearchHit) -> SearchHit:
 
 async def embed_search_query(
     embedder: Any, query: str, timeout_s: float
-) -> search.QueryVectors | None:
+) -> modes.QueryVectors | None:
     """The query vectors for ranked search (the query's, and each clause's when it asks several
     things), or None (no embedder, or it failed: lexical only)."""
     if embedder is None:
@@ -168,7 +168,7 @@ async def embed_search_query(
         )
     except (ProviderError, TimeoutError):
         return None
-    return search.QueryVectors(
+    return modes.QueryVectors(
         list(vectors[0]), tuple(list(v) for v in vectors[1:]), embedder.model_id
     )
 

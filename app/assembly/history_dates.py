@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from app.core.dates import host_time
-from app.core.messages import Message, message_text, role_of
+from app.core.rules.dates import host_time
+from app.core.rules.messages import Message, message_text, role_of
 from app.search.text.date_terms import day_written_beside, relative_dates, with_resolved_dates
 from app.search.text.query import document_tokens, parse_query, speaker_label
 

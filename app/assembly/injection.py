@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from app.core.messages import Message, role_of
-from app.core.redaction import redact_text
-from app.core.sanitize import sanitize_text
+from app.core.rules.messages import Message, role_of
+from app.core.rules.redaction import redact_text
+from app.core.rules.sanitize import sanitize_text
 
 MAX_QUERY_CHARS = 4000
 _SEPARATOR = "\n\n"

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.messages import Message, ToolCallRef, role_of, tool_calls, tool_result_id
+from app.core.rules.messages import Message, ToolCallRef, role_of, tool_calls, tool_result_id
 
 SYNTHETIC_RESULT_TEXT = (
     "[context-engine] missing tool result in session history; "

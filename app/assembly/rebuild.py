@@ -20,10 +20,10 @@ from app.assembly.result import estimate
 from app.assembly.steps import fit_steps_to_budget
 from app.assembly.timestamps import summary_timestamp, with_timestamps
 from app.core.canonical_json import decode_many
-from app.core.messages import Message, message_tokens
-from app.core.redaction import redact_text
-from app.core.sanitize import is_conversation_message
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.messages import Message, message_tokens
+from app.core.rules.redaction import redact_text
+from app.core.rules.sanitize import is_conversation_message
+from app.core.rules.tokens import estimate_text_tokens
 from app.db.models import ArchiveStatus
 from app.sessions.history import StoredContext
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.archives.recall_render import shown_key
+from app.archives.search.recall_render import shown_key
 from app.assembly.budget import reserved_tokens, resolve_budget
-from app.core.messages import Message, message_text, role_of
-from app.core.sanitize import sanitize_message_for_capture
+from app.core.rules.messages import Message, message_text, role_of
+from app.core.rules.sanitize import sanitize_message_for_capture
 from app.search.text.query import parse_query
 
 # A prompt with fewer search terms than this ("what about that one?") is read with the turns

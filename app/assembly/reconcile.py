@@ -23,9 +23,9 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from app.core.fingerprint import message_fingerprint
-from app.core.messages import Message, role_of
-from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
+from app.core.rules.fingerprint import message_fingerprint
+from app.core.rules.messages import Message, role_of
+from app.core.rules.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.db.uow import UnitOfWork
 from app.sessions.capture import TurnInput, capture_turn
 from app.sessions.history import (

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.messages import message_tokens
+from app.core.rules.messages import message_tokens
 from app.sessions.identity import SessionIdentity
 
 

@@ -18,11 +18,11 @@ from app.assembly.rebuild import StoredHistory, fitted, stored_history
 from app.assembly.reconcile import HostHistoryNeeded, reconcile_and_read
 from app.assembly.result import AssembleInput, AssembleResult, elapsed_ms, passthrough
 from app.assembly.tool_loop import MIN_QUERY_CHARS, assemble_tool_loop, query_of, recall_request
-from app.core.bypass import is_bypassed
 from app.core.recall import RecallBlock, RecallSource
-from app.core.sanitize import contains_injected_context
+from app.core.rules.bypass import is_bypassed
+from app.core.rules.sanitize import contains_injected_context
+from app.core.rules.tokens import estimate_text_tokens
 from app.core.threads import to_thread
-from app.core.tokens import estimate_text_tokens
 from app.db.uow import UnitOfWork
 from app.sessions.history import StoredContext
 from app.sessions.identity import SessionIdentity

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.messages import Message, role_of, tool_calls, tool_result_id
+from app.core.rules.messages import Message, role_of, tool_calls, tool_result_id
 
 
 def _claim_results(messages: Sequence[Message], start: int, call_ids: set[str]) -> list[int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from app.core.messages import Message
+from app.core.rules.messages import Message
 
 
 def _dated(message: Message) -> int | float | None:

@@ -23,10 +23,10 @@ from app.assembly.recall_inputs import (
     widened_query,
 )
 from app.assembly.result import AssembleInput, AssembleResult, elapsed_ms, estimate, passthrough
-from app.core.bypass import is_cron_session
-from app.core.messages import role_of
 from app.core.recall import RecallRequest, RecallSource, RecallUnavailable
-from app.core.sanitize import contains_injected_context
+from app.core.rules.bypass import is_cron_session
+from app.core.rules.messages import role_of
+from app.core.rules.sanitize import contains_injected_context
 from app.core.threads import to_thread
 from app.settings import Settings
 

@@ -25,9 +25,9 @@ from app.commands.runtime import (
 )
 from app.db.uow import UnitOfWork
 from app.errors import InvalidArgument
-from app.memory.admin import count_memories, export_records, import_batch
+from app.memory.admin.operator import count_memories, export_records, import_batch
+from app.memory.admin.transfer import parse_record
 from app.memory.records import MemoryRecord
-from app.memory.transfer import parse_record
 from app.settings import Settings
 
 DEFAULT_BATCH = 256

@@ -12,7 +12,7 @@ import asyncio
 import sys
 from dataclasses import dataclass
 
-from app.archives.reembed import reembed_stale_messages
+from app.archives.index.reembed import reembed_stale_messages
 from app.commands.progress import ProgressBar
 from app.commands.runtime import (
     EXIT_INTERRUPTED,
@@ -23,7 +23,7 @@ from app.commands.runtime import (
 )
 from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
-from app.memory.reembed import BATCH, count_stale, reembed_stale
+from app.memory.admin.reembed import BATCH, count_stale, reembed_stale
 from app.settings import Settings
 
 

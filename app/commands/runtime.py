@@ -14,9 +14,9 @@ from app.db.engine import create_db_engine
 from app.db.migrate import current_and_head
 from app.db.uow import UnitOfWork
 from app.main import build_embedder
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.preparing import EmbeddingLimits
 from app.memory.service import MemoryService
+from app.memory.store.embedding_cache import CachedEmbedder
+from app.memory.store.preparing import EmbeddingLimits
 from app.settings import Settings
 
 EXIT_OK = 0

@@ -14,9 +14,9 @@ from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.jobs.worker import Phase2Worker
 from app.main import build_embedder, chat_model, make_learner
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.preparing import EmbeddingLimits
 from app.memory.service import MemoryService
+from app.memory.store.embedding_cache import CachedEmbedder
+from app.memory.store.preparing import EmbeddingLimits
 from app.metrics import Metrics
 from app.ops import queue_depth
 from app.settings import Settings

@@ -4,7 +4,7 @@ batch is all there or not there, and a resumed copy never finds a row without it
 
 The text indexes are rebuilt from the rows, as the service builds them: a message's search text
 (once its archive is marked indexed), an archive's overview (Phase 2), a memory chunk's index
-text (title, chunk and the days it mentions, CJK spaced: ``app.memory.store.index_text``). FTS5 keeps no text to copy
+text (title, chunk and the days it mentions, CJK spaced: ``app.memory.store.writes.index_text``). FTS5 keeps no text to copy
 (its tables are contentless), and PostgreSQL's forms differ anyway (trigram rows, word arrays).
 The vectors are read from the source's vector tables, with their partition and time (a message's
 passage vectors with its search facts, which say how many it has).
@@ -24,7 +24,7 @@ from app.db.dialects.passage_ids import passage_id, passage_index, passage_messa
 from app.db.models import Memory
 from app.db.transfer import Row, rows_by_key
 from app.db.transfer_vectors import VECTOR_TABLES, vectors_of
-from app.memory.store import index_text
+from app.memory.store.writes import index_text
 from app.search.text.words import chunks_with_words
 
 Filler = Callable[[Session, Session, Dialect, list[Row]], None]
@@ -41,7 +41,7 @@ def fill_indexes(
 
 
 def _messages(source: Session, target: Session, dialect: Dialect, rows: list[Row]) -> None:
-    # The index holds the messages of archives marked indexed, only those (app.archives.text_index).
+    # The index holds the messages of archives marked indexed, only those (app.archives.index.text_index).
     archive_pks = sorted({row["archive_pk"] for row in rows if row["archive_pk"] is not None})
     archives = rows_by_key(target, Base.metadata.tables["archives"], archive_pks)
     indexed = {pk for pk, archive in archives.items() if archive["messages_indexed"]}

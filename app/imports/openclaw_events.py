@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from app.core.sanitize import is_conversation_message
+from app.core.rules.sanitize import is_conversation_message
 from app.imports.lines import Line, to_datetime
 from app.imports.records import HostMessage, TranscriptSession
 

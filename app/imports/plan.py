@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.core.fingerprint import message_fingerprint
-from app.core.messages import role_of
-from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
+from app.core.rules.fingerprint import message_fingerprint
+from app.core.rules.messages import role_of
+from app.core.rules.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.imports.records import HostMessage
 
 

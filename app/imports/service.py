@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from app.core.bypass import is_bypassed, resolve_agent_id
+from app.core.rules.bypass import is_bypassed, resolve_agent_id
 from app.db.uow import UnitOfWork
 from app.errors import NotFound
 from app.imports.plan import batches, fingerprints, plan, without_heartbeats

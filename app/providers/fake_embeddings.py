@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from app.core.tokens import estimate_text_tokens, fit_to_token_budget
+from app.core.rules.tokens import estimate_text_tokens, fit_to_token_budget
 from app.providers.embeddings import endpoint_fingerprint
 from app.providers.vector_math import normalise
 

@@ -93,5 +93,5 @@ class Embedder(Protocol):
     async def fit_passages(self, texts: list[str], max_tokens: int) -> list[str]:
         """The passages, in order, while together they hold at most ``max_tokens`` of the model's
         input tokens: the first that does not fit is cut, the rest left out
-        (``app.core.tokens.fit_to_token_budget``)."""
+        (``app.core.rules.tokens.fit_to_token_budget``)."""
         ...

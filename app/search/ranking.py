@@ -39,7 +39,7 @@ MIN_DENSE_WEIGHT, MAX_DENSE_WEIGHT, DATE_DENSE_WEIGHT = 0.2, 0.8, 0.1
 # the same lambda (0.6 and 0.7 did equally on the tuning half, 0.8 worse).
 MMR_LAMBDA, MMR_POOL = 0.7, 60
 # The key under which a session's statistics count the messages that carry a word in their
-# speaker label ("Melanie: ..."): app/archives/indexing.py. No token of a text holds a colon.
+# speaker label ("Melanie: ..."): app/archives/index/search_index.py. No token of a text holds a colon.
 SPEAKER_KEY = "speaker:"
 _CJK_START = re.compile(f"[{CJK_CHARS}]")
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.archives import store as archives_store
-from app.archives.views import ArchiveSummary, archive_summary
+from app.archives.read import store as archives_store
+from app.archives.read.views import ArchiveSummary, archive_summary
 from app.db.models import AgentSession, Archive
 from app.db.uow import UnitOfWork
 from app.sessions import admin_repository as repo

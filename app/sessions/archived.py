@@ -11,21 +11,21 @@ import asyncio
 from sqlalchemy.orm import Session
 
 from app.archives import service as archives
-from app.archives import text_index
-from app.archives.hits import archive_places
-from app.archives.ranked import LexicalEvidence
-from app.archives.ranked_scope import Scope
-from app.archives.recall import (
+from app.archives.index import text_index
+from app.archives.read.results import SearchResult
+from app.archives.read.views import ArchiveView, archive_view
+from app.archives.search.hits import archive_places
+from app.archives.search.modes import QueryVectors
+from app.archives.search.ranked import LexicalEvidence
+from app.archives.search.ranked_scope import Scope
+from app.archives.search.recall import (
     RecallAsk,
     RecallFound,
     recall_similarities,
     recall_words,
     recalled_turns,
 )
-from app.archives.results import SearchResult
-from app.archives.search import QueryVectors
 from app.archives.service import SearchRequest
-from app.archives.views import ArchiveView, archive_view
 from app.core.threads import to_thread
 from app.db.uow import UnitOfWork
 from app.errors import NotFound

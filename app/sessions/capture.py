@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 
-from app.core.bypass import is_bypassed
 from app.core.clock import utcnow
+from app.core.rules.bypass import is_bypassed
 from app.db.models import AgentSession
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo

@@ -9,8 +9,8 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
-from app.core.fingerprint import new_message_indexes
-from app.core.messages import role_of
+from app.core.rules.fingerprint import new_message_indexes
+from app.core.rules.messages import role_of
 from app.db.models import AgentSession
 from app.sessions import repository as repo
 from app.sessions.capture_candidates import PreparedTurn
@@ -46,7 +46,7 @@ def append_new_messages(
         )
     if rows:
         pending = _advanced_window(db, session, [r.tokens for r in rows])
-        # Not text-indexed here: archived messages are, after the turn (app.archives.text_index).
+        # Not text-indexed here: archived messages are, after the turn (app.archives.index.text_index).
         stored_at = [times[i] for i in new_indexes] if times is not None else None
         repo.insert_messages(db, session, rows, utcnow(), stored_at)
         repo.save_turn_counters(

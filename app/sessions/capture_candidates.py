@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.fingerprint import message_fingerprint
-from app.core.messages import Message
-from app.core.sanitize import is_conversation_message, sanitize_message_for_capture
+from app.core.rules.fingerprint import message_fingerprint
+from app.core.rules.messages import Message
+from app.core.rules.sanitize import is_conversation_message, sanitize_message_for_capture
 from app.sessions.stored_form import StoredForm
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import store as archives
-from app.core.messages import TOOL_CALL_BLOCK_TYPES
-from app.core.redaction import redact_text
+from app.archives.read import store as archives
+from app.core.rules.messages import TOOL_CALL_BLOCK_TYPES
+from app.core.rules.redaction import redact_text
 from app.db.models import AgentSession, Archive, ArchiveStatus
 from app.db.models.archive import format_archive_id
 from app.jobs.service import enqueue_phase2

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.archives import store as archives_store
-from app.core.bypass import is_bypassed
+from app.archives.read import store as archives_store
 from app.core.clock import utcnow
+from app.core.rules.bypass import is_bypassed
 from app.core.threads import to_thread
 from app.db.models import ArchiveStatus
 from app.db.uow import UnitOfWork

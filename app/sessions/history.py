@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.archives import store as archives_store
-from app.archives.store import ArchiveHead
+from app.archives.read import store as archives_store
+from app.archives.read.store import ArchiveHead
 from app.db.models import AgentSession, ArchiveStatus
 from app.db.uow import UnitOfWork
 from app.sessions import repository as repo

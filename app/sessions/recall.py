@@ -15,15 +15,15 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from app.archives.recall import RecallAsk, RecallFound
-from app.archives.recall_render import render_archive_section
+from app.archives.search.recall import RecallAsk, RecallFound
+from app.archives.search.recall_render import render_archive_section
 from app.archives.service import embed_search_query
 from app.core.recall import RecallBlock, RecallRequest, RecallSource
-from app.core.redaction import redact_text
+from app.core.rules.redaction import redact_text
+from app.core.rules.tokens import estimate_text_tokens
 from app.core.threads import to_thread
-from app.core.tokens import estimate_text_tokens
 from app.db.uow import UnitOfWork
-from app.memory.render import build_context_envelope
+from app.memory.recall.render import build_context_envelope
 from app.sessions.archived import has_archives, recall_archived_turns
 from app.settings.recall import RecallSettings
 

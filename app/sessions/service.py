@@ -9,8 +9,8 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from app.archives import store as archives_store
-from app.archives.views import ArchiveSummary, archive_summary
+from app.archives.read import store as archives_store
+from app.archives.read.views import ArchiveSummary, archive_summary
 from app.core.clock import utcnow
 from app.core.threads import to_thread
 from app.db.models import AgentSession, Archive, ArchiveStatus

@@ -6,7 +6,7 @@ answer it: the cut moves earlier until the whole exchange stays on one side.
 
 from __future__ import annotations
 
-from app.core.messages import Message, tool_calls, tool_result_id
+from app.core.rules.messages import Message, tool_calls, tool_result_id
 
 
 def safe_split_index(messages: list[Message], split: int) -> int:

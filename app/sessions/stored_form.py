@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.canonical_json import compact_json
-from app.core.messages import Message, message_text, message_tokens
-from app.core.redaction import Redactions, redact_text, redact_value
-from app.core.secret_triggers import short_json_without_secrets
+from app.core.rules.messages import Message, message_text, message_tokens
+from app.core.rules.redaction import Redactions, redact_text, redact_value
+from app.core.rules.secret_triggers import short_json_without_secrets
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 
 WM_TITLE_LINE = "# Working Memory"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 from app.search.text.query import speaker_label
 from app.working_memory.document import (
     CURRENT_STATE_MAX_CHARS,

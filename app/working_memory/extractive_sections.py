@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from app.core.dates import host_time
-from app.core.messages import content_blocks, message_text, role_of
+from app.core.rules.dates import host_time
+from app.core.rules.messages import content_blocks, message_text, role_of
 from app.search.text.query import speaker_label
 from app.working_memory.document import shorten, split_sentences
 from app.working_memory.fact_weight import MIN_FACT_WEIGHT, dated, fact_weight

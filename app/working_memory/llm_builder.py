@@ -14,8 +14,8 @@ from typing import Any
 
 import structlog
 
+from app.core.rules.transcript import render_transcript
 from app.core.threads import to_thread
-from app.core.transcript import render_transcript
 from app.providers.protocols import ChatModel, ChatResult, ProviderError
 from app.working_memory.document import (
     WM_SEVEN_SECTIONS,

@@ -1,5 +1,5 @@
 """CREATE and UPDATE prompts of the Working Memory (the transcript they embed is rendered by
-``app.core.transcript``).
+``app.core.rules.transcript``).
 
 Written for this service from what docs/working-memory.md and docs/peers.md, OpenViking §3.11 ask of the model:
 continuation-grade notes, event dates rather than conversation dates, KEEP > APPEND > UPDATE,

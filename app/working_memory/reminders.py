@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 from app.working_memory.document import (
     WM_SEVEN_SECTIONS,
     extract_bullet_items,

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from app.core.messages import Message
+from app.core.rules.messages import Message
+from app.core.rules.tokens import estimate_text_tokens
 from app.core.threads import to_thread
-from app.core.tokens import estimate_text_tokens
 from app.working_memory.document import extract_abstract
 from app.working_memory.extractive import update_working_memory_extractive
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from app.core.fingerprint import message_fingerprint
+from app.core.rules.fingerprint import message_fingerprint
 from app.db.base import UtcDateTime
 
 revision: str = "0003_turn_commits"

@@ -18,8 +18,8 @@ import sqlalchemy as sa
 from alembic import op
 
 from app.core.canonical_json import compact_json
-from app.core.redaction import redact_value
-from app.core.secret_triggers import might_hold_secret
+from app.core.rules.redaction import redact_value
+from app.core.rules.secret_triggers import might_hold_secret
 
 revision: str = "0005_redacted_bodies"
 down_revision: str | None = "0004_message_vectors"

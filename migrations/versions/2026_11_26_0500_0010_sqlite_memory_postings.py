@@ -23,7 +23,7 @@ from app.db.base import Base
 from app.db.dialects.memory_partitions import memory_partition
 from app.db.dialects.sqlite_memory_postings import post_chunks
 from app.db.models import Memory
-from app.memory.store import index_text
+from app.memory.store.writes import index_text
 from app.search.text.words import words
 from migrations.helpers import POSTGRES, create_vocabulary, drop_text_index
 

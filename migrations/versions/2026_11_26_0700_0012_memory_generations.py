@@ -8,7 +8,7 @@ Create Date: 2026-11-26 07:00:00
 ``memories`` and ``memory_chunks`` raise in the transaction of any insert, update or delete, on
 every path (the API, Phase 2, re-embedding, imports, copies). Recall keeps its last answers for a
 turn and serves one again only while the generations it was computed at are unchanged
-(app/memory/recall_cache.py): a trigger cannot be forgotten by a new write path. Rows are made on
+(app/memory/recall/cache.py): a trigger cannot be forgotten by a new write path. Rows are made on
 first change; an owner with none is at generation 0.
 """
 

@@ -7,7 +7,7 @@ Create Date: 2026-11-26 14:00:00
 A turn used to add its messages to the message text index as it stored them, though only
 archived messages are ever searched; the trigram entries were about a third of a turn's cost on
 SQLite. Now an archive's messages are indexed once it exists (Phase 2's first step, or the first
-search that finds the archive unindexed: app/archives/text_index.py), and the archive row says
+search that finds the archive unindexed: app/archives/index/text_index.py), and the archive row says
 whether that happened. Existing archives were indexed message by message, so they start indexed;
 the entries of live messages are removed, so that the index holds exactly the messages of indexed
 archives (what a copy rebuilds and verifies).

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from app.memory.experience import content_key
+from app.memory.store.content_key import content_key
 
 revision: str = "0015_memory_content_key"
 down_revision: str | None = "0014_archive_messages_indexed"

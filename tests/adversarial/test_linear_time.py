@@ -37,12 +37,12 @@ PATHS = {
     "regex sizing": "expanded_size(text[:2000])",
 }
 PRELUDE = """
-from app.archives.matching import expanded_size, find_keywords, snippet
+from app.archives.search.matching import expanded_size, find_keywords, snippet
 from app.assembly.injection import recall_query
-from app.core.redaction import redact_secrets
-from app.core.tokens import estimate_text_tokens
-from app.memory.fields import NewMemory, clean_new_memory
-from app.core.sanitize import sanitize_text
+from app.core.rules.redaction import redact_secrets
+from app.core.rules.tokens import estimate_text_tokens
+from app.memory.store.fields import NewMemory, clean_new_memory
+from app.core.rules.sanitize import sanitize_text
 from app.sessions.stored_form import stored_form
 from bench.adversarial_texts import SHAPES, adversarial_text
 """

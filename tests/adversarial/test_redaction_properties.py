@@ -8,7 +8,7 @@ import string
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.core.redaction import redact_message, redact_secrets
+from app.core.rules.redaction import redact_message, redact_secrets
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -119,6 +119,6 @@ def test_structured_values_are_redacted_throughout(value: object) -> None:
 
 
 def _no_aws_shape(value: object) -> bool:
-    from app.core.secret_patterns import AWS_ACCESS_KEY_RE
+    from app.core.rules.secret_patterns import AWS_ACCESS_KEY_RE
 
     return AWS_ACCESS_KEY_RE.search(repr(value)) is None

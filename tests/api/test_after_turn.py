@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pysqlite3.dbapi2 as sqlite
 
-from app.core.messages import message_tokens
+from app.core.rules.messages import message_tokens
 from tests.conftest import app_client
 from tests.helpers.messages import assistant, tool_call, tool_result, turn, user
 

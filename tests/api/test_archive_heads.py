@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.archives import repository
-from app.archives import store as archives_store
+from app.archives.read import repository
+from app.archives.read import store as archives_store
 from app.db.models import ArchiveStatus
 from app.sessions import repository as sessions_repo
 from tests.api.test_assemble import SUMMARY, _set_archive, after_turn, commit, pre_prompt

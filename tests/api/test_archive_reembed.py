@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from app.archives.reembed import count_stale_messages, reembed_stale_messages
+from app.archives.index.reembed import count_stale_messages, reembed_stale_messages
 from app.commands.runtime import memory_service
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork

@@ -13,8 +13,8 @@ import pysqlite3.dbapi2 as sqlite
 import pytest
 from sqlalchemy import text
 
-from app.archives import repository as archives_repo
-from app.archives.indexing import MessageVectors, SearchFact, facts_of, write_search_index
+from app.archives.index.search_index import MessageVectors, SearchFact, facts_of, write_search_index
+from app.archives.read import repository as archives_repo
 from app.db.engine import create_db_engine
 from app.db.models import AgentSession, Archive
 from app.db.uow import UnitOfWork

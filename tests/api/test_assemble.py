@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.assembly.guide import SESSION_CONTEXT_GUIDE
-from app.core.messages import message_tokens
+from app.core.rules.messages import message_tokens
 from app.db.uow import UnitOfWork
 from tests.conftest import app_client
 from tests.helpers.messages import assistant, tool_call, tool_result, turn, user

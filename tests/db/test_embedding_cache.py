@@ -7,10 +7,10 @@ import asyncio
 
 import pytest
 
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
-from app.memory.embedding_cache import QUERY_MAX_TOKENS, CachedEmbedder
+from app.memory.store.embedding_cache import QUERY_MAX_TOKENS, CachedEmbedder
 from app.providers.fake_embeddings import FakeEmbedder
 from app.providers.protocols import ProviderError
 from app.settings import Settings

@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import Engine, text
 
 from app.db.uow import UnitOfWork
-from app.memory import repository as repo
 from app.memory.service import Caller, MemoryService, NewMemory
-from app.memory.store import ChunkIndex, PreparedChunks, chunks_for, index_text, write_chunks
+from app.memory.store import repository as repo
+from app.memory.store.writes import ChunkIndex, PreparedChunks, chunks_for, index_text, write_chunks
 from tests.helpers.databases import migrated_engine
 
 WORDS_SQL = {

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from app.db.uow import UnitOfWork
-from app.memory import repository as repo
+from app.memory.store import repository as repo
 from tests.helpers.databases import migrated_engine
 
 NOW = datetime(2026, 11, 26, tzinfo=UTC)

@@ -345,7 +345,7 @@ def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> Non
 
     phrases = memory_phrases(parse_query("kafka deploy", today=NOW.date()))
     expression = phrases
-    # What app/memory/search.py asks for the ideal chunk: each phrase's words, and its prefix.
+    # What app/memory/search/hybrid.py asks for the ideal chunk: each phrase's words, and its prefix.
     tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
     prefixes = [p.tokens[-1] for p in phrases if p.prefix]
     partitions = ["t:user:u1"]

@@ -224,7 +224,7 @@ def test_stored_fingerprints_are_recomputed_for_replay_stable_identity(engine: E
     """0003: messages stored by an earlier release get the fingerprint a host replay matches."""
     import json
 
-    from app.core.fingerprint import message_fingerprint
+    from app.core.rules.fingerprint import message_fingerprint
 
     run_command(engine, "upgrade", "0002_memories")
     body = {
@@ -431,7 +431,7 @@ def test_archives_start_indexed_and_live_messages_leave_the_text_index(engine: E
 
 def test_memories_stored_before_content_keys_get_theirs(engine: Engine) -> None:
     """0015: every memory gets the key of its normalised content, in batches."""
-    from app.memory.experience import content_key
+    from app.memory.store.content_key import content_key
 
     run_command(engine, "upgrade", "0014_archive_messages_indexed")
     texts = {f"m{n:04d}": f"Fact number {n}, said AGAIN." for n in range(1203)}

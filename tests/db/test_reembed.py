@@ -6,10 +6,10 @@ import pysqlite3.dbapi2 as sqlite
 
 from app.db.engine import create_db_engine
 from app.db.uow import UnitOfWork
-from app.memory.embedding_cache import CachedEmbedder
-from app.memory.reembed import reembed_stale
-from app.memory.search import SearchInput, search_memories
+from app.memory.admin.reembed import reembed_stale
+from app.memory.search.hybrid import SearchInput, search_memories
 from app.memory.service import Caller, MemoryService, NewMemory
+from app.memory.store.embedding_cache import CachedEmbedder
 from app.providers.fake_embeddings import FakeEmbedder
 
 

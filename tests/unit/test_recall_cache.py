@@ -1,10 +1,10 @@
-"""The recall cache's rules (app/memory/recall_cache.py): served while the generations match and
+"""The recall cache's rules (app/memory/recall/cache.py): served while the generations match and
 the entry is fresh, keyed by everything that shapes an answer, least recently used dropped."""
 
 from __future__ import annotations
 
 from app.core.recall import RecallBlock, RecallRequest
-from app.memory.recall_cache import RecallCache, recall_key
+from app.memory.recall.cache import RecallCache, recall_key
 
 BLOCK = RecallBlock("<openviking-context>x</openviking-context>", {"longTerm": {"hits": 1}})
 

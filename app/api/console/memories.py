@@ -13,7 +13,7 @@ from app.api.console.rendering import ConsoleRoute, page, redirect
 from app.api.deps import ServicesDep
 from app.core.clock import isoformat
 from app.errors import Conflict
-from app.memory.admin import MemoryHistory, browse_memories, memory_with_audit
+from app.memory.admin.operator import MemoryHistory, browse_memories, memory_with_audit
 from app.memory.records import CATEGORIES, record_json
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute)

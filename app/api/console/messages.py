@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from app.core.messages import TOOL_CALL_BLOCK_TYPES, content_blocks, role_of
+from app.core.rules.messages import TOOL_CALL_BLOCK_TYPES, content_blocks, role_of
 
 ARGUMENT_KEYS = ("arguments", "input", "toolInput", "args")
 

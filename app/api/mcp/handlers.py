@@ -13,9 +13,9 @@ from app.api.deps import Services
 from app.api.mcp.tools import DATA_NOTE, DEFAULT_SEARCH_MODE, MEMORY_CATEGORIES, SEARCH_MODES
 from app.archives.service import SearchRequest, embed_search_query, expand_archive_text, search_text
 from app.core.threads import to_thread
-from app.memory.fields import NewMemory
-from app.memory.search import SearchInput, search_memories
+from app.memory.search.hybrid import SearchInput, search_memories
 from app.memory.service import Caller
+from app.memory.store.fields import NewMemory
 from app.sessions.admin import list_sessions
 from app.sessions.archived import expand_archive, search_archives
 

@@ -7,8 +7,8 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, Field
 
 from app.api.schemas.base import ApiModel, Integer, RequestModel
-from app.archives import results as found
-from app.archives import views
+from app.archives.read import results as found
+from app.archives.read import views
 from app.core.clock import isoformat
 
 # archive_001 … archive_999999999: a well-formed id that names no archive is a 404, any other shape

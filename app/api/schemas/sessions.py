@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from app.api.schemas.base import ApiModel, Integer, RequestModel
-from app.archives import views as archive_views
+from app.archives.read import views as archive_views
 from app.core.clock import isoformat
 from app.sessions import admin
 from app.sessions import service as sessions

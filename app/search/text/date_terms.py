@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from app.core.dates import resolve_relative_date
+from app.core.rules.dates import resolve_relative_date
 
 _NUM = r"(?:\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten)"
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from app.archives.recall_render import (
+from app.archives.search.recall_render import (
     ARCHIVE_HEADER,
     RecalledTurn,
     Turn,
@@ -12,7 +12,7 @@ from app.archives.recall_render import (
     render_turn,
     shown_key,
 )
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 
 AT = datetime(2023, 5, 8, 10, 0, tzinfo=UTC)
 

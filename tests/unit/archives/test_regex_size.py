@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.archives.matching import MAX_EXPANDED_SIZE, compile_regex, expanded_size
+from app.archives.search.matching import MAX_EXPANDED_SIZE, compile_regex, expanded_size
 from app.errors import InvalidArgument
 
 

@@ -3,7 +3,7 @@ counted as lexical evidence unless the query holds nothing else."""
 
 from __future__ import annotations
 
-from app.archives.indexing import message_terms
+from app.archives.index.search_index import message_terms
 from app.search.ranking import (
     SPEAKER_KEY,
     Doc,

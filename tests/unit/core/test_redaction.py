@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.redaction import redact_secrets
-from app.core.secret_triggers import ALL_TRIGGERS, might_hold_secret
+from app.core.rules.redaction import redact_secrets
+from app.core.rules.secret_triggers import ALL_TRIGGERS, might_hold_secret
 
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from app.core.tokens import (
+from app.core.rules.tokens import (
     _WIDE_RANGES,
     ARRAY_FROM_CHARS,
     estimate_text_tokens,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.memory.dates import resolve_relative_date
-from app.memory.extraction import (
+from app.core.rules.dates import resolve_relative_date
+from app.memory.learning.extraction import (
     Candidate,
     decide,
     extract_candidates,

@@ -9,9 +9,9 @@ import itertools
 import random
 import re
 
-from app.core.dates import resolve_relative_date
-from app.memory.arguments import without_code_fence
-from app.memory.experience import without_trailing_parenthetical
+from app.core.rules.dates import resolve_relative_date
+from app.memory.learning.arguments import without_code_fence
+from app.memory.learning.experience import without_trailing_parenthetical
 from app.search.text.date_terms import relative_dates
 from app.working_memory.guards import WM_PATH_LIKE_RE, path_likes
 

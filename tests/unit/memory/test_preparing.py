@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.memory.preparing import EmbeddingLimits, prepare_many
+from app.memory.store.preparing import EmbeddingLimits, prepare_many
 from app.search.text.passages import message_passages
 
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from app.memory.ranking import (
+from app.memory.search.ranking import (
     MemoryItem,
     clamp_score,
     injection_rank,

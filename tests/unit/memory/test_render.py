@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from app.memory.ranking import MemoryItem
-from app.memory.render import (
+from app.memory.recall.render import (
     build_context_envelope,
     build_memory_lines_with_budget,
     bulletize,
@@ -14,6 +13,7 @@ from app.memory.render import (
     render_long_term_section,
     section_body,
 )
+from app.memory.search.ranking import MemoryItem
 
 GUARD_URI = "viking://agent/main/memories/experiences/openclaw-plugin-file-write-guard.md"
 GUARD: MemoryItem = {

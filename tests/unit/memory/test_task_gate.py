@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.memory.task_gate import GateDecision, is_cron_run, should_recall_experience, task_score
+from app.memory.recall.task_gate import (
+    GateDecision,
+    is_cron_run,
+    should_recall_experience,
+    task_score,
+)
 
 # The reference's own examples.
 

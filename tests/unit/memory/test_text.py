@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from app.core.tokens import estimate_text_tokens, text_weight
-from app.memory.text import (
+from app.core.rules.tokens import estimate_text_tokens, text_weight
+from app.memory.store.chunking import (
     _split_long_line,
     adds_no_words,
     chunk_text,

@@ -9,7 +9,7 @@ from datetime import date
 
 import pytest
 
-from app.core.dates import resolve_relative_date
+from app.core.rules.dates import resolve_relative_date
 from app.search.text import date_terms as terms
 
 PIECES = [

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from app.core.bypass import (
+from app.core.rules.bypass import (
     compile_session_pattern,
     is_bypassed,
     is_cron_session,

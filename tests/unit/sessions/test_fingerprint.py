@@ -6,7 +6,7 @@ import copy
 import hashlib
 import json
 
-from app.core.fingerprint import (
+from app.core.rules.fingerprint import (
     fingerprint_counts,
     fingerprint_payload,
     message_fingerprint,

@@ -9,7 +9,7 @@ import string
 import pytest
 import regex
 
-from app.core.sanitize import (
+from app.core.rules.sanitize import (
     _ANY_RULE_RE,
     contains_injected_context,
     may_need_rules,

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from app.core import redaction
 from app.core.canonical_json import compact_json
-from app.core.messages import message_text
-from app.core.redaction import redact_text, redact_value
-from app.core.secret_triggers import ALL_TRIGGERS, short_json_without_secrets
+from app.core.rules import redaction
+from app.core.rules.messages import message_text
+from app.core.rules.redaction import redact_text, redact_value
+from app.core.rules.secret_triggers import ALL_TRIGGERS, short_json_without_secrets
 from app.sessions import stored_form as stored_form_module
 from app.sessions.stored_form import stored_form
 

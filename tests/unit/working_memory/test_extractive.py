@@ -6,7 +6,7 @@ import copy
 import time
 from typing import Any
 
-from app.core.tokens import estimate_text_tokens
+from app.core.rules.tokens import estimate_text_tokens
 from app.working_memory.document import (
     WM_SEVEN_SECTIONS,
     WM_TOKEN_BUDGET,
