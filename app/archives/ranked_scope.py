@@ -9,8 +9,8 @@ from datetime import datetime
 
 from app.archives.hits import TimeWindow
 from app.archives.repository import ArchiveHead
-from app.db.dialects.base import TimeRange
 from app.db.models import AgentSession
+from app.db.shared.rows import TimeRange
 
 
 @dataclass(frozen=True, slots=True)

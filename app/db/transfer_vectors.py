@@ -15,7 +15,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.sqlite_vectors import LOOKUPS_PER_STATEMENT
+from app.db.sqlite.vector_cache import LOOKUPS_PER_STATEMENT
 from app.db.transfer import STREAM_ROWS
 
 

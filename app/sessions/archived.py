@@ -76,7 +76,7 @@ def _search_indexed(
         if not pending:
             return archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)
     with uow.write() as db:
-        text_index.index_archive_messages(db, uow.dialect, pending)
+        text_index.index_archive_messages(db, uow.storage, pending)
     with uow.read() as db:
         session = session_or_404(db, tenant_id, req.session_id)
         return archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)

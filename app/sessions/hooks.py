@@ -55,7 +55,7 @@ def record_hook_call(uow: UnitOfWork, call: HookCall, now: datetime | None = Non
     now = now or utcnow()
     ident = call.identity
     with uow.write() as db:
-        uow.dialect.lock_session(db, ident.tenant_id, ident.session_id)
+        uow.storage.locks.lock_session(db, ident.tenant_id, ident.session_id)
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         if session is None:
             return NOT_STORED

@@ -12,10 +12,10 @@ from __future__ import annotations
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.memory_counts import forget_counts
-from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
-from app.db.dialects.postgres_memory_counts import query_counts
-from app.db.dialects.postgres_text import tsquery_literal
+from app.db.postgres.literals import tsquery_literal
+from app.db.postgres.memory_counts import query_counts
+from app.db.shared.memory_counts import forget_counts
+from app.db.shared.memory_counts import read_statistics as read_counted_statistics
 from app.search.phrases import Phrase
 from app.search.plan import Statistics
 from app.search.postings import (

@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit
-from app.db.dialects.memory_counts import read_counts, term_documents
-from app.db.dialects.memory_partitions import memory_partition
+from app.db.shared.memory_counts import read_counts, term_documents
+from app.db.shared.memory_partitions import memory_partition
+from app.db.shared.rows import TextHit
 from app.search.bm25 import fts5_idf
 from app.search.phrases import Phrase
 from app.search.plan import MIN_CANDIDATES, Counts, Statistics

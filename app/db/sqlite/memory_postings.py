@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.memory_counts import forget_counts
-from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
+from app.db.shared.memory_counts import forget_counts
+from app.db.shared.memory_counts import read_statistics as read_counted_statistics
 from app.search.phrases import Phrase
 from app.search.plan import Counts, Statistics, counts_from_rows
 from app.search.postings import (
