@@ -1,5 +1,5 @@
 """What a copied batch brings with it on the target: the derived text indexes and the vectors of
-its rows, written through the target dialect's own methods in the batch's transaction (so a
+its rows, written through the target's storage seams in the batch's transaction (so a
 batch is all there or not there, and a resumed copy never finds a row without its index).
 
 The text indexes are rebuilt from the rows, as the service builds them: a message's search text

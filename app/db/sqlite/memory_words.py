@@ -1,7 +1,7 @@
 """SQLite: the word index over memory chunks.
 
 The word index scores FTS5's bm25() over the searched partitions' own statistics, read through
-impact-ordered postings and kept counters (``sqlite_memory_postings``): a bounded number of rows
+impact-ordered postings and kept counters (``memory_postings``): a bounded number of rows
 whatever the partition holds, and a partition's ranking that other partitions and tenants cannot
 move. The contentless unicode61 FTS5 table over character-spaced chunk text finds the rows of
 phrases too common for their words' postings.
