@@ -108,7 +108,7 @@ def add_phase2_index(path: Path) -> None:
                 for f, whole in zip(facts, _units(generator, len(facts)), strict=True)
             }
             with uow.write() as db:
-                write_search_index(db, uow.dialect, facts, vectors, LOCAL_MODEL_ID)
+                write_search_index(db, uow.storage, facts, vectors, LOCAL_MODEL_ID)
         with engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

@@ -97,7 +97,7 @@ def build_messages(uow: UnitOfWork, count: int) -> None:
         ]
         db.execute(insert["archives"].insert(), archives)
         for archive in archives:
-            uow.dialect.index_archive_overview(db, archive["id"], archive["overview"])
+            uow.storage.text.index_archive_overview(db, archive["id"], archive["overview"])
         rows, facts = [], []
         for i in range(count):
             archive = archives[i // PER_ARCHIVE]
@@ -119,10 +119,10 @@ def build_messages(uow: UnitOfWork, count: int) -> None:
             )
         db.execute(insert["messages"].insert(), rows)
         # As Phase 2 leaves an archive: its messages in the text index, the archive marked so.
-        uow.dialect.index_messages(db, [(row["id"], row["search_text"]) for row in rows])
+        uow.storage.text.index_messages(db, [(row["id"], row["search_text"]) for row in rows])
         db.execute(insert["message_search"].insert(), facts)
-        uow.dialect.index_messages(db, [(r["id"], r["search_text"]) for r in rows])
-        uow.dialect.store_message_vectors(
+        uow.storage.text.index_messages(db, [(r["id"], r["search_text"]) for r in rows])
+        uow.storage.message_vectors.store_message_vectors(
             db,
             [
                 (f["message_id"], f["session_pk"], f["said_at_ms"], vectors[i].tolist())
@@ -165,7 +165,7 @@ def build_memories(uow: UnitOfWork, count: int) -> None:
         db.execute(tables["memory_chunks"].insert(), chunks)
         db.execute(tables["memory_audit"].insert(), audits)
         db.execute(tables["memory_passage_vectors"].insert(), passages)
-        uow.dialect.index_memory_chunks(
+        uow.storage.memory_words.index_memory_chunks(
             db,
             chunks_with_words(
                 [
@@ -174,7 +174,7 @@ def build_memories(uow: UnitOfWork, count: int) -> None:
                 ]
             ),
         )
-        uow.dialect.store_chunk_vectors(
+        uow.storage.memory_vectors.store_chunk_vectors(
             db,
             [
                 (c["id"], owner_key("t", ("user", m["owner_id"])), vectors[i].tolist())

@@ -40,11 +40,11 @@ from sqlalchemy.exc import OperationalError
 
 from app.core.clock import utcnow
 from app.core.vector_matrix import float32_bytes
-from app.db.dialects.sqlite import SqliteDialect
-from app.db.dialects.sqlite_memory import MEMORY_FTS
-from app.db.dialects.sqlite_vectors import VectorCache
 from app.db.engine import create_db_engine
 from app.db.models import Memory, MemoryChunk, MemoryPassageVector
+from app.db.sqlite.memory_vectors import SqliteMemoryVectors
+from app.db.sqlite.memory_words import MEMORY_FTS
+from app.db.sqlite.vector_cache import VectorCache
 from app.db.uow import UnitOfWork
 from app.memory.records import memory_uri, one_line, owner_key
 from app.memory.search.hybrid import SearchInput, _collect, _rank, search_memories
@@ -477,8 +477,8 @@ def insert_memories(
             db.execute(insert(MemoryChunk), chunks)
             if passages:
                 db.execute(insert(MemoryPassageVector), passages)
-            uow.dialect.index_memory_chunks(db, chunks_with_words(words))
-            uow.dialect.store_chunk_vectors(db, vecs)
+            uow.storage.memory_words.index_memory_chunks(db, chunks_with_words(words))
+            uow.storage.memory_vectors.store_chunk_vectors(db, vecs)
 
 
 def open_uow(path: Path, *, build: bool = False) -> UnitOfWork:
@@ -730,7 +730,7 @@ def _breakdown(
     owners = [("user", USER), ("agent", AGENT)]
     partition = owner_key(TENANT, ("user", USER))
     service = MemoryService(uow, None)
-    vec0 = SqliteDialect(VectorCache(budget_bytes=0))  # sqlite-vec's own KNN, no matrix
+    vec0 = SqliteMemoryVectors(VectorCache(budget_bytes=0))  # sqlite-vec's own KNN, no matrix
     bare = text(
         f"SELECT rowid, bm25({MEMORY_FTS}) AS rank FROM {MEMORY_FTS} WHERE {MEMORY_FTS} MATCH :q ORDER BY rank LIMIT :k"
     )
@@ -759,8 +759,8 @@ def _breakdown(
             with uow.read() as db:
                 _, matrix_hits = timed(
                     "knn",
-                    lambda db=db, v=vector, k=pool: uow.dialect.nearest_memory_chunks(
-                        db, partition, v, k
+                    lambda db=db, v=vector, k=pool: (
+                        uow.storage.memory_vectors.nearest_memory_chunks(db, partition, v, k)
                     ),
                 )
                 finished, exact_hits = timed(
@@ -777,8 +777,8 @@ def _breakdown(
                 )
                 timed(
                     f"fts {label}",
-                    lambda db=db, e=expression, k=pool: uow.dialect.match_memory_chunks(
-                        db, TENANT, owners, e, k
+                    lambda db=db, e=expression, k=pool: (
+                        uow.storage.memory_words.match_memory_chunks(db, TENANT, owners, e, k)
                     ),
                 )
             if parts[f"fts {label}"].stopped:

@@ -58,11 +58,12 @@ from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
-from app.db.dialects.postgres_memory import EF_SEARCH, MEMORY_VEC, tune_vector_scan
-from app.db.dialects.postgres_memory_postings import read_statistics
-from app.db.dialects.postgres_text import tsquery_literal, vector_literal
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
+from app.db.postgres.knn import EF_SEARCH, tune_vector_scan
+from app.db.postgres.literals import tsquery_literal, vector_literal
+from app.db.postgres.memory_postings import read_statistics
+from app.db.postgres.memory_vectors import MEMORY_VEC
 from app.db.uow import UnitOfWork
 from app.memory.records import owner_key
 from app.memory.search.hybrid import MIN_POOL, SearchInput
@@ -210,7 +211,10 @@ def _parts(
 
     for vector in knn:
         found = timed(
-            "knn", lambda db, v=vector: uow.dialect.nearest_memory_chunks(db, partition, v, POOL)
+            "knn",
+            lambda db, v=vector: uow.storage.memory_vectors.nearest_memory_chunks(
+                db, partition, v, POOL
+            ),
         )
         # exact: no index scan (so no HNSW), every distance of the partition sorted
         truth = timed("exact", lambda db, v=vector: ids(db, v, {"enable_indexscan": "off"}))
@@ -231,7 +235,7 @@ def _parts(
             expression = phrases
             timed(
                 f"text {label}",
-                lambda db, e=expression: uow.dialect.match_memory_chunks(
+                lambda db, e=expression: uow.storage.memory_words.match_memory_chunks(
                     db, TENANT, owners, e, POOL
                 ),
             )
@@ -247,7 +251,9 @@ def _text_overlap(uow: UnitOfWork, point: Point, owners: list[tuple[str, str]]) 
     for _, query in QUERIES:
         expression = memory_phrases(parse_query(query, today=utcnow().date()))
         with uow.read() as db:
-            hits = uow.dialect.match_memory_chunks(db, TENANT, owners, expression, POOL)
+            hits = uow.storage.memory_words.match_memory_chunks(
+                db, TENANT, owners, expression, POOL
+            )
             best = _exhaustive_text_ranking(db, partitions, expression, POOL)
         found = [h.score or 0.0 for h in hits]
         for k, into in ((10, point.text_overlap10), (POOL, point.text_overlap40)):

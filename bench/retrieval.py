@@ -81,7 +81,7 @@ async def index_archives(uow: UnitOfWork, embedder: CachedEmbedder) -> int:
             facts = facts_of(archives_repo.archive_messages(db, archive))
         vectors = await embed_facts(embedder.embed_passages, facts)
         with uow.write() as db:
-            write_search_index(db, uow.dialect, facts, vectors, embedder.model_id)
+            write_search_index(db, uow.storage, facts, vectors, embedder.model_id)
         count += len(facts)
     return count
 

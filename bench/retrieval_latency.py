@@ -71,7 +71,7 @@ def _add_vectors(uow: UnitOfWork) -> None:
             for f, whole in zip(facts, _units(generator, len(facts)), strict=True)
         }
         with uow.write() as db:
-            write_search_index(db, uow.dialect, facts, vectors, "random")
+            write_search_index(db, uow.storage, facts, vectors, "random")
 
 
 MODES = (("keyword", None), ("ranked lexical", None), ("ranked hybrid", _unit))

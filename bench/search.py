@@ -22,8 +22,8 @@ from app.core.clock import utcnow
 from app.core.rules.fingerprint import message_fingerprint
 from app.core.rules.messages import message_text, message_tokens, role_of
 from app.core.rules.sanitize import sanitize_message_for_capture
-from app.db.dialects.sqlite_message_text import MESSAGE_FTS, fts_query
 from app.db.engine import create_db_engine
+from app.db.sqlite.message_fts import MESSAGE_FTS, fts_query
 from app.db.uow import UnitOfWork
 from app.sessions import repository as sessions_repo
 from app.sessions.commit import commit_phase1
@@ -100,7 +100,7 @@ def add_archived_session(uow: UnitOfWork, session_id: str, messages: list[Messag
                 raise RuntimeError(f"archived {outcome.messages_archived} of {len(rows)}")
             # What Phase 2 does first (the worker is off when the server runs on this file).
             assert outcome.archive_pk is not None
-            text_index.index_archive_messages(db, uow.dialect, [outcome.archive_pk])
+            text_index.index_archive_messages(db, uow.storage, [outcome.archive_pk])
 
 
 def term_counts(messages: list[Message]) -> dict[str, int]:

@@ -1,13 +1,13 @@
 """The only dialect-branching DDL of the migrations: text and vector indexes.
 
 SQLite gets FTS5 and sqlite-vec virtual tables; PostgreSQL gets plain tables of the same names,
-keyed by the same ids (app/db/dialects/postgres.py reads them):
+keyed by the same ids (app/db/postgres/message_text.py reads them):
 
 - a text index (``message_fts``, ``archive_fts``): (id, text) with a pg_trgm GIN index, so that a
   substring of three or more characters in any script is found by the index, as with FTS5 trigrams
-  (the dialect stores the text lowercased, since 0019);
+  (the storage layer stores the text lowercased, since 0019);
 - the word index (``memory_fts``): (id, tokens, words) where ``tokens`` are the text's words in
-  order (FTS5 unicode61's split, computed by the dialect) and ``words`` their tsvector, GIN-indexed;
+  order (FTS5 unicode61's split, computed by the storage layer) and ``words`` their tsvector, GIN-indexed;
 - a vector index (``memory_vec``, ``message_vec``, ``message_passage_vec``): pgvector ``vector(n)`` rows with an HNSW
   index (cosine) and a b-tree on the partition key;
 - nothing for the FTS5 vocabulary or the vector change log, which exist for SQLite's sake only.
@@ -49,7 +49,7 @@ _INDEXED_ROWS = {
 
 
 def create_text_index(name: str) -> None:
-    """A contentless trigram FTS5 table keyed by the indexed row's id (see app/db/dialects/sqlite.py);
+    """A contentless trigram FTS5 table keyed by the indexed row's id (see app/db/sqlite/message_text.py);
     on PostgreSQL a table of (id, text) with a trigram GIN index."""
     if _require("text index", "sqlite", POSTGRES) == POSTGRES:
         op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")

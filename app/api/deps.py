@@ -92,7 +92,7 @@ async def get_identity(
         identity = Identity(tenant, settings.api_key_scopes.get(token, frozenset()))
     elif not token and settings.api_keys:
         raise Unauthenticated(KEY_REQUIRED)  # no need to ask the database
-    elif services.uow.dialect.in_process_reads:
+    elif services.uow.storage.in_process_reads:
         # SQLite answers an indexed read of one row from pages in memory in less time than the hop
         # to a worker thread and back costs (bench/RESULTS.md, Measurements behind the code). A server's reads wait on the network.
         identity = _stored_identity(services, token)

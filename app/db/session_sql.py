@@ -1,4 +1,4 @@
-"""SQL text of a dialect run on the connection of a session's transaction, for statements whose
+"""SQL text of a storage seam run on the connection of a session's transaction, for statements whose
 text changes with the query (a full-text lookup, a list of ids as one JSON parameter): building
 a SQLAlchemy ``text()`` and running it through Core cost more than SQLite's own work for them.
 Driver errors come out as SQLAlchemy raises them (``driver_query.raised_as_sqlalchemy``)."""

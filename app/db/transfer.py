@@ -4,7 +4,7 @@ the ORM metadata, read and written in primary-key order, with the ids kept.
 The tables are those of ``Base.metadata`` in foreign-key order, so a table added with a model (and
 its migration) is copied without a change here. The derived indexes (FTS5 / trigram / tsvector
 tables, vector tables, the memory word index's postings and counters) and SQLite's bookkeeping
-(``vector_changes``) are not ORM tables: the dialect fills the first on the target, the second has
+(``vector_changes``) are not ORM tables: the target's storage seams fill the first, the second has
 no PostgreSQL form.
 
 Text keys are ordered bytewise on both sides (SQLite's BINARY collation, ``COLLATE "C"`` on

@@ -3,7 +3,7 @@ tables as (row id, partition, tag, float32 bytes), the same shape on both sides.
 
 A vector is compared as its float32 little-endian bytes: sqlite-vec stores exactly that, and
 pgvector's ``real[]`` cast gives the same float32 values (a vector written from those values
-through the dialect, as the copy does, round-trips bit for bit).
+through the storage seams, as the copy does, round-trips bit for bit).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.sqlite_vectors import LOOKUPS_PER_STATEMENT
+from app.db.sqlite.vector_cache import LOOKUPS_PER_STATEMENT
 from app.db.transfer import STREAM_ROWS
 
 

@@ -11,9 +11,11 @@ from sqlalchemy import Engine, text
 from sqlalchemy.engine import Dialect as SADialect
 from sqlalchemy.orm import Session
 
-from app.db.dialects import Dialect, dialect_for
+from app.db.backends import storage_for
 from app.db.driver_query import DriverQuery, raised_as_sqlalchemy
 from app.db.engine import BEGIN_MODE_OPTION, group_commit_for
+from app.db.seams import Storage
+from app.db.shared.write_probe import probe_write
 from app.db.storage import StorageHealth, storage_problem
 
 R = TypeVar("R")
@@ -24,16 +26,16 @@ class UnitOfWork:
 
     def __init__(self, engine: Engine, vector_cache_mb: int | None = None) -> None:
         self.engine = engine
-        self.dialect: Dialect = (
-            dialect_for(engine)
+        self.storage: Storage = (
+            storage_for(engine)
             if vector_cache_mb is None
-            else dialect_for(engine, vector_cache_mb * 1024 * 1024)
+            else storage_for(engine, vector_cache_mb * 1024 * 1024)
         )
         self.health = StorageHealth()
         self._group_commit = group_commit_for(engine)
         # Other processes still meet the database's busy timeout.
         self._write_lock: AbstractContextManager[object] = (
-            threading.Lock() if self.dialect.single_writer else nullcontext()
+            threading.Lock() if self.storage.single_writer else nullcontext()
         )
 
     @contextmanager
@@ -99,7 +101,7 @@ class UnitOfWork:
             conn.execution_options(**{BEGIN_MODE_OPTION: "IMMEDIATE"})
             transaction = conn.begin()
             try:
-                self.dialect.probe_write(conn)
+                probe_write(conn)
             finally:
                 transaction.rollback()
 

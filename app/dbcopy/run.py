@@ -102,7 +102,7 @@ def _copy_table(
     while rows := read_batch(source, table, after, batch):
         with target.write() as db:
             insert_rows(db, table, rows)
-            fill_indexes(table.name, source, db, target.dialect, rows)
+            fill_indexes(table.name, source, db, target.storage, rows)
         after, copied = key_of(table, rows[-1]), copied + len(rows)
         bar.advance(len(rows))
         if on_batch is not None:

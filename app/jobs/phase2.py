@@ -103,7 +103,7 @@ def _index_text(uow: UnitOfWork, job: ClaimedJob) -> None:
     """First, and whatever the model does later: the archive's messages enter the text index that
     archive search reads (app.archives.index.text_index; a search may have done it already)."""
     with uow.write() as db:
-        text_index.index_archive_messages(db, uow.dialect, [job.archive_pk])
+        text_index.index_archive_messages(db, uow.storage, [job.archive_pk])
 
 
 async def _vectors(
@@ -216,8 +216,8 @@ def _write_results(
             usage=result.usage,
             memories=memories,
         )
-        ctx.uow.dialect.index_archive_overview(db, archive.id, result.overview)
-        write_search_index(db, ctx.uow.dialect, index.facts, index.vectors, ctx.embed_model)
+        ctx.uow.storage.text.index_archive_overview(db, archive.id, result.overview)
+        write_search_index(db, ctx.uow.storage, index.facts, index.vectors, ctx.embed_model)
         _add_usage(db, job.session_pk, result)
         queue.mark_succeeded(db, job.job_id, now)
         # Completed last, in the same transaction as the results: readers see all or nothing.

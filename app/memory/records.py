@@ -12,8 +12,8 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from app.core.clock import isoformat
-from app.db.dialects.memory_partitions import memory_partition
 from app.db.models import Memory
+from app.db.shared.memory_partitions import memory_partition
 
 CATEGORIES = (
     "profile",

@@ -118,7 +118,7 @@ class MemoryService:
         with self.uow.write() as db:
             memory = repo.get_memory(db, tenant_id, memory_id)
             if memory is not None and memory.content == content:  # unchanged since it was read
-                write_chunks(db, self.uow.dialect, memory, prepared)
+                write_chunks(db, self.uow.storage, memory, prepared)
 
     def generations(self, tenant_id: str, owners: list[tuple[str, str]]) -> tuple[int, ...]:
         """Each owner's memory generation (moved on by any change to its memories)."""
@@ -213,7 +213,7 @@ class MemoryService:
             if reindex:
                 write_chunks(
                     db,
-                    self.uow.dialect,
+                    self.uow.storage,
                     memory,
                     PreparedChunks(chunks_for(memory.content), None, None),
                 )
@@ -224,7 +224,7 @@ class MemoryService:
         with self.uow.write() as db:
             memory = _found(repo.get_memory(db, caller.tenant_id, memory_id), memory_id)
             audit(db, memory, "DELETE", actor, "delete", snapshot(memory), utcnow(), deleted=True)
-            remove_memories(db, self.uow.dialect, [memory.id])
+            remove_memories(db, self.uow.storage, [memory.id])
         return Deleted(memory_id)
 
     def forget(
@@ -255,7 +255,7 @@ class MemoryService:
                         now,
                         deleted=True,
                     )
-                remove_memories(db, self.uow.dialect, ids)
+                remove_memories(db, self.uow.storage, ids)
         return ForgetOutcome(0 if dry_run else len(ids), ids, dry_run)
 
     def export(self, caller: Caller, owners: list[tuple[str, str]]) -> list[MemoryRecord]:

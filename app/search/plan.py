@@ -1,5 +1,5 @@
 """What a memory word search reads from the postings (``postings`` says what they are): pure
-functions, no I/O, shared by the SQLite and PostgreSQL dialects, which differ only in the SQL that
+functions, no I/O, shared by the SQLite and PostgreSQL storage seams, which differ only in the SQL that
 reads the counters, counts phrases exactly and fetches the postings.
 
 A search takes the searched partitions' statistics from the kept counters, then reads a bounded
@@ -65,7 +65,7 @@ class Statistics:
     frequencies: list[int]
     sources: list[list[str]]
     # Phrases of several words (not one CJK pair) whose rows the postings cannot order: their rows
-    # are found among their bounding terms' postings (or through the dialect's phrase index).
+    # are found among their bounding terms' postings (or through the backend's phrase index).
     whole_phrases: list[WholePhrase]
     prefix_words: dict[str, list[str]]  # every word of each prefix in the partitions
 

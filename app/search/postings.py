@@ -1,7 +1,7 @@
 """The postings of the memory word index: pure functions, no I/O.
 
 Scoring BM25 over every chunk that holds a query word costs as much as the number of such chunks
-(bench/RESULTS.md, Measurements behind the code). Both dialects therefore keep, beside each chunk's words,
+(bench/RESULTS.md, Measurements behind the code). Both backends therefore keep, beside each chunk's words,
 one posting per (partition, term, chunk) with the term's frequency and its *impact* (the BM25 term
 weight without the idf), b-tree-ordered by impact: a search reads the best few postings of each
 query term, then scores those candidates exactly. Kept per-partition counters give the statistics

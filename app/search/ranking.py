@@ -1,5 +1,5 @@
 """Ranking maths of archive search: BM25 over one session's statistics, and the fusion of the
-lexical and the vector ranking. Pure: the dialect supplies candidates, statistics and distances.
+lexical and the vector ranking. Pure: the storage layer supplies candidates, statistics and distances.
 
 BM25 here is computed from the session's own numbers (its message count, its average length and
 the document frequency of each term among its own messages, stored by Phase 2 or counted among

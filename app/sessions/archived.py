@@ -69,14 +69,14 @@ def _search_indexed(
 ) -> archives.SessionHits:
     """The search, once every archive of the session has its messages in the text index: one not
     indexed yet (its Phase 2 has not started, or no worker runs) is indexed first, in a write
-    transaction of its own (app/archives/text_index.py)."""
+    transaction of its own (app/archives/index/text_index.py)."""
     with uow.read() as db:
         session = session_or_404(db, tenant_id, req.session_id)
         pending = text_index.unindexed_archives(db, session.id)
         if not pending:
             return archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)
     with uow.write() as db:
-        text_index.index_archive_messages(db, uow.dialect, pending)
+        text_index.index_archive_messages(db, uow.storage, pending)
     with uow.read() as db:
         session = session_or_404(db, tenant_id, req.session_id)
         return archives.search_session(db, uow, session, req, regex_timeout_s, query_vectors)
@@ -85,7 +85,7 @@ def _search_indexed(
 async def recall_archived_turns(
     uow: UnitOfWork, tenant_id: str, session_id: str, ask: RecallAsk
 ) -> RecallFound | None:
-    """The session's archived turns most relevant to ``ask`` (app/archives/recall.py); None when
+    """The session's archived turns most relevant to ``ask`` (app/archives/search/recall.py); None when
     the session is unknown or has no archive. Archives whose messages are not indexed yet are not
     searched: their messages are still in the rebuilt history.
 

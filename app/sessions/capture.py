@@ -107,7 +107,7 @@ def capture_turn(uow: UnitOfWork, settings: Settings, turn: TurnInput) -> Captur
         threshold, settings.commit.force_compact_ratio * budget, settings.commit.keep_recent_count
     )
     with uow.write() as db:
-        uow.dialect.lock_session(db, ident.tenant_id, ident.session_id)
+        uow.storage.locks.lock_session(db, ident.tenant_id, ident.session_id)
         key = turn.advancement.key if turn.advancement is not None else None
         session, stored = turns.find_session_and_turn(db, ident.tenant_id, ident.session_id, key)
         if session is None:

@@ -183,7 +183,7 @@ def _failure(
 
 def _commit_now(uow: UnitOfWork, req: CompactInput, estimate_before: int) -> _Committed | None:
     with uow.write() as db:
-        uow.dialect.lock_session(db, req.identity.tenant_id, req.identity.session_id)
+        uow.storage.locks.lock_session(db, req.identity.tenant_id, req.identity.session_id)
         session = repo.find_session(db, req.identity.tenant_id, req.identity.session_id)
         if session is None:
             return None

@@ -72,7 +72,7 @@ def record_hook_calls(uow: UnitOfWork, noted: list[NotedCalls]) -> RecordedCall:
         return NOT_STORED
     ident = noted[0].call.identity
     with uow.write() as db:
-        uow.dialect.lock_session(db, ident.tenant_id, ident.session_id)
+        uow.storage.locks.lock_session(db, ident.tenant_id, ident.session_id)
         session = repo.find_session(db, ident.tenant_id, ident.session_id)
         if session is None:
             return NOT_STORED

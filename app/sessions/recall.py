@@ -1,4 +1,4 @@
-"""The recall source /assemble asks: long-term memories and experiences (app/memory/recall.py) and
+"""The recall source /assemble asks: long-term memories and experiences (app/memory/recall/source.py) and
 the session's own archived turns, in one envelope and one budget (docs/recall.md).
 
 Memory recall and the archive search run at the same time and share the query's embedding (the

@@ -106,9 +106,9 @@ def get_session_view(
 def delete_session(uow: UnitOfWork, tenant_id: str, session_id: str) -> DeletedSession:
     """Remove the session, its messages, archives, jobs and their search index entries."""
     with uow.write() as db:
-        uow.dialect.lock_session(db, tenant_id, session_id)
+        uow.storage.locks.lock_session(db, tenant_id, session_id)
         session = session_or_404(db, tenant_id, session_id)
-        uow.dialect.unindex_session(db, session.id)
+        uow.storage.unindex_session(db, session.id)
         messages, archives = repo.delete_session_rows(db, session)
     return DeletedSession(session_id, messages, archives)
 
@@ -122,7 +122,7 @@ def commit_session(
 ) -> CommitOutcome:
     """Phase 1 now; raises NotFound for an unknown session."""
     with uow.write() as db:
-        uow.dialect.lock_session(db, tenant_id, session_id)
+        uow.storage.locks.lock_session(db, tenant_id, session_id)
         session = repo.find_session(db, tenant_id, session_id)
         if session is None:
             raise NotFound("session", session_id)

@@ -5,7 +5,7 @@ Revises: 0008_api_keys
 Create Date: 2026-11-25 18:00:00
 
 On SQLite nothing changes (FTS5 keeps its own statistics). On PostgreSQL each chunk of the word
-index gets its partition, and three tables are added (app/db/dialects/postgres_postings.py):
+index gets its partition, and three tables are added (app/db/postgres/memory_postings.py):
 ``memory_postings`` (partition, term, chunk, frequency, impact) with a b-tree that reads a term's
 best chunks first, and the counters ``memory_terms`` (chunks holding a term, per partition) and
 ``memory_partitions`` (chunks and words per partition). Rows already indexed are posted here.
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from alembic import op
 from sqlalchemy import text
 
-from app.db.dialects.postgres_memory_postings import post_chunks
+from app.db.postgres.memory_postings import post_chunks
 from migrations.helpers import POSTGRES
 
 revision: str = "0009_memory_postings"

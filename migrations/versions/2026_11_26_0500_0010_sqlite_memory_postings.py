@@ -20,9 +20,9 @@ from alembic import op
 from sqlalchemy import select
 
 from app.db.base import Base
-from app.db.dialects.memory_partitions import memory_partition
-from app.db.dialects.sqlite_memory_postings import post_chunks
 from app.db.models import Memory
+from app.db.shared.memory_partitions import memory_partition
+from app.db.sqlite.memory_postings import post_chunks
 from app.memory.store.writes import index_text
 from app.search.text.words import words
 from migrations.helpers import POSTGRES, create_vocabulary, drop_text_index

@@ -6,7 +6,7 @@ Create Date: 2026-11-26 06:00:00
 
 On PostgreSQL nothing changes. On SQLite a keyword search for a term of two characters finds its
 messages through the trigram index instead of scanning the session
-(app/db/dialects/sqlite_short_terms.py): the trigrams that start with the term are read from
+(app/db/sqlite/short_terms.py): the trigrams that start with the term are read from
 ``message_fts_vocab`` (an ``fts5vocab`` table over ``message_fts``), and so that a term ending a
 message still starts one, every indexed text gets a trailing line break. Messages indexed before
 are indexed again in that form.
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from alembic import op
 from sqlalchemy import text
 
-from app.db.dialects.sqlite_message_text import indexed_form
+from app.db.sqlite.message_fts import indexed_form
 from migrations.helpers import POSTGRES, create_vocabulary, drop_text_index
 
 revision: str = "0011_message_short_terms"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from app.db.dialects.sqlite_message_text import indexed_form
+from app.db.sqlite.message_fts import indexed_form
 from migrations.helpers import POSTGRES
 
 revision: str = "0014_archive_messages_indexed"

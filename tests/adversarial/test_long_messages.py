@@ -10,7 +10,7 @@ import random
 import httpx
 import pytest
 
-from app.db.dialects.sqlite_message_text import MAX_INDEXED_CHARS
+from app.db.sqlite.message_fts import MAX_INDEXED_CHARS
 from tests.helpers.messages import tool_call, tool_result, user
 
 LONG = base64.b64encode(random.Random(3).randbytes(200_000)).decode()

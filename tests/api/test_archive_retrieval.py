@@ -411,7 +411,7 @@ async def test_phase2_keeps_each_sessions_term_statistics(
         )
         facts = facts_of(archives_repo.archive_messages(db, archives[0]))
     with uow.write() as db:
-        write_search_index(db, uow.dialect, facts, {}, None)
+        write_search_index(db, uow.storage, facts, {}, None)
     assert _stats(db_path, "s-stats")[0] == 4 and _stats(db_path, "s-stats")[2]["cache"] == 3
 
 
@@ -424,7 +424,7 @@ async def test_candidates_take_the_rarest_terms_first_within_the_budget(
     uow = UnitOfWork(create_db_engine(Settings(database_url=f"sqlite:///{db_path}")))
     with uow.read() as db:
         session = db.query(AgentSession).filter(AgentSession.session_id == "s-budget").one()
-        rows = uow.dialect.message_candidates(
+        rows = uow.storage.text.message_candidates(
             db, session.id, ["e_vault_7731", "deploy"], [], None, budget=5
         )
     assert len(rows) == 5
@@ -470,16 +470,16 @@ async def test_a_phase2_rerun_replaces_the_passage_vectors(
         vectors = {f.message_id: MessageVectors(_axis(whole), ()) for f in facts}
         vectors[facts[0].message_id] = MessageVectors(_axis(whole), tuple(map(_axis, axes)))
         with uow.write() as db:
-            write_search_index(db, uow.dialect, facts, vectors, "axes")
+            write_search_index(db, uow.storage, facts, vectors, "axes")
 
     run(0, (1, 2, 3))
     with uow.read() as db:  # the session's passage matrix is loaded here
-        first = uow.dialect.nearest_passages(db, session_pk, _axis(2), 10)
+        first = uow.storage.message_vectors.nearest_passages(db, session_pk, _axis(2), 10)
     run(10, (11,))  # a retried job, whose embedding gave one passage this time
     with uow.read() as db:
         stored = db.execute(text("SELECT count(*) FROM message_passage_vec")).scalar_one()
-        nearest = uow.dialect.nearest_passages(db, session_pk, _axis(11), 10)
-        old = uow.dialect.nearest_passages(db, session_pk, _axis(3), 10)
+        nearest = uow.storage.message_vectors.nearest_passages(db, session_pk, _axis(11), 10)
+        old = uow.storage.message_vectors.nearest_passages(db, session_pk, _axis(3), 10)
     assert first and first[0].score == pytest.approx(0.0)
     assert stored == 1
     assert nearest and nearest[0].row_id == facts[0].message_id
@@ -505,12 +505,14 @@ async def test_passages_are_searched_and_rescored_alike(make_settings: Any) -> N
             for f in facts
         }
         with uow.write() as db:
-            write_search_index(db, uow.dialect, facts, vectors, "axes")
+            write_search_index(db, uow.storage, facts, vectors, "axes")
         query = [0.0] * 384
         query[2], query[4] = 0.6, 0.8  # nearest passage of `second`: axis 4, of `first`: axis 2
         with uow.read() as db:
-            searched = uow.dialect.nearest_passages(db, session_pk, query, 10)
-            rescored = uow.dialect.passage_similarities(db, {first: 3, second: 2, third: 0}, query)
+            searched = uow.storage.message_vectors.nearest_passages(db, session_pk, query, 10)
+            rescored = uow.storage.message_vectors.passage_similarities(
+                db, {first: 3, second: 2, third: 0}, query
+            )
     finally:
         uow.engine.dispose()
     assert searched is not None
@@ -540,14 +542,14 @@ async def test_deleting_a_session_removes_its_passage_vectors(make_settings: Any
             facts, session_pk = archived_facts(uow, "s-gone")
             vectors = {f.message_id: MessageVectors(_axis(0), (_axis(1), _axis(2))) for f in facts}
             with uow.write() as db:
-                write_search_index(db, uow.dialect, facts, vectors, "axes")
+                write_search_index(db, uow.storage, facts, vectors, "axes")
             with uow.read() as db:
-                before = uow.dialect.nearest_passages(db, session_pk, _axis(1), 10)
+                before = uow.storage.message_vectors.nearest_passages(db, session_pk, _axis(1), 10)
             response = await client.delete("/sessions/s-gone")
             assert response.status_code == 200, response.text
         with uow.read() as db:
             stored = db.execute(text("SELECT count(*) FROM message_passage_vec")).scalar_one()
-            after = uow.dialect.nearest_passages(db, session_pk, _axis(1), 10)
+            after = uow.storage.message_vectors.nearest_passages(db, session_pk, _axis(1), 10)
     finally:
         uow.engine.dispose()
     assert before and len(before) == 2
@@ -578,17 +580,21 @@ async def test_the_passage_search_keeps_to_the_time_window(make_settings: Any) -
             passage[1], passage[2 + n] = near[n], (1 - near[n] ** 2) ** 0.5
             vectors[fact.message_id] = MessageVectors(_axis(100), (passage, _axis(50 + n)))
         with uow.write() as db:
-            write_search_index(db, uow.dialect, facts, vectors, "axes")
+            write_search_index(db, uow.storage, facts, vectors, "axes")
         window = (MAY_8 + day // 2, MAY_8 + day + day // 2)
         with uow.read() as db:
             if db.get_bind().dialect.name == "postgresql":
                 # Three rows: the planner would sort them by distance instead of walking the HNSW
                 # index, whose filtered scan is what can lose the window's rows.
                 db.execute(text("SET LOCAL enable_sort = off"))
-            everywhere = uow.dialect.nearest_passages(db, session_pk, _axis(1), 1)
-            within = uow.dialect.nearest_passages(db, session_pk, _axis(1), 1, window)
+            everywhere = uow.storage.message_vectors.nearest_passages(db, session_pk, _axis(1), 1)
+            within = uow.storage.message_vectors.nearest_passages(
+                db, session_pk, _axis(1), 1, window
+            )
             exactly = (MAY_8 + day, MAY_8 + day)  # both bounds are inclusive
-            at_the_time = uow.dialect.nearest_passages(db, session_pk, _axis(1), 1, exactly)
+            at_the_time = uow.storage.message_vectors.nearest_passages(
+                db, session_pk, _axis(1), 1, exactly
+            )
     finally:
         uow.engine.dispose()
     assert everywhere and everywhere[0].row_id in (facts[0].message_id, facts[2].message_id)

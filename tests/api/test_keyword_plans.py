@@ -1,6 +1,6 @@
 """Keyword search finds the same messages, in the same order, whichever way SQLite reads them: by
 id when the index matches few rows, walking the session in order when it matches many
-(app/db/dialects/sqlite_message_text.py, FEW_MATCHES)."""
+(app/db/sqlite/message_fts.py, FEW_MATCHES)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import httpx
 import pysqlite3.dbapi2 as sqlite
 import pytest
 
-import app.db.dialects.sqlite as sqlite_dialect
-from app.db.dialects.sqlite_message_text import MAX_INDEXED_CHARS, fts_query, matching_in_order
+import app.db.sqlite.message_text as sqlite_message_text
+from app.db.sqlite.message_fts import MAX_INDEXED_CHARS, fts_query, matching_in_order
 from tests.api.test_archives import archive, message_hits, search
 from tests.helpers.messages import assistant, user
 
@@ -32,7 +32,7 @@ def session_messages(first: int) -> list[dict[str, object]]:
 async def test_both_plans_find_every_message_in_order(
     client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, few_matches: int
 ) -> None:
-    monkeypatch.setattr(sqlite_dialect, "FEW_MATCHES", few_matches)
+    monkeypatch.setattr(sqlite_message_text, "FEW_MATCHES", few_matches)
     stored = session_messages(0) + session_messages(100)
     first = await archive(client, "s-plan", stored[:13])
     second = await archive(client, "s-plan", stored[13:])

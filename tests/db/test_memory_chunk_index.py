@@ -67,9 +67,9 @@ async def test_words_computed_before_the_lock_equal_those_built_inside(engine: E
         memory = repo.get_memory(db, "t", outcome.memory.id)
         assert memory is not None
         texts = chunks_for(memory.content)
-        # Index texts only: the dialect splits the words and counts the terms itself.
+        # Index texts only: the storage splits the words and counts the terms itself.
         bare = ChunkIndex([index_text(memory, chunk) for chunk in texts], {}, {})
-        write_chunks(db, uow.dialect, memory, PreparedChunks(texts, None, None), bare)
+        write_chunks(db, uow.storage, memory, PreparedChunks(texts, None, None), bare)
     assert indexed_words(engine) == before
     assert indexed_postings(engine) == postings_before  # term counts computed early, or inside
 

@@ -99,7 +99,7 @@ class Corpus:
                     for n, (i, t) in enumerate(zip(ids, texts, strict=True))
                 ],
             )
-            self.uow.dialect.index_memory_chunks(
+            self.uow.storage.memory_words.index_memory_chunks(
                 db,
                 chunks_with_words([(i, partition, t) for i, t in zip(ids, prepared, strict=True)]),
             )
@@ -109,7 +109,7 @@ class Corpus:
 
     def remove(self, chunk_ids: list[int]) -> None:
         with self.uow.write() as db:
-            self.uow.dialect.unindex_memory_chunks(db, chunk_ids)
+            self.uow.storage.unindex_memory_chunks(db, chunk_ids)
         for i in chunk_ids:
             del self.chunks[i]
 
@@ -118,7 +118,9 @@ class Corpus:
     ) -> list[Any]:
         expression = memory_phrases(parse_query(query, today=NOW.date()))
         with self.uow.read() as db:
-            return self.uow.dialect.match_memory_chunks(db, tenant, owners, expression, limit)
+            return self.uow.storage.memory_words.match_memory_chunks(
+                db, tenant, owners, expression, limit
+            )
 
 
 def _memory(memory_id: str, tenant: str, owner: tuple[str, str]) -> dict[str, Any]:
@@ -318,7 +320,7 @@ def test_term_documents_are_the_searched_partitions_counts(corpus: Corpus) -> No
     partitions = [f"t:{kind}:{owner}" for kind, owner in owners]
     rows = [tokens for p, tokens in corpus.chunks.values() if p in partitions]
     with corpus.uow.read() as db:
-        documents, counts = corpus.uow.dialect.memory_term_documents(
+        documents, counts = corpus.uow.storage.memory_words.memory_term_documents(
             db, partitions, ["deploy", "kafka", "absent"], ["deploy", "zz"]
         )
     assert documents == len(rows)
@@ -352,10 +354,12 @@ def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> Non
     event.listen(corpus.uow.engine, "before_cursor_execute", spy)
     try:
         with pytest.raises(_RolledBack), corpus.uow.write() as db:
-            dialect = corpus.uow.dialect
-            assert dialect.match_memory_chunks(db, "t", [MAIN], expression, 10)
+            storage = corpus.uow.storage
+            assert storage.memory_words.match_memory_chunks(db, "t", [MAIN], expression, 10)
             assert len(counter_reads) == 1
-            chunks_before, before = dialect.memory_term_documents(db, partitions, tokens, prefixes)
+            chunks_before, before = storage.memory_words.memory_term_documents(
+                db, partitions, tokens, prefixes
+            )
             assert len(counter_reads) == 1
             _insert(db, "memories", [_memory("t:user:u1:extra", "t", MAIN)])
             _insert(
@@ -363,8 +367,12 @@ def test_a_search_reads_the_counters_once_until_it_writes(corpus: Corpus) -> Non
                 "memory_chunks",
                 [{"id": 99999, "tenant_id": "t", "memory_id": "t:user:u1:extra", "text": "kafka"}],
             )
-            dialect.index_memory_chunks(db, chunks_with_words([(99999, partitions[0], "kafka")]))
-            chunks_after, after = dialect.memory_term_documents(db, partitions, tokens, prefixes)
+            storage.memory_words.index_memory_chunks(
+                db, chunks_with_words([(99999, partitions[0], "kafka")])
+            )
+            chunks_after, after = storage.memory_words.memory_term_documents(
+                db, partitions, tokens, prefixes
+            )
             assert len(counter_reads) == 2
             assert chunks_after == chunks_before + 1
             # Both words are searched as prefixes (English stems): "kafka*" counts "kafka".

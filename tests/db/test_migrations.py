@@ -366,7 +366,7 @@ def test_messages_indexed_before_are_indexed_again_for_two_character_terms(
 ) -> None:
     """0011: a message indexed in the old form (no trailing line break) is indexed again, so a
     term of two characters that ends it is found through the vocabulary; downgrade drops it."""
-    from app.db.dialects.sqlite_short_terms import short_terms_expression
+    from app.db.sqlite.short_terms import short_terms_expression
 
     run_command(engine, "upgrade", "0010_sqlite_memory_postings")
     with engine.begin() as conn:

@@ -16,7 +16,7 @@ from app.db.migrate import upgrade_to_head
 from app.db.uow import UnitOfWork
 from app.jobs import repository as queue
 from app.settings import Settings
-from tests.db.test_postgres_dialect import NOW, _insert
+from tests.db.test_postgres_seams import NOW, _insert
 from tests.helpers import postgres
 
 LEASE = timedelta(seconds=30)

@@ -1,4 +1,4 @@
-"""Nearest-vector search from in-process matrices (app/db/dialects/sqlite_vectors.py): the same
+"""Nearest-vector search from in-process matrices (app/db/sqlite/vector_cache.py): the same
 answers as sqlite-vec's own KNN, and every write of another process seen at the next search."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, text
 
-from app.db.dialects.sqlite import MESSAGE_SPACE, SqliteDialect
-from app.db.dialects.sqlite_memory import MEMORY_SPACE
-from app.db.dialects.sqlite_vectors import VectorCache, log_reset
 from app.db.engine import create_db_engine
+from app.db.sqlite.memory_vectors import MEMORY_SPACE, SqliteMemoryVectors
+from app.db.sqlite.message_vectors import MESSAGE_SPACE
+from app.db.sqlite.vector_cache import VectorCache, log_reset
 from app.db.uow import UnitOfWork
 from app.settings import Settings
 
@@ -34,15 +34,15 @@ def engine(settings: Settings) -> Iterator[Engine]:
 
 
 def vec0_nearest(uow: UnitOfWork, owner: str, query: list[float], k: int) -> list[int]:
-    """sqlite-vec's own KNN: a dialect whose cache holds nothing."""
-    uncached = SqliteDialect(VectorCache(budget_bytes=0))
+    """sqlite-vec's own KNN: a storage whose cache holds nothing."""
+    uncached = SqliteMemoryVectors(VectorCache(budget_bytes=0))
     with uow.read() as db:
         return [hit.row_id for hit in uncached.nearest_memory_chunks(db, owner, query, k)]
 
 
 def store(uow: UnitOfWork, rows: list[tuple[int, str, list[float]]]) -> None:
     with uow.write() as db:
-        uow.dialect.store_chunk_vectors(db, rows)
+        uow.storage.memory_vectors.store_chunk_vectors(db, rows)
 
 
 def test_matrix_search_returns_what_vec0_returns(engine: Engine) -> None:
@@ -53,7 +53,7 @@ def test_matrix_search_returns_what_vec0_returns(engine: Engine) -> None:
     for _ in range(5):
         query = unit(rng)
         with uow.read() as db:
-            hits = uow.dialect.nearest_memory_chunks(db, OWNER, query, 10)
+            hits = uow.storage.memory_vectors.nearest_memory_chunks(db, OWNER, query, 10)
         assert [h.row_id for h in hits] == vec0_nearest(uow, OWNER, query, 10)
         assert all(h.row_id <= 300 for h in hits)  # the partition only
         assert [h.score for h in hits] == sorted(h.score for h in hits)
@@ -65,15 +65,18 @@ def test_writes_of_another_process_are_seen_at_the_next_search(engine: Engine) -
     store(writer, [(i, OWNER, unit(rng)) for i in range(1, 51)])
     query = unit(rng)
     with reader.read() as db:
-        assert len(reader.dialect.nearest_memory_chunks(db, OWNER, query, 100)) == 50
+        assert len(reader.storage.memory_vectors.nearest_memory_chunks(db, OWNER, query, 100)) == 50
     store(writer, [(51, OWNER, query)])  # the query itself: the nearest from now on
     with reader.read() as db:
-        hits = reader.dialect.nearest_memory_chunks(db, OWNER, query, 3)
+        hits = reader.storage.memory_vectors.nearest_memory_chunks(db, OWNER, query, 3)
     assert hits[0].row_id == 51 and hits[0].score == pytest.approx(0.0, abs=1e-5)
     with writer.write() as db:
-        writer.dialect.unindex_memory_chunks(db, [51, 1, 2])
+        writer.storage.unindex_memory_chunks(db, [51, 1, 2])
     with reader.read() as db:
-        ids = [h.row_id for h in reader.dialect.nearest_memory_chunks(db, OWNER, query, 100)]
+        ids = [
+            h.row_id
+            for h in reader.storage.memory_vectors.nearest_memory_chunks(db, OWNER, query, 100)
+        ]
     assert len(ids) == 48 and not {1, 2, 51} & set(ids)
     assert ids[:10] == vec0_nearest(reader, OWNER, query, 10)
 
@@ -84,10 +87,10 @@ def test_replacing_a_vector_moves_the_row(engine: Engine) -> None:
     store(uow, [(i, OWNER, unit(rng)) for i in range(1, 21)])
     query = unit(rng)
     with uow.read() as db:
-        uow.dialect.nearest_memory_chunks(db, OWNER, query, 5)
+        uow.storage.memory_vectors.nearest_memory_chunks(db, OWNER, query, 5)
     store(uow, [(7, OWNER, query)])
     with uow.read() as db:
-        hits = uow.dialect.nearest_memory_chunks(db, OWNER, query, 20)
+        hits = uow.storage.memory_vectors.nearest_memory_chunks(db, OWNER, query, 20)
     assert hits[0].row_id == 7 and len(hits) == 20
 
 
@@ -97,11 +100,13 @@ def test_message_vectors_filter_by_time_and_a_dropped_session_reloads(engine: En
     reader, writer = UnitOfWork(engine), UnitOfWork(engine)
     rows = [(i, session_pk, i * 1000, unit(rng)) for i in range(1, 41)]
     with writer.write() as db:
-        writer.dialect.store_message_vectors(db, rows)
+        writer.storage.message_vectors.store_message_vectors(db, rows)
     query = unit(rng)
     with reader.read() as db:
-        everything = reader.dialect.nearest_messages(db, session_pk, query, 100)
-        window = reader.dialect.nearest_messages(db, session_pk, query, 5, (10_000, 20_000))
+        everything = reader.storage.message_vectors.nearest_messages(db, session_pk, query, 100)
+        window = reader.storage.message_vectors.nearest_messages(
+            db, session_pk, query, 5, (10_000, 20_000)
+        )
     assert len(everything) == 40
     inside = [h.row_id for h in everything if 10 <= h.row_id <= 20]
     assert [h.row_id for h in window] == inside[:5]
@@ -109,7 +114,7 @@ def test_message_vectors_filter_by_time_and_a_dropped_session_reloads(engine: En
         db.execute(text("DELETE FROM message_vec WHERE message_id > 20"))
         log_reset(db, MESSAGE_SPACE, str(session_pk))
     with reader.read() as db:
-        left = reader.dialect.nearest_messages(db, session_pk, query, 100)
+        left = reader.storage.message_vectors.nearest_messages(db, session_pk, query, 100)
     assert sorted(h.row_id for h in left) == list(range(1, 21))
 
 
@@ -117,10 +122,10 @@ def test_a_partition_over_the_budget_is_searched_by_vec0(engine: Engine) -> None
     rng = random.Random(19)
     uow = UnitOfWork(engine)
     store(uow, [(i, OWNER, unit(rng)) for i in range(1, 31)])
-    small = SqliteDialect(VectorCache(budget_bytes=10 * DIMENSIONS * 4))
+    small = SqliteMemoryVectors(VectorCache(budget_bytes=10 * DIMENSIONS * 4))
     query = unit(rng)
     with uow.read() as db:
-        assert small.vectors.nearest(db, MEMORY_SPACE, OWNER, query, 5) is None
+        assert small.cache.nearest(db, MEMORY_SPACE, OWNER, query, 5) is None
         hits = small.nearest_memory_chunks(db, OWNER, query, 5)
     assert [h.row_id for h in hits] == vec0_nearest(uow, OWNER, query, 5)
 
@@ -130,10 +135,13 @@ def test_a_partition_loaded_after_removals_holds_only_live_rows(engine: Engine) 
     writer = UnitOfWork(engine)
     store(writer, [(i, OWNER, unit(rng)) for i in range(1, 41)])
     with writer.write() as db:
-        writer.dialect.unindex_memory_chunks(db, [3, 17, 40])
+        writer.storage.unindex_memory_chunks(db, [3, 17, 40])
     reader = UnitOfWork(engine)  # loads the partition from the vector table's storage
     query = unit(rng)
     with reader.read() as db:
-        ids = [h.row_id for h in reader.dialect.nearest_memory_chunks(db, OWNER, query, 100)]
+        ids = [
+            h.row_id
+            for h in reader.storage.memory_vectors.nearest_memory_chunks(db, OWNER, query, 100)
+        ]
     assert sorted(ids) == [i for i in range(1, 41) if i not in {3, 17, 40}]
     assert ids[:10] == vec0_nearest(reader, OWNER, query, 10)

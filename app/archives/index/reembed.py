@@ -86,4 +86,4 @@ def _store(
         # A session deleted meanwhile took its messages and their facts with it.
         present = repo.with_search_facts(db, [f.message_id for f in facts])
         kept = [f for f in facts if f.message_id in present]
-        write_search_index(db, uow.dialect, kept, vectors, model)
+        write_search_index(db, uow.storage, kept, vectors, model)

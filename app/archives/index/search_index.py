@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 
 from app.archives.search import repository as repo
 from app.archives.search.hits import time_of_body
-from app.db.dialects.base import Dialect
 from app.db.models import MessageSearch
+from app.db.seams import Storage
 from app.search.ranking import SPEAKER_KEY
 from app.search.text.date_terms import mentioned_dates
 from app.search.text.passages import embedding_order, message_passages, with_their_passages
@@ -134,7 +134,7 @@ def term_counts(documents: Iterable[tuple[frozenset[str], int]]) -> tuple[int, i
 
 def write_search_index(
     db: Session,
-    dialect: Dialect,
+    storage: Storage,
     facts: Sequence[SearchFact],
     vectors: dict[int, MessageVectors],
     model: str | None,
@@ -144,16 +144,16 @@ def write_search_index(
     twice; a session whose statistics are missing (facts written before they existed) has them
     built from all its faceted messages first."""
     seen = repo.with_search_facts(db, [f.message_id for f in facts])
-    dialect.remove_passage_vectors(
+    storage.message_vectors.remove_passage_vectors(
         db,
         [(f.message_id, f.session_pk, seen[f.message_id]) for f in facts if seen.get(f.message_id)],
     )
     repo.add_search_facts(db, fact_rows(facts, vectors, model))
     embedded = [(f, vectors[f.message_id]) for f in facts if f.message_id in vectors]
-    dialect.store_message_vectors(
+    storage.message_vectors.store_message_vectors(
         db, ((f.message_id, f.session_pk, f.said_at_ms or 0, v.whole) for f, v in embedded)
     )
-    dialect.store_passage_vectors(
+    storage.message_vectors.store_passage_vectors(
         db,
         (
             (f.message_id, index, f.session_pk, f.said_at_ms or 0, vector)

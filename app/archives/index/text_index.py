@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from app.archives.index import text_index_repository as repo
-from app.db.dialects.base import Dialect
+from app.db.seams import Storage
 
 
 def unindexed_archives(db: Session, session_pk: int) -> list[int]:
@@ -24,7 +24,7 @@ def unindexed_archives(db: Session, session_pk: int) -> list[int]:
     return repo.unindexed_archives_of_session(db, session_pk)
 
 
-def index_archive_messages(db: Session, dialect: Dialect, archive_pks: Sequence[int]) -> int:
+def index_archive_messages(db: Session, storage: Storage, archive_pks: Sequence[int]) -> int:
     """Index the messages of those of the archives not indexed yet and mark them indexed, in the
     caller's write transaction. On SQLite write transactions run one at a time, so an archive is
     indexed once; on PostgreSQL two at once would write the same entries (an upsert there).
@@ -33,6 +33,6 @@ def index_archive_messages(db: Session, dialect: Dialect, archive_pks: Sequence[
     if not pending:
         return 0
     rows = repo.search_texts(db, pending)
-    dialect.index_messages(db, rows)
+    storage.text.index_messages(db, rows)
     repo.mark_indexed(db, pending)
     return len(rows)

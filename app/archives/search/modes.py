@@ -88,20 +88,22 @@ def _all_terms_rows(
     db: Session, uow: UnitOfWork, scope: Scope, terms: list[str], case_sensitive: bool, want: int
 ) -> Iterator[Any]:
     """Rows that may hold every term, in order: from the index when a term is long enough (or has
-    two characters, where the dialect's index can say), else a scan. Read by id in batches that
+    two characters, where the backend's index can say), else a scan. Read by id in batches that
     start at ``want`` (most searches stop there) and grow four times each."""
     session, only = scope.session, scope.only
-    indexed = [t for t in terms if len(t) >= uow.dialect.min_indexed_term_chars()]
+    indexed = [t for t in terms if len(t) >= uow.storage.text.min_indexed_term_chars()]
     ids: Iterator[int]
     if indexed:
         ids = (
             hit.row_id
-            for hit in uow.dialect.match_messages(db, session.id, indexed, only, ranked=False)
+            for hit in uow.storage.text.match_messages(db, session.id, indexed, only, ranked=False)
         )
-    elif (short := uow.dialect.short_term_message_ids(db, session.id, terms, only)) is not None:
+    elif (
+        short := uow.storage.text.short_term_message_ids(db, session.id, terms, only)
+    ) is not None:
         ids = iter(short)
     elif all(t.isascii() for t in terms):
-        ids = iter(uow.dialect.scan_message_ids(db, session.id, terms, only, case_sensitive))
+        ids = iter(uow.storage.text.scan_message_ids(db, session.id, terms, only, case_sensitive))
     else:
         yield from search_repo.iter_archived_texts(db, session, only)
         return
@@ -165,9 +167,11 @@ def match_keyword_overviews(
     literals = query.whole_literals
     if case_sensitive or not literals:
         literals = matching.keyword_terms(raw)
-    if not (literals and all(len(t) >= uow.dialect.min_indexed_term_chars() for t in literals)):
+    if not (
+        literals and all(len(t) >= uow.storage.text.min_indexed_term_chars() for t in literals)
+    ):
         return _holding(scope, _overview_texts(db, scope), literals, case_sensitive)[:limit]
-    found_by_index = uow.dialect.match_overviews(
+    found_by_index = uow.storage.text.match_overviews(
         db, scope.session.id, literals, scope.only, ranked=False
     )
     candidates = sorted(

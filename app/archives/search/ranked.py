@@ -24,7 +24,7 @@ from app.archives.search.ranked_scope import QueryVectors, Scope
 from app.archives.search.ranked_stats import session_stats
 from app.archives.search.ranked_vectors import message_similarity
 from app.core.rules.dates import host_time
-from app.db.dialects.base import CandidateRow
+from app.db.shared.rows import CandidateRow
 from app.db.uow import UnitOfWork
 from app.search import ranking
 from app.search.diversity import mmr_order, mmr_tokens
@@ -62,12 +62,12 @@ def _candidates(
             w
             for q in queries
             for w in q.cjk_words
-            if len(w) >= uow.dialect.min_indexed_term_chars()
+            if len(w) >= uow.storage.text.min_indexed_term_chars()
         ]
         literals = [*dict.fromkeys(words), *sorted(literals, key=lambda t: frequencies.get(t, 0))]
     # Counted frequencies are the whole session's: then the window is applied to the hits instead.
     window = scope.window_ms() if budget else (None, None)
-    rows = uow.dialect.message_candidates(
+    rows = uow.storage.text.message_candidates(
         db, scope.session.id, literals, dates, scope.only, window, budget
     )
     docs = [ranking.Doc(r.row_id, r.text, r.dates) for r in rows]

@@ -9,8 +9,8 @@ from datetime import datetime
 
 from app.archives.read.repository import ArchiveHead
 from app.archives.search.hits import TimeWindow
-from app.db.dialects.base import TimeRange
 from app.db.models import AgentSession
+from app.db.shared.rows import TimeRange
 
 
 @dataclass(frozen=True, slots=True)

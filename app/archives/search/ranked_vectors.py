@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.archives.search import repository as repo
 from app.archives.search.ranked_scope import Scope
-from app.db.dialects.base import TextHit
+from app.db.shared.rows import TextHit
 from app.db.uow import UnitOfWork
 from app.search import ranking
 
@@ -35,8 +35,8 @@ def message_similarity(
     ``context-engine reembed`` has run) are left to the lexical side: distances between two
     models' vectors mean nothing."""
     session_pk, window = scope.session.id, scope.window_ms()
-    hits = uow.dialect.nearest_messages(db, session_pk, vector, pool, window)
-    nearest = uow.dialect.nearest_passages(db, session_pk, vector, 2 * pool, window)
+    hits = uow.storage.message_vectors.nearest_messages(db, session_pk, vector, pool, window)
+    nearest = uow.storage.message_vectors.nearest_passages(db, session_pk, vector, 2 * pool, window)
     if model is not None:
         found = [h.row_id for h in itertools.chain(hits, nearest or ())]
         foreign = repo.embedded_by_other_models(db, found, model)
@@ -47,7 +47,7 @@ def message_similarity(
         counts = repo.with_search_facts(db, list(whole))
         most = pool // 2 if rescore is None else rescore
         rescored = {h.row_id: counts.get(h.row_id, 0) for h in hits[:most]}
-        passages = uow.dialect.passage_similarities(db, rescored, vector)
+        passages = uow.storage.message_vectors.passage_similarities(db, rescored, vector)
         return ranking.blended_similarity(whole, passages, counts)
     passages = _similarities(nearest)
     unknown = [row_id for row_id in whole if row_id not in passages]

@@ -60,7 +60,7 @@ class Archive(Base):
     last_seq: Mapped[int] = mapped_column(Integer, default=0)
     keep_recent_count: Mapped[int] = mapped_column(Integer, default=0)
     # Whether the archive's messages are in the message text index: a commit archives them
-    # unindexed, Phase 2's first step or a search of the session indexes them (app.archives.text_index).
+    # unindexed, Phase 2's first step or a search of the session indexes them (app.archives.index.text_index).
     messages_indexed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=true())
     custom_instructions: Mapped[str | None] = mapped_column(Text)
     wm_path: Mapped[str | None] = mapped_column(String(32))

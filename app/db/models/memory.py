@@ -35,7 +35,7 @@ class Memory(Base):
     title: Mapped[str] = mapped_column(Text, default="")
     abstract: Mapped[str] = mapped_column(Text, default="")
     content: Mapped[str] = mapped_column(Text, default="")
-    # A digest of the normalised content (app/memory/experience.py, content_key): an exact
+    # A digest of the normalised content (app/memory/store/content_key.py): an exact
     # duplicate is found by an index lookup, not by reading the owner's every memory.
     content_key: Mapped[str | None] = mapped_column(String(32))
     confidence: Mapped[float] = mapped_column(Float, default=1.0)

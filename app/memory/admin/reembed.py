@@ -68,4 +68,4 @@ def _store(
             # Unchanged since it was read (an edit meanwhile re-embedded it already).
             if row.id in current and current[row.id].content == row.content
         ]
-        write_chunks_many(db, service.uow.dialect, items)
+        write_chunks_many(db, service.uow.storage, items)

@@ -205,7 +205,7 @@ def store_records(
     """Write prepared records in one transaction, replacing by id, with a few statements for the
     whole batch; returns each record's id."""
     now = utcnow()
-    dialect = service.uow.dialect
+    storage = service.uow.storage
     with service.uow.write() as db:
         held = admin_repo.owners_of_ids(db, [r.id for r in records])
         # Another tenant's id is answered as if it did not exist: the record gets a new id.
@@ -218,10 +218,10 @@ def store_records(
         latest = {r.id: (r, p) for r, p in zip(records, prepared, strict=True)}  # last id wins
         replaced = [memory_id for memory_id in latest if memory_id in held]
         if replaced:
-            remove_memories(db, dialect, replaced)
+            remove_memories(db, storage, replaced)
         memories = [(_row(caller.tenant_id, record), chunks) for record, chunks in latest.values()]
         admin_repo.add_memories(db, [memory for memory, _ in memories])
-        write_chunks_many(db, dialect, memories)
+        write_chunks_many(db, storage, memories)
         for memory, _ in memories:
             audit(db, memory, "ADD", "import", "import", None, now)
     return [r.id for r in records]

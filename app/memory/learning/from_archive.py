@@ -109,12 +109,12 @@ def _apply(
             target.abstract = one_line(target.content)
             target.version += 1
             target.updated_at = now
-            write_chunks(db, service.uow.dialect, target, prepared)
+            write_chunks(db, service.uow.storage, target, prepared)
             audit(db, target, "UPDATE", "extraction", decision.reason, before, now)
             return True
         memory = _new_memory(caller, archive, decision.candidate, now)
         repo.add_memory(db, memory)
-        write_chunks(db, service.uow.dialect, memory, prepared)
+        write_chunks(db, service.uow.storage, memory, prepared)
         audit(db, memory, "ADD", "extraction", decision.reason, None, now)
         if decision.action == "DELETE" and target is not None:
             # A memory proven false is superseded: kept for the audit trail, hidden from recall.

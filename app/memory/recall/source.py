@@ -77,7 +77,7 @@ class MemoryRecall:
         # SQLite answers this indexed read of a row or two from pages in memory in less time than
         # the hop to a worker thread and back costs (the API key lookup does the same).
         # A database server's reads wait on the network, so they run in a thread.
-        if self._service.uow.dialect.in_process_reads:
+        if self._service.uow.storage.in_process_reads:
             return self._service.generations(tenant_id, owners)
         return await to_thread(self._service.generations, tenant_id, owners)
 

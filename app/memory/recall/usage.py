@@ -26,10 +26,10 @@ FOLLOWING_MESSAGES = 8
 def skill_memory_block(service: MemoryService, tenant_id: str, agent_id: str, name: str) -> str:
     """Uses and success rate of a skill in the agent's sessions, plus its ``skills`` memories."""
     path = f"skills/{name}/SKILL.md"
-    dialect = service.uow.dialect
+    storage = service.uow.storage
     uses = successes = 0
     with service.uow.read() as db:
-        for session_pk, seq, body in dialect.tool_calls_mentioning(
+        for session_pk, seq, body in storage.tools.tool_calls_mentioning(
             db, tenant_id, agent_id, path, SCAN_LIMIT
         ):
             message: Message = json.loads(body)
@@ -38,7 +38,9 @@ def skill_memory_block(service: MemoryService, tenant_id: str, agent_id: str, na
                     uses += 1
                     following = [
                         json.loads(b)
-                        for b in dialect.messages_after(db, session_pk, seq, FOLLOWING_MESSAGES)
+                        for b in storage.tools.messages_after(
+                            db, session_pk, seq, FOLLOWING_MESSAGES
+                        )
                     ]
                     result = next((m for m in following if tool_result_id(m) == call.id), None)
                     successes += int(result is not None and result.get("isError") is not True)
@@ -58,7 +60,7 @@ def tool_memory_block(
 ) -> str:
     """Calls, success rate and common errors per tool, with the agent's ``tools`` memories."""
     with service.uow.read() as db:
-        rows = service.uow.dialect.tool_results(db, tenant_id, agent_id, tools, RESULT_LIMIT)
+        rows = service.uow.storage.tools.tool_results(db, tenant_id, agent_id, tools, RESULT_LIMIT)
         notes = repo.list_memories(
             db, tenant_id, [("agent", agent_id)], utcnow(), category="tools", limit=50
         )

@@ -8,8 +8,8 @@ from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
 from app.core.vector_matrix import best_cosines
-from app.db.dialects import Dialect
 from app.db.models import Memory
+from app.db.seams import Storage
 from app.memory.records import owner_key
 from app.memory.service import MemoryService
 from app.memory.store import chunk_repository as chunk_repo
@@ -39,7 +39,7 @@ def word_side(
     """The word index's rank of each matching chunk, the rank of an ideal chunk, and the matching
     chunks' rows, in one read transaction."""
     with service.uow.read() as db:
-        ranks, ideal = _word_ranks(db, service.uow.dialect, tenant_id, owners, phrases, pool)
+        ranks, ideal = _word_ranks(db, service.uow.storage, tenant_id, owners, phrases, pool)
         return ranks, ideal, chunk_repo.chunks_with_memories(db, list(ranks), utcnow())
 
 
@@ -56,7 +56,7 @@ def vector_side(
     whole: dict[int, float] = {}
     with service.uow.read() as db:
         for owner in owners:
-            for hit in service.uow.dialect.nearest_memory_chunks(
+            for hit in service.uow.storage.memory_vectors.nearest_memory_chunks(
                 db, owner_key(tenant_id, owner), vector, pool
             ):
                 whole[hit.row_id] = 1.0 - float(hit.score or 0.0)
@@ -67,7 +67,7 @@ def vector_side(
 
 def _word_ranks(
     db: Session,
-    dialect: Dialect,
+    storage: Storage,
     tenant_id: str,
     owners: list[tuple[str, str]],
     phrases: list[Phrase],
@@ -76,19 +76,19 @@ def _word_ranks(
     """The word index's rank of each matching chunk, and the rank of an ideal chunk."""
     ranks = {
         h.row_id: float(h.score or 0.0)
-        for h in dialect.match_memory_chunks(db, tenant_id, owners, phrases, pool)
+        for h in storage.memory_words.match_memory_chunks(db, tenant_id, owners, phrases, pool)
     }
     partitions = [owner_key(tenant_id, owner) for owner in owners]
-    return ranks, _ideal_rank(db, dialect, partitions, phrases) if ranks else 0.0
+    return ranks, _ideal_rank(db, storage, partitions, phrases) if ranks else 0.0
 
 
 def _ideal_rank(
-    db: Session, dialect: Dialect, partitions: list[str], phrases: list[Phrase]
+    db: Session, storage: Storage, partitions: list[str], phrases: list[Phrase]
 ) -> float:
     """The word index's BM25 of a chunk holding every phrase once: the sum of the phrases' idfs,
     with a phrase as frequent as its rarest token (an upper bound)."""
     tokens = [t for p in phrases for t in (p.tokens[:-1] if p.prefix else p.tokens)]
-    documents, counts = dialect.memory_term_documents(
+    documents, counts = storage.memory_words.memory_term_documents(
         db, partitions, tokens, [p.tokens[-1] for p in phrases if p.prefix]
     )
     total = 0.0

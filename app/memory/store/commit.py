@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from sqlalchemy.orm import Session
 
 from app.core.clock import utcnow
-from app.db.dialects import Dialect
 from app.db.models import Memory
+from app.db.seams import Storage
 from app.db.uow import UnitOfWork
 from app.memory.records import (
     memory_record,
@@ -58,7 +58,7 @@ def commit_write(
     index = chunk_index(memory, prepared.texts)
     words = word_set(memory.content)
     with uow.write() as db:
-        duplicate = _duplicate(db, uow.dialect, writer, new.category, key, words, prepared, now)
+        duplicate = _duplicate(db, uow.storage, writer, new.category, key, words, prepared, now)
         if duplicate is not None:
             view = memory_record(duplicate, can_read_sensitive=writer.can_read_sensitive)
             return CommitOutcome("NONE", reason="duplicate", memory=view), None
@@ -69,16 +69,16 @@ def commit_write(
         )
         if profile is None:
             repo.add_memory(db, memory)
-            write_chunks(db, uow.dialect, memory, prepared, index)
+            write_chunks(db, uow.storage, memory, prepared, index)
             audit(db, memory, "ADD", writer.actor, "commit_memory", None, now)
             view = memory_record(memory, can_read_sensitive=writer.can_read_sensitive)
             return CommitOutcome("ADD", memory=view), None
-        return _merge_profile(db, uow.dialect, writer, profile, clean.content, now), profile.id
+        return _merge_profile(db, uow.storage, writer, profile, clean.content, now), profile.id
 
 
 def _duplicate(
     db: Session,
-    dialect: Dialect,
+    storage: Storage,
     writer: Writer,
     category: str,
     key: str,
@@ -95,7 +95,7 @@ def _duplicate(
             return other
     if prepared.vectors:
         partition = owner_key(writer.tenant_id, writer.owner)
-        near = dialect.nearest_memory_chunks(db, partition, prepared.vectors[0], 5)
+        near = storage.memory_vectors.nearest_memory_chunks(db, partition, prepared.vectors[0], 5)
         close = {hit.row_id for hit in near if (hit.score or 0) <= DUPLICATE_DISTANCE}
         for _chunk, other in chunk_repo.chunks_with_memories(db, list(close), now):
             owner = (other.tenant_id, other.owner_kind, other.owner_id)
@@ -106,14 +106,14 @@ def _duplicate(
 
 
 def _merge_profile(
-    db: Session, dialect: Dialect, writer: Writer, profile: Memory, content: str, now: datetime
+    db: Session, storage: Storage, writer: Writer, profile: Memory, content: str, now: datetime
 ) -> CommitOutcome:
     before = snapshot(profile)
     profile.content = f"{profile.content.rstrip()}\n{content}"
     profile.abstract = one_line(profile.content)
     profile.version += 1
     profile.updated_at = now
-    write_chunks(db, dialect, profile, PreparedChunks(chunks_for(profile.content), None, None))
+    write_chunks(db, storage, profile, PreparedChunks(chunks_for(profile.content), None, None))
     audit(db, profile, "UPDATE", writer.actor, "commit_memory merged into the profile", before, now)
     view = memory_record(profile, can_read_sensitive=writer.can_read_sensitive)
     return CommitOutcome("UPDATE", memory=view)

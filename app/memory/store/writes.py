@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 
 from app.core.rules.redaction import redact_text
 from app.core.vector_matrix import float32_bytes
-from app.db.dialects import Dialect
 from app.db.models import Memory, MemoryAudit
+from app.db.seams import Storage
 from app.memory.records import owner_key, snapshot
 from app.memory.store import chunk_repository as chunk_repo
 from app.memory.store import passage_repository as passage_repo
@@ -78,7 +78,7 @@ def chunk_index(memory: Memory, chunks: list[str]) -> ChunkIndex:
 
 def write_chunks(
     db: Session,
-    dialect: Dialect,
+    storage: Storage,
     memory: Memory,
     prepared: PreparedChunks,
     index: ChunkIndex | None = None,
@@ -86,11 +86,11 @@ def write_chunks(
     """(Re)build the chunks of a memory and their index entries (``index``: of ``prepared``'s
     texts, computed before the transaction; else here)."""
     index = index or chunk_index(memory, prepared.texts)
-    dialect.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, [memory.id]))
+    storage.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, [memory.id]))
     chunk_repo.delete_chunks(db, [memory.id])
     chunk_ids = chunk_repo.add_chunks(db, memory, prepared.texts, prepared.model_id)
     partition = owner_key(memory.tenant_id, (memory.owner_kind, memory.owner_id))
-    dialect.index_memory_chunks(
+    storage.memory_words.index_memory_chunks(
         db,
         chunks_with_words(
             [(i, partition, text) for i, text in zip(chunk_ids, index.texts, strict=True)],
@@ -100,7 +100,7 @@ def write_chunks(
     )
     if prepared.vectors is not None:
         # Only the first chunks of a long memory have vectors (app/memory/store/preparing.py).
-        dialect.store_chunk_vectors(
+        storage.memory_vectors.store_chunk_vectors(
             db, [(i, partition, v) for i, v in zip(chunk_ids, prepared.vectors, strict=False)]
         )
         passage_repo.add_passage_vectors(db, prepared.passage_rows(memory.tenant_id, chunk_ids))
@@ -108,18 +108,18 @@ def write_chunks(
 
 
 def write_chunks_many(
-    db: Session, dialect: Dialect, items: list[tuple[Memory, PreparedChunks]]
+    db: Session, storage: Storage, items: list[tuple[Memory, PreparedChunks]]
 ) -> None:
     """``write_chunks`` for many memories at once: a few statements for the whole batch."""
     if not items:
         return
     memory_ids = [memory.id for memory, _ in items]
-    dialect.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, memory_ids))
+    storage.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, memory_ids))
     chunk_repo.delete_chunks(db, memory_ids)
     groups = chunk_repo.add_chunks_many(
         db, [(memory, prepared.texts, prepared.model_id) for memory, prepared in items]
     )
-    dialect.index_memory_chunks(
+    storage.memory_words.index_memory_chunks(
         db,
         chunks_with_words(
             [
@@ -144,13 +144,13 @@ def write_chunks_many(
             ]
             passages += prepared.passage_rows(memory.tenant_id, [chunk.id for chunk in chunks])
         memory.embedding_model = prepared.model_id
-    dialect.store_chunk_vectors(db, vectors)
+    storage.memory_vectors.store_chunk_vectors(db, vectors)
     passage_repo.add_passage_vectors(db, passages)
 
 
-def remove_memories(db: Session, dialect: Dialect, memory_ids: list[str]) -> None:
+def remove_memories(db: Session, storage: Storage, memory_ids: list[str]) -> None:
     """Delete memories with their chunks, word index rows and vectors."""
-    dialect.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, memory_ids))
+    storage.unindex_memory_chunks(db, chunk_repo.chunk_ids_of(db, memory_ids))
     chunk_repo.delete_chunks(db, memory_ids)
     repo.delete_memories(db, memory_ids)
 

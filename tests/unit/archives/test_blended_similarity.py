@@ -1,5 +1,5 @@
 """A message's similarity from its whole vector and its best passage (app/search/ranking.py),
-and each message's nearest passage from a passage KNN (app/db/dialects/base.py)."""
+and each message's nearest passage from a passage KNN (app/db/shared/passage_ids.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from app.db.dialects.passage_ids import (
+from app.db.shared.passage_ids import (
     PASSAGE_STRIDE,
     best_passages,
     passage_id,

@@ -1,5 +1,6 @@
-"""The passage vectors of archived messages on PostgreSQL (app/search/text/passages.py): a pgvector
-table beside ``message_vec``, with the message's id (deleted with it), its session and time."""
+"""PostgreSQL: the vectors of archived messages and of their passages (app/search/text/passages.py):
+pgvector tables searched per session (app/db/postgres/knn.py); a passage's row holds its message's
+id (deleted with it), its session and time."""
 
 from __future__ import annotations
 
@@ -8,16 +9,45 @@ from collections.abc import Iterable, Mapping
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit, TimeRange
-from app.db.dialects.passage_ids import best_passages, passage_id
-from app.db.dialects.postgres_memory import tune_vector_scan
-from app.db.dialects.postgres_text import vector_literal
+from app.db.postgres.knn import session_knn
+from app.db.postgres.literals import vector_literal
+from app.db.shared.passage_ids import best_passages, passage_id
+from app.db.shared.rows import TextHit, TimeRange
 
+MESSAGE_VEC = "message_vec"
 PASSAGE_VEC = "message_passage_vec"
 
 
-class PostgresPassageIndex:
-    """The passage methods of the PostgreSQL dialect."""
+class PostgresMessageVectors:
+    """The message vector index of PostgreSQL (``MessageVectorIndex``)."""
+
+    def store_message_vectors(
+        self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]
+    ) -> None:
+        params = [
+            {"id": message_id, "s": session_pk, "t": said_at_ms, "v": vector_literal(vector)}
+            for message_id, session_pk, said_at_ms, vector in rows
+        ]
+        if params:
+            db.execute(
+                text(
+                    f"INSERT INTO {MESSAGE_VEC}(message_id, session_pk, said_at_ms, embedding) "
+                    "VALUES (:id, :s, :t, CAST(:v AS vector)) ON CONFLICT (message_id) DO UPDATE SET "
+                    "session_pk = EXCLUDED.session_pk, said_at_ms = EXCLUDED.said_at_ms, embedding = EXCLUDED.embedding"
+                ),
+                params,
+            )
+
+    def nearest_messages(
+        self,
+        db: Session,
+        session_pk: int,
+        vector: list[float],
+        k: int,
+        window: TimeRange = (None, None),
+    ) -> list[TextHit]:
+        hits = session_knn(db, MESSAGE_VEC, "message_id", session_pk, vector, k, window)
+        return [TextHit(row_id, distance) for row_id, distance in hits]
 
     def store_passage_vectors(
         self, db: Session, rows: Iterable[tuple[int, int, int, int, list[float]]]
@@ -75,34 +105,7 @@ class PostgresPassageIndex:
         rows = db.execute(text(sql), {"v": vector_literal(vector), "ids": ids})
         return {int(m): float(similarity) for m, similarity in rows}
 
-    def unindex_session_passages(self, db: Session, session_pk: int) -> None:
-        db.execute(text(f"DELETE FROM {PASSAGE_VEC} WHERE session_pk = :s"), {"s": session_pk})
-
-
-def session_knn(
-    db: Session,
-    table: str,
-    id_column: str,
-    session_pk: int,
-    vector: list[float],
-    k: int,
-    window: TimeRange,
-) -> list[tuple[int, float]]:
-    """(id, cosine distance) of the k rows of one session's vector table nearest to the vector,
-    nearest first. The time filter is part of the KNN (iterative index scans keep going until k
-    rows pass it), so a narrow window still gets its k nearest."""
-    tune_vector_scan(db, k)
-    since = " AND said_at_ms >= :since" if window[0] is not None else ""
-    until = " AND said_at_ms <= :until" if window[1] is not None else ""
-    sql = (
-        f"SELECT {id_column}, embedding <=> CAST(:v AS vector) AS distance FROM {table} "
-        f"WHERE session_pk = :s{since}{until} ORDER BY distance LIMIT :k"
-    )
-    params = {
-        "v": vector_literal(vector),
-        "k": k,
-        "s": session_pk,
-        "since": window[0],
-        "until": window[1],
-    }
-    return [(int(r), float(d)) for r, d in db.execute(text(sql), params)]
+    def remove_session_vectors(self, db: Session, session_pk: int) -> None:
+        params = {"s": session_pk}
+        db.execute(text(f"DELETE FROM {MESSAGE_VEC} WHERE session_pk = :s"), params)
+        db.execute(text(f"DELETE FROM {PASSAGE_VEC} WHERE session_pk = :s"), params)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.postgres_text import tsquery_literal
+from app.db.postgres.literals import tsquery_literal
 from app.search import plan
 from app.search.plan import Statistics, best_limits, summed_share, term_weights
 

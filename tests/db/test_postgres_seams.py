@@ -1,4 +1,4 @@
-"""The PostgreSQL dialect against a real server, beside the SQLite dialect on the same data: where
+"""The PostgreSQL storage seams against a real server, beside SQLite's on the same data: where
 the two mean the same (keyword hits, candidates, neighbours, BM25 of the word index), they must
 answer the same (docs/architecture.md, Storage)."""
 
@@ -19,10 +19,9 @@ from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
 from app.db.base import Base
-from app.db.dialects.postgres import PostgresDialect
-from app.db.dialects.sqlite import SqliteDialect
 from app.db.engine import create_db_engine
 from app.db.migrate import upgrade_to_head
+from app.db.seams import Storage
 from app.db.uow import UnitOfWork
 from app.search.text.memory_phrases import cjk_spaced, memory_phrases
 from app.search.text.query import parse_query
@@ -60,7 +59,7 @@ class Backend:
 
     def read(self, call: Callable[[Any, Session], Any]) -> Any:
         with self.uow.read() as db:
-            return call(self.uow.dialect, db)
+            return call(self.uow.storage, db)
 
 
 def _backend(url: str) -> Backend:
@@ -73,13 +72,13 @@ def _backend(url: str) -> Backend:
 def pair(
     server: postgres.PostgresServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Backend, Backend]]:
-    """The same data in SQLite and in PostgreSQL, written through each dialect."""
+    """The same data in SQLite and in PostgreSQL, written through each backend's seams."""
     sqlite = _backend(f"sqlite:///{tmp_path_factory.mktemp('pg-dialect') / 'ce.db'}")
     url = server.create_database()
     pg = _backend(url)
-    assert isinstance(sqlite.uow.dialect, SqliteDialect)
-    assert isinstance(pg.uow.dialect, PostgresDialect)
-    assert not pg.uow.dialect.single_writer
+    assert sqlite.uow.storage.name == "sqlite"
+    assert pg.uow.storage.name == "postgresql"
+    assert not pg.uow.storage.single_writer
     for backend in (sqlite, pg):
         seed(backend)
     yield sqlite, pg
@@ -112,7 +111,7 @@ def seed(backend: Backend) -> None:
         "updated_at": NOW,
     }
     with backend.uow.write() as db:
-        dialect = backend.uow.dialect
+        storage = backend.uow.storage
         _insert(
             db,
             "agent_sessions",
@@ -178,17 +177,17 @@ def seed(backend: Backend) -> None:
         _insert(db, "messages", messages)
         _insert(db, "message_search", facts)
         archived = [(m["id"], m["search_text"]) for m in messages if m["archive_pk"]]
-        dialect.index_messages(db, archived)
+        storage.text.index_messages(db, archived)
         for archive_pk, overview in OVERVIEWS.items():
-            dialect.index_archive_overview(db, archive_pk, overview)
-        dialect.store_message_vectors(
+            storage.text.index_archive_overview(db, archive_pk, overview)
+        storage.message_vectors.store_message_vectors(
             db,
             [(pk, s, t, _vector(pk)) for pk, s, a, _, _, _, _, t, _ in MESSAGES if a is not None],
         )
-        _seed_memories(db, dialect)
+        _seed_memories(db, storage)
 
 
-def _seed_memories(db: Session, dialect: Any) -> None:
+def _seed_memories(db: Session, storage: Storage) -> None:
     for n, (memory_id, kind, owner_id, title, chunks) in enumerate(MEMORIES, start=1):
         _insert(
             db,
@@ -218,13 +217,13 @@ def _seed_memories(db: Session, dialect: Any) -> None:
             ],
         )
         owner = f"t:{kind}:{owner_id}"
-        dialect.index_memory_chunks(
+        storage.memory_words.index_memory_chunks(
             db,
             chunks_with_words(
                 [(i, owner, cjk_spaced(f"{title}\n{t}")) for i, t in zip(ids, chunks, strict=True)]
             ),
         )
-        dialect.store_chunk_vectors(db, [(i, owner, _vector(1000 + i)) for i in ids])
+        storage.memory_vectors.store_chunk_vectors(db, [(i, owner, _vector(1000 + i)) for i in ids])
 
 
 def both(pair: tuple[Backend, Backend], call: Callable[[Any, Session], Any]) -> tuple[Any, Any]:
@@ -251,31 +250,35 @@ def test_keyword_hits_are_the_same(pair: tuple[Backend, Backend], terms: list[st
         sqlite, pg = both(
             pair,
             lambda d, db, a=archive_pk: [
-                h.row_id for h in d.match_messages(db, 1, terms, a, False)
+                h.row_id for h in d.text.match_messages(db, 1, terms, a, False)
             ],
         )
         assert pg == sqlite, (terms, archive_pk)
         sqlite, pg = both(
             pair,
-            lambda d, db, a=archive_pk: {h.row_id for h in d.match_messages(db, 1, terms, a, True)},
+            lambda d, db, a=archive_pk: {
+                h.row_id for h in d.text.match_messages(db, 1, terms, a, True)
+            },
         )
         assert pg == sqlite, (terms, archive_pk)
         for ranked in (False, True):
             sqlite, pg = both(
                 pair,
                 lambda d, db, a=archive_pk, r=ranked: {
-                    h.row_id for h in d.match_overviews(db, 1, terms, a, r)
+                    h.row_id for h in d.text.match_overviews(db, 1, terms, a, r)
                 },
             )
             assert pg == sqlite, (terms, archive_pk, ranked)
 
 
 def test_ranked_hits_put_the_densest_match_first(pair: tuple[Backend, Backend]) -> None:
-    sqlite, pg = both(pair, lambda d, db: list(d.match_messages(db, 1, ["deploy"], None, True)))
+    sqlite, pg = both(
+        pair, lambda d, db: list(d.text.match_messages(db, 1, ["deploy"], None, True))
+    )
     assert pg[0].row_id == sqlite[0].row_id == 4  # "deploy" three times
     assert all(h.score is not None and h.score > 0 for h in pg)
     assert [h.score for h in pg] == sorted((h.score for h in pg), reverse=True)
-    assert pair[1].read(lambda d, db: d.min_indexed_term_chars()) == 3
+    assert pair[1].read(lambda d, db: d.text.min_indexed_term_chars()) == 3
 
 
 @pytest.mark.parametrize("case_sensitive", [False, True])
@@ -285,7 +288,8 @@ def test_scans_are_the_same(
 ) -> None:
     for archive_pk in (None, 2):
         sqlite, pg = both(
-            pair, lambda d, db, a=archive_pk: d.scan_message_ids(db, 1, terms, a, case_sensitive)
+            pair,
+            lambda d, db, a=archive_pk: d.text.scan_message_ids(db, 1, terms, a, case_sensitive),
         )
         assert pg == sqlite
 
@@ -308,7 +312,7 @@ def test_message_candidates_are_the_same(
     budget: int | None,
 ) -> None:
     sqlite, pg = both(
-        pair, lambda d, db: d.message_candidates(db, 1, literals, dates, None, window, budget)
+        pair, lambda d, db: d.text.message_candidates(db, 1, literals, dates, None, window, budget)
     )
     assert sorted(pg, key=lambda r: r.row_id) == sorted(sqlite, key=lambda r: r.row_id)
     assert {r.row_id for r in pg}
@@ -316,12 +320,12 @@ def test_message_candidates_are_the_same(
 
 def test_tool_lookups_are_the_same(pair: tuple[Backend, Backend]) -> None:
     calls: list[Callable[[Any, Session], Any]] = [
-        lambda d, db: d.tool_results(db, "t", "main", ["exec", "ls"], 10),
-        lambda d, db: d.tool_results(db, "t", "main", ["exec"], 10),
-        lambda d, db: d.tool_results(db, "t", "main", [], 10),
-        lambda d, db: d.tool_calls_mentioning(db, "t", "main", "DATABASE_URL", 10),
-        lambda d, db: d.tool_calls_mentioning(db, "t", "main", "部署成功", 10),
-        lambda d, db: d.messages_after(db, 1, 2, 3),
+        lambda d, db: d.tools.tool_results(db, "t", "main", ["exec", "ls"], 10),
+        lambda d, db: d.tools.tool_results(db, "t", "main", ["exec"], 10),
+        lambda d, db: d.tools.tool_results(db, "t", "main", [], 10),
+        lambda d, db: d.tools.tool_calls_mentioning(db, "t", "main", "DATABASE_URL", 10),
+        lambda d, db: d.tools.tool_calls_mentioning(db, "t", "main", "部署成功", 10),
+        lambda d, db: d.tools.messages_after(db, 1, 2, 3),
     ]
     for call in calls:
         sqlite, pg = both(pair, call)
@@ -348,7 +352,9 @@ def test_memory_word_index_finds_what_fts5_finds(
     (tests/db/test_postgres_memory_words.py), FTS5 with the whole index's."""
     phrases = memory_phrases(parse_query(query, today=NOW.date()))
     expression = phrases
-    sqlite, pg = both(pair, lambda d, db: d.match_memory_chunks(db, "t", owners, expression, 20))
+    sqlite, pg = both(
+        pair, lambda d, db: d.memory_words.match_memory_chunks(db, "t", owners, expression, 20)
+    )
     assert {h.row_id for h in pg} == {h.row_id for h in sqlite}, expression
     assert pg, expression
 
@@ -357,11 +363,16 @@ def test_memory_neighbours_are_the_same(pair: tuple[Backend, Backend]) -> None:
     for owner in ("t:user:u1", "t:agent:main", "t:user:nobody"):
         for probe in (1000 + 10, 7, 1000 + 31):
             sqlite, pg = both(
-                pair, lambda d, db, o=owner, p=probe: d.nearest_memory_chunks(db, o, _vector(p), 3)
+                pair,
+                lambda d, db, o=owner, p=probe: d.memory_vectors.nearest_memory_chunks(
+                    db, o, _vector(p), 3
+                ),
             )
             assert [h.row_id for h in pg] == [h.row_id for h in sqlite]
             assert [h.score for h in pg] == pytest.approx([h.score for h in sqlite], abs=1e-5)
-    found = pair[1].read(lambda d, db: d.nearest_memory_chunks(db, "t:user:u1", _vector(1010), 1))
+    found = pair[1].read(
+        lambda d, db: d.memory_vectors.nearest_memory_chunks(db, "t:user:u1", _vector(1010), 1)
+    )
     assert found[0].row_id == 10 and found[0].score == pytest.approx(0.0, abs=1e-6)
 
 
@@ -370,7 +381,10 @@ def test_message_neighbours_are_the_same(pair: tuple[Backend, Backend]) -> None:
     for window in [*windows, (2500, 5000)]:
         for probe in (1, 4, 99):
             sqlite, pg = both(
-                pair, lambda d, db, p=probe, w=window: d.nearest_messages(db, 1, _vector(p), 3, w)
+                pair,
+                lambda d, db, p=probe, w=window: d.message_vectors.nearest_messages(
+                    db, 1, _vector(p), 3, w
+                ),
             )
             assert [h.row_id for h in pg] == [h.row_id for h in sqlite], window
             assert [h.score for h in pg] == pytest.approx([h.score for h in sqlite], abs=1e-5)
@@ -391,32 +405,38 @@ def test_unindexing_removes_every_entry(server: postgres.PostgresServer, tmp_pat
         for backend in (sqlite, pg):
             seed(backend)
             with backend.uow.write() as db:
-                backend.uow.dialect.unindex_session(db, 1)
-                backend.uow.dialect.unindex_memory_chunks(db, [10, 11, 20])
+                backend.uow.storage.unindex_session(db, 1)
+                backend.uow.storage.unindex_memory_chunks(db, [10, 11, 20])
         pair = (sqlite, pg)
         for terms in (["deploy"], ["部署失败"]):
             sqlite_hits, pg_hits = both(
                 pair,
-                lambda d, db, t=terms: [h.row_id for h in d.match_messages(db, 1, t, None, True)],
+                lambda d, db, t=terms: [
+                    h.row_id for h in d.text.match_messages(db, 1, t, None, True)
+                ],
             )
             assert pg_hits == sqlite_hits == []
         sqlite_hits, pg_hits = both(
-            pair, lambda d, db: list(d.match_overviews(db, 2, ["xx"], None, True))
+            pair, lambda d, db: list(d.text.match_overviews(db, 2, ["xx"], None, True))
         )
         assert pg_hits == sqlite_hits == []
-        assert pg.read(lambda d, db: d.nearest_messages(db, 1, _vector(1), 5)) == []
+        assert pg.read(lambda d, db: d.message_vectors.nearest_messages(db, 1, _vector(1), 5)) == []
         assert [
-            h.row_id for h in pg.read(lambda d, db: d.nearest_messages(db, 2, _vector(1), 5))
+            h.row_id
+            for h in pg.read(lambda d, db: d.message_vectors.nearest_messages(db, 2, _vector(1), 5))
         ] == [7]
         expression = memory_phrases(parse_query("deploy", today=NOW.date()))
         owners = [("user", "u1"), ("agent", "main"), ("user", "u2")]
         sqlite_hits, pg_hits = both(
             pair,
-            lambda d, db: [h.row_id for h in d.match_memory_chunks(db, "t", owners, expression, 9)],
+            lambda d, db: [
+                h.row_id for h in d.memory_words.match_memory_chunks(db, "t", owners, expression, 9)
+            ],
         )
         assert pg_hits == sqlite_hits and 10 not in pg_hits and pg_hits
         sqlite_hits, pg_hits = both(
-            pair, lambda d, db: d.nearest_memory_chunks(db, "t:user:u1", _vector(1010), 5)
+            pair,
+            lambda d, db: d.memory_vectors.nearest_memory_chunks(db, "t:user:u1", _vector(1010), 5),
         )
         assert pg_hits == sqlite_hits == []
     finally:
@@ -429,7 +449,7 @@ def test_hnsw_recall_against_exact_search(
     server: postgres.PostgresServer, record_property: Callable[[str, object], None]
 ) -> None:
     """The HNSW path (forced) finds the exact k nearest of an owner among other owners' vectors:
-    the recall quoted in app/db/dialects/postgres.py."""
+    the recall quoted in app/db/postgres/knn.py."""
     url = server.create_database()
     pg = _backend(url)
     rng = np.random.default_rng(7)
@@ -454,7 +474,7 @@ def test_hnsw_recall_against_exact_search(
                     for i in range(2000)
                 ],
             )
-            pg.uow.dialect.store_chunk_vectors(
+            pg.uow.storage.memory_vectors.store_chunk_vectors(
                 db, [(i + 1, owners[i], [float(x) for x in v]) for i, v in enumerate(vectors)]
             )
         mine = np.array([o == "t:user:a" for o in owners])
@@ -465,7 +485,9 @@ def test_hnsw_recall_against_exact_search(
             distances[~mine] = np.inf
             exact = {int(i) + 1 for i in np.argsort(distances)[:10]}
             with pg.uow.read() as db:
-                planned = pg.uow.dialect.nearest_memory_chunks(db, "t:user:a", list(query), 10)
+                planned = pg.uow.storage.memory_vectors.nearest_memory_chunks(
+                    db, "t:user:a", list(query), 10
+                )
                 assert {h.row_id for h in planned} == exact  # the planner's own choice
                 db.execute(text("SET LOCAL enable_seqscan = off"))
                 db.execute(text("SET LOCAL enable_sort = off"))  # only HNSW gives the order
@@ -477,7 +499,9 @@ def test_hnsw_recall_against_exact_search(
                     {"v": "[" + ",".join(str(float(x)) for x in query) + "]"},
                 ).all()
                 assert "ix_memory_vec_hnsw" in " ".join(str(r[0]) for r in plan)
-                hits = pg.uow.dialect.nearest_memory_chunks(db, "t:user:a", list(query), 10)
+                hits = pg.uow.storage.memory_vectors.nearest_memory_chunks(
+                    db, "t:user:a", list(query), 10
+                )
             assert len(hits) == 10
             found_total += len({h.row_id for h in hits} & exact)
         recall = found_total / (10 * len(queries))
@@ -490,14 +514,14 @@ def test_hnsw_recall_against_exact_search(
 
 def test_session_lock_makes_a_second_writer_wait(pair: tuple[Backend, Backend]) -> None:
     pg = pair[1]
-    dialect = pg.uow.dialect
-    assert isinstance(dialect, PostgresDialect)
+    storage = pg.uow.storage
+    assert storage.name == "postgresql"
     order: list[str] = []
     holding = threading.Event()
 
     def first() -> None:
         with pg.uow.write() as db:
-            dialect.lock_session(db, "t", "s1")
+            storage.locks.lock_session(db, "t", "s1")
             holding.set()
             time.sleep(0.3)
             order.append("first commits")
@@ -505,13 +529,13 @@ def test_session_lock_makes_a_second_writer_wait(pair: tuple[Backend, Backend]) 
     def second() -> None:
         holding.wait(5)
         with pg.uow.write() as db:
-            dialect.lock_session(db, "t", "s1")
+            storage.locks.lock_session(db, "t", "s1")
             order.append("second holds")
 
     def other_session() -> None:
         holding.wait(5)
         with pg.uow.write() as db:
-            dialect.lock_session(db, "t", "s2")
+            storage.locks.lock_session(db, "t", "s2")
             order.append("other session holds")
 
     threads = [threading.Thread(target=f) for f in (first, second, other_session)]

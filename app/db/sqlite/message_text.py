@@ -12,13 +12,20 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import sqlite_vec
-from sqlalchemy import Connection, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange, candidate_row
-from app.db.dialects.sqlite_memory import SqliteMemoryIndex
-from app.db.dialects.sqlite_message_text import (
+from app.db.session_sql import session_all_rows, session_rows
+from app.db.shared.message_candidates import (
+    CANDIDATE_SELECT,
+    MessageCandidates,
+    archived,
+    candidate_scope,
+    dated_source,
+    scope_params,
+)
+from app.db.shared.rows import CandidateRow, TextHit, TimeRange, candidate_row
+from app.db.sqlite.message_fts import (
     COUNT_FEW_MATCHES,
     FEW_MATCHES,
     MARK_QUERY,
@@ -28,26 +35,14 @@ from app.db.dialects.sqlite_message_text import (
     indexed_form,
     matching_in_order,
 )
-from app.db.dialects.sqlite_passages import SqlitePassageIndex
-from app.db.dialects.sqlite_short_terms import short_terms_expression
-from app.db.dialects.sqlite_vectors import VectorCache, VectorSpace, log_changes, log_reset
-from app.db.session_sql import session_all_rows, session_rows
+from app.db.sqlite.short_terms import short_terms_expression
 
 ARCHIVE_FTS = "archive_fts"
-MESSAGE_VEC = "message_vec"
-MESSAGE_SPACE = VectorSpace(
-    "message", MESSAGE_VEC, "message_id", "session_pk", "said_at_ms", integer_partitions=True
-)
 _INDEX_MESSAGE = text(f"INSERT INTO {MESSAGE_FTS}(rowid, text) VALUES (:id, :text)")
 
 
-class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
-    name = "sqlite"
-    single_writer = True
-    in_process_reads = True
-
-    def __init__(self, vector_cache: VectorCache | None = None) -> None:
-        self.vectors = vector_cache or VectorCache()
+class SqliteMessageText(MessageCandidates):
+    """The message text index of SQLite (``MessageTextIndex``)."""
 
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
         params = [{"id": row_id, "text": indexed_form(body)} for row_id, body in rows if body]
@@ -61,14 +56,6 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
             ),
             {"s": session_pk},
         )
-        db.execute(
-            text(
-                f"DELETE FROM {MESSAGE_VEC} WHERE message_id IN (SELECT id FROM messages WHERE session_pk = :s)"
-            ),
-            {"s": session_pk},
-        )
-        log_reset(db, MESSAGE_SPACE, str(session_pk))
-        self.unindex_session_passages(db, session_pk)
         db.execute(
             text(
                 f"DELETE FROM {ARCHIVE_FTS} WHERE rowid IN (SELECT id FROM archives WHERE session_pk = :s)"
@@ -89,9 +76,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
     ) -> Iterator[TextHit]:
         # The full-text lookup runs first, as a subquery: joined directly, SQLite walks the session's
         # rows and evaluates MATCH once per row.
-        archive_filter = (
-            "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
-        )
+        archive_filter = archived(archive_pk)
         params: dict[str, object] = {
             "q": fts_query(terms, any_term=ranked),
             "s": session_pk,
@@ -122,9 +107,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
         expression = short_terms_expression(db, terms)
         if expression is None:
             return None
-        archive_filter = (
-            "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
-        )
+        archive_filter = archived(archive_pk)
         params: dict[str, object] = {"q": expression, "s": session_pk, "a": archive_pk}
         sql = matching_in_order(terms, params, archive_filter)
         return [int(row_id) for row_id, *_ in session_all_rows(db, sql, params)]
@@ -158,9 +141,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
         # here is a miss there too for ASCII; non-ASCII terms are compared as given).
         column = "m.search_text" if case_sensitive else "lower(m.search_text)"
         conditions = " AND ".join(f"instr({column}, :t{i}) > 0" for i in range(len(terms)))
-        archive_filter = (
-            "AND m.archive_pk = :a" if archive_pk is not None else "AND m.archive_pk IS NOT NULL"
-        )
+        archive_filter = archived(archive_pk)
         params: dict[str, object] = {"s": session_pk, "a": archive_pk}
         for i, term in enumerate(terms):
             params[f"t{i}"] = term if case_sensitive else term.lower()
@@ -178,25 +159,11 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
     ) -> Iterator[tuple[str, dict[str, object]]]:
         """One id query per literal, in the caller's order, then one for the dates. The index answers
         literals of three characters or more, and those of two through its vocabulary (as keyword
-        search does: app/db/dialects/sqlite_short_terms.py); a shorter one, or a pair with case
+        search does: app/db/sqlite/short_terms.py); a shorter one, or a pair with case
         outside ASCII, scans this session's rows (instr() in C). As for longer literals, the index
         holds a long message's first 32 KB (``MAX_INDEXED_CHARS``)."""
-        since, until = window
-        base: dict[str, object] = {"s": session_pk, "a": archive_pk, "since": since, "until": until}
-        # A message without search facts yet has no known time here: the caller filters it.
-        joined = (
-            "LEFT JOIN message_search x ON x.message_id = m.id " if window != (None, None) else ""
-        )
-        where = (
-            "m.session_pk = :s "
-            + (
-                "AND m.archive_pk = :a "
-                if archive_pk is not None
-                else "AND m.archive_pk IS NOT NULL "
-            )
-            + ("AND (x.said_at_ms IS NULL OR x.said_at_ms >= :since) " if since is not None else "")
-            + ("AND (x.said_at_ms IS NULL OR x.said_at_ms <= :until) " if until is not None else "")
-        )
+        base = scope_params(session_pk, archive_pk, window)
+        joined, where = candidate_scope(archive_pk, window)
         head = f"SELECT m.id FROM messages m {joined}WHERE {where}"
         # The index read newest first, each message looked up by id, so that the taking stops
         # at the budget rather than gathering and sorting a common word's every match
@@ -215,9 +182,7 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
             else:
                 yield head + "AND instr(lower(m.search_text), :t) > 0", {**base, "t": literal}
         if dates:
-            found = " OR ".join(f"instr(d.dates, :d{i}) > 0" for i in range(len(dates)))
-            dated = f"AND m.id IN (SELECT d.message_id FROM message_search d WHERE d.session_pk = :s AND ({found}))"
-            yield head + dated, {**base, **{f"d{i}": day for i, day in enumerate(dates)}}
+            yield dated_source(head, base, dates, "instr")
 
     def _rows(self, db: Session, sql: str, params: dict[str, object]) -> Iterable[tuple[Any, ...]]:
         # On the driver's connection: SQLAlchemy's execution of a text() costs more than SQLite's
@@ -229,69 +194,5 @@ class SqliteDialect(SqliteMemoryIndex, SqlitePassageIndex, Dialect):
         # cost more to bind than to read. No body: a hit's time comes from its search facts, or
         # is read for the few hits without them (parsing every candidate's body was a third of
         # the read).
-        sql = (
-            "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, "
-            "coalesce(x.dates, ''), x.said_at_ms FROM messages m LEFT JOIN message_search x ON x.message_id = m.id "
-            "WHERE m.id IN (SELECT value FROM json_each(?))"
-        )
+        sql = CANDIDATE_SELECT + "m.id IN (SELECT value FROM json_each(?))"
         return [candidate_row(r) for r in session_all_rows(db, sql, (json.dumps(ids),))]
-
-    def store_message_vectors(
-        self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]
-    ) -> None:
-        params = [
-            {
-                "id": message_id,
-                "s": session_pk,
-                "t": said_at_ms,
-                "v": sqlite_vec.serialize_float32(vector),
-            }
-            for message_id, session_pk, said_at_ms, vector in rows
-        ]
-        if params:
-            db.execute(
-                text(f"DELETE FROM {MESSAGE_VEC} WHERE message_id = :id"),
-                [{"id": p["id"]} for p in params],
-            )
-            db.execute(
-                text(
-                    f"INSERT INTO {MESSAGE_VEC}(message_id, session_pk, said_at_ms, embedding) VALUES (:id, :s, :t, :v)"
-                ),
-                params,
-            )
-            log_changes(db, MESSAGE_SPACE, [(str(p["s"]), int(p["id"])) for p in params])
-
-    def nearest_messages(
-        self,
-        db: Session,
-        session_pk: int,
-        vector: list[float],
-        k: int,
-        window: TimeRange = (None, None),
-    ) -> list[TextHit]:
-        # The time filter is part of the KNN (a vec0 metadata column, a tag of the matrix): a
-        # narrow window still gets its k nearest, not the few of the session's k nearest inside it.
-        found = self.vectors.nearest(db, MESSAGE_SPACE, str(session_pk), vector, k, window)
-        if found is not None:
-            return [TextHit(n.row_id, n.distance) for n in found]
-        since = " AND said_at_ms >= :since" if window[0] is not None else ""
-        until = " AND said_at_ms <= :until" if window[1] is not None else ""
-        sql = (
-            f"SELECT message_id, distance FROM {MESSAGE_VEC} "
-            f"WHERE embedding MATCH :v AND k = :k AND session_pk = :s{since}{until} ORDER BY distance"
-        )
-        params = {
-            "v": sqlite_vec.serialize_float32(vector),
-            "k": k,
-            "s": session_pk,
-            "since": window[0],
-            "until": window[1],
-        }
-        return [TextHit(int(r), float(d)) for r, d in db.execute(text(sql), params)]
-
-    def lock_session(self, db: Session, tenant_id: str, session_id: str) -> None:
-        """Nothing to take: a write transaction (BEGIN IMMEDIATE) holds the database's one write
-        lock, which already makes every other writer wait."""
-
-    def probe_write(self, conn: Connection) -> None:
-        conn.execute(text("CREATE TABLE ce_write_probe (id INTEGER)"))

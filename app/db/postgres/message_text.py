@@ -1,4 +1,4 @@
-"""PostgreSQL: pg_trgm for substring search, a tsvector word index, pgvector for nearest vectors.
+"""PostgreSQL: pg_trgm for substring search of archived messages and archive overviews.
 
 The tables are those of migrations/helpers.py (PostgreSQL branch), with the SQLite names:
 
@@ -10,48 +10,28 @@ The tables are those of migrations/helpers.py (PostgreSQL branch), with the SQLi
   search scores the hits with BM25 over the session's indexed rows (term frequency = occurrences
   of the substring, length in bytes, Lucene's always-positive idf): the order is BM25's, the
   numbers are not FTS5's.
-- ``memory_fts`` holds each chunk's words (FTS5 unicode61's split, app/search/text/words.py)
-  and their tsvector under a GIN index; candidates come from impact-ordered postings, as on SQLite
-  (app/search/plan.py), and are ranked with FTS5's own bm25() formula over the
-  searched partitions, so app/memory reads the same numbers as on SQLite.
-- ``memory_vec`` / ``message_vec`` hold pgvector ``vector(384)`` rows; a KNN is ``ORDER BY
-  embedding <=> query`` (cosine distance, as sqlite-vec's) inside one owner or session. The
-  planner takes the partition's b-tree and an exact sort when the partition is small against the
-  table, or the HNSW index with iterative scans (pgvector 0.8) when it is large. Measured against
-  exact search (tests/db/test_postgres_dialect.py: 2,000 random unit 384-d vectors, 1,500 of them
-  in the searched owner, 20 queries, k = 10, the HNSW path forced): recall@10 0.995 with
-  ``hnsw.ef_search`` = 200, 0.96 with 100 (the planner's own choice on that table: exact, 1.0).
-
-Writers run concurrently (``single_writer = False``): row locks, not a database lock.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from sqlalchemy import Connection, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import CandidateRow, Dialect, TextHit, TimeRange, candidate_row
-from app.db.dialects.postgres_memory import PostgresMemoryIndex
-from app.db.dialects.postgres_passages import PostgresPassageIndex, session_knn
-from app.db.dialects.postgres_text import (
-    like_pattern,
-    vector_literal,
-    without_nul,
+from app.db.postgres.literals import like_pattern, without_nul
+from app.db.shared.message_candidates import (
+    CANDIDATE_SELECT,
+    MessageCandidates,
+    archived,
+    candidate_scope,
+    dated_source,
+    scope_params,
 )
+from app.db.shared.rows import CandidateRow, TextHit, TimeRange, candidate_row
 
 MESSAGE_FTS = "message_fts"
 ARCHIVE_FTS = "archive_fts"
-MESSAGE_VEC = "message_vec"
-
-
-def _archived(archive_pk: int | None, alias: str = "m") -> str:
-    return (
-        f"AND {alias}.archive_pk = :a"
-        if archive_pk is not None
-        else f"AND {alias}.archive_pk IS NOT NULL"
-    )
 
 
 def _ranked_trigram_sql(
@@ -81,9 +61,8 @@ def _ranked_trigram_sql(
     )
 
 
-class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
-    name = "postgresql"
-    single_writer = False
+class PostgresMessageText(MessageCandidates):
+    """The message text index of PostgreSQL (``MessageTextIndex``)."""
 
     def index_messages(self, db: Session, rows: Iterable[tuple[int, str]]) -> None:
         params = [{"id": row_id, "text": without_nul(body)} for row_id, body in rows if body]
@@ -104,8 +83,6 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
             ),
             params,
         )
-        db.execute(text(f"DELETE FROM {MESSAGE_VEC} WHERE session_pk = :s"), params)
-        self.unindex_session_passages(db, session_pk)
         db.execute(
             text(
                 f"DELETE FROM {ARCHIVE_FTS} WHERE id IN (SELECT id FROM archives WHERE session_pk = :s)"
@@ -129,7 +106,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
             sql = _ranked_trigram_sql(
                 MESSAGE_FTS,
                 "JOIN messages m ON m.id = f.id",
-                f"AND m.session_pk = :s {_archived(archive_pk)}",
+                f"AND m.session_pk = :s {archived(archive_pk)}",
                 terms,
                 params,
             )
@@ -142,7 +119,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
             conditions.append(f"f.text LIKE lower(:p{i})")
         sql = (
             f"SELECT m.id FROM messages m JOIN {MESSAGE_FTS} f ON f.id = m.id "
-            f"WHERE {' AND '.join(conditions)} AND m.session_pk = :s {_archived(archive_pk)} "
+            f"WHERE {' AND '.join(conditions)} AND m.session_pk = :s {archived(archive_pk)} "
             "ORDER BY m.seq"
         )
         for (row_id,) in db.execute(text(sql), params):
@@ -191,7 +168,7 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
             params[f"t{i}"] = without_nul(term if case_sensitive else term.lower())
         conditions = " AND ".join(f"strpos({column}, :t{i}) > 0" for i in range(len(terms)))
         sql = (
-            f"SELECT m.id FROM messages m WHERE m.session_pk = :s {_archived(archive_pk)} "
+            f"SELECT m.id FROM messages m WHERE m.session_pk = :s {archived(archive_pk)} "
             f"AND {conditions} ORDER BY m.seq"
         )
         return [int(row_id) for (row_id,) in db.execute(text(sql), params)]
@@ -206,81 +183,23 @@ class PostgresDialect(PostgresMemoryIndex, PostgresPassageIndex, Dialect):
         window: TimeRange,
     ) -> Iterator[tuple[str, dict[str, object]]]:
         """One id query per literal, in the caller's order, then one for the dates (as SQLite's)."""
-        base: dict[str, object] = {
-            "s": session_pk,
-            "a": archive_pk,
-            "since": window[0],
-            "until": window[1],
-        }
-        joined = (
-            "LEFT JOIN message_search x ON x.message_id = m.id " if window != (None, None) else ""
-        )
-        head = (
-            f"SELECT m.id FROM messages m {joined}WHERE m.session_pk = :s {_archived(archive_pk)} "
-        )
-        if window[0] is not None:
-            head += "AND (x.said_at_ms IS NULL OR x.said_at_ms >= :since) "
-        if window[1] is not None:
-            head += "AND (x.said_at_ms IS NULL OR x.said_at_ms <= :until) "
+        base = scope_params(session_pk, archive_pk, window)
+        joined, where = candidate_scope(archive_pk, window)
+        head = f"SELECT m.id FROM messages m {joined}WHERE {where}"
         for literal in literals:
             if len(literal) >= self.min_indexed_term_chars():
-                where = f"AND m.id IN (SELECT id FROM {MESSAGE_FTS} WHERE text LIKE lower(:q))"
-                yield head + where, {**base, "q": like_pattern(literal)}
+                indexed = f"AND m.id IN (SELECT id FROM {MESSAGE_FTS} WHERE text LIKE lower(:q))"
+                yield head + indexed, {**base, "q": like_pattern(literal)}
             else:
                 yield (
                     head + "AND strpos(lower(m.search_text), :t) > 0",
                     {**base, "t": without_nul(literal)},
                 )
         if dates:
-            found = " OR ".join(f"strpos(d.dates, :d{i}) > 0" for i in range(len(dates)))
-            where = f"AND m.id IN (SELECT d.message_id FROM message_search d WHERE d.session_pk = :s AND ({found}))"
-            yield head + where, {**base, **{f"d{i}": day for i, day in enumerate(dates)}}
+            yield dated_source(head, base, dates, "strpos")
 
     def _candidate_rows(self, db: Session, ids: list[int]) -> list[CandidateRow]:
         if not ids:
             return []
-        sql = (
-            "SELECT m.id, m.archive_pk, m.seq, m.role, m.search_text, "
-            "coalesce(x.dates, ''), x.said_at_ms FROM messages m "
-            "LEFT JOIN message_search x ON x.message_id = m.id WHERE m.id = ANY(:ids)"
-        )
+        sql = CANDIDATE_SELECT + "m.id = ANY(:ids)"
         return [candidate_row(r) for r in db.execute(text(sql), {"ids": ids})]
-
-    def store_message_vectors(
-        self, db: Session, rows: Iterable[tuple[int, int, int, list[float]]]
-    ) -> None:
-        params = [
-            {"id": message_id, "s": session_pk, "t": said_at_ms, "v": vector_literal(vector)}
-            for message_id, session_pk, said_at_ms, vector in rows
-        ]
-        if params:
-            db.execute(
-                text(
-                    f"INSERT INTO {MESSAGE_VEC}(message_id, session_pk, said_at_ms, embedding) "
-                    "VALUES (:id, :s, :t, CAST(:v AS vector)) ON CONFLICT (message_id) DO UPDATE SET "
-                    "session_pk = EXCLUDED.session_pk, said_at_ms = EXCLUDED.said_at_ms, embedding = EXCLUDED.embedding"
-                ),
-                params,
-            )
-
-    def nearest_messages(
-        self,
-        db: Session,
-        session_pk: int,
-        vector: list[float],
-        k: int,
-        window: TimeRange = (None, None),
-    ) -> list[TextHit]:
-        hits = session_knn(db, MESSAGE_VEC, "message_id", session_pk, vector, k, window)
-        return [TextHit(row_id, distance) for row_id, distance in hits]
-
-    def lock_session(self, db: Session, tenant_id: str, session_id: str) -> None:
-        """A transaction-scoped advisory lock on the session's key: what SQLite's single writer
-        gives every write unit of work."""
-        db.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
-            {"k": f"session\x1f{tenant_id}\x1f{session_id}"},
-        )
-
-    def probe_write(self, conn: Connection) -> None:
-        conn.execute(text("CREATE TABLE ce_write_probe (id INTEGER)"))

@@ -1,5 +1,5 @@
 """PostgreSQL: the query that reads the memory word index's kept counters, in one round trip
-(``memory_counts`` remembers it within a transaction)."""
+(app/db/shared/memory_counts.py remembers it within a transaction)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Text helpers of the PostgreSQL dialect: tsvector and tsquery literals, LIKE patterns, vectors.
+"""Text helpers of the PostgreSQL seams: tsvector and tsquery literals, LIKE patterns, vectors.
 
 The memory word index must answer what FTS5's tokenizer answers on SQLite, so its words are split
 in Python (``app.search.text.words``) and handed to PostgreSQL as literal lexemes: its own text-search parser

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.db.dialects.base import TextHit
+from app.db.shared.rows import TextHit
 
 # A passage vector's id: its message's id times the stride plus its index in the message
 # (app/search/text/passages.py keeps at most 32 passages), so the message is known from the id alone.

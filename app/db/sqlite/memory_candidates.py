@@ -9,8 +9,8 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.sqlite_memory_postings import MEMORY_WORDS, expanding
-from app.db.dialects.sqlite_message_text import fts_phrase
+from app.db.sqlite.memory_postings import MEMORY_WORDS, expanding
+from app.db.sqlite.message_fts import fts_phrase
 from app.search import plan
 from app.search.bm25 import impact
 from app.search.phrases import Phrase

@@ -13,7 +13,7 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.sqlite_message_text import fts_phrase
+from app.db.sqlite.message_fts import fts_phrase
 
 MESSAGE_VOCAB = "message_fts_vocab"
 SHORT_TERM_CHARS = 2

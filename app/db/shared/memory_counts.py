@@ -64,7 +64,7 @@ def read_statistics(
     count_exactly: PhraseCounter,
 ) -> Statistics:
     """The statistics of a search, and where each phrase's candidates are read from, with the
-    dialect's SQL for the counters and the exact counts."""
+    backend's SQL for the counters and the exact counts."""
     terms, prefixes = counted_terms(phrases)
     counted = read_counts(db, partitions, terms, prefixes, query)
     return plan_statistics(phrases, counted, lambda inexact: count_exactly(db, partitions, inexact))
@@ -79,7 +79,7 @@ def forget_counts(db: Session | Connection) -> None:
 def term_documents(
     counted: Counts, tokens: list[str], prefixes: list[str]
 ) -> tuple[int, dict[str, int]]:
-    """``Dialect.memory_term_documents``'s answer from the counters: the partitions' chunks, and
+    """``MemoryWordIndex.memory_term_documents``'s answer from the counters: the partitions' chunks, and
     the chunks holding each token and each prefix (``prefix*``; at most every chunk)."""
     found = {token: counted.terms.get(token, 0) for token in tokens}
     for prefix in prefixes:

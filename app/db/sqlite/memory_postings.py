@@ -2,7 +2,7 @@
 says what they are; app/search/plan.py what a search reads from them).
 
 ``memory_words`` keeps each chunk's words (space-separated: a word never holds a space), which the
-candidates are scored from (``sqlite_memory_candidates`` reads them). Writers are serialised by
+candidates are scored from (``memory_candidates`` reads them). Writers are serialised by
 SQLite itself: the counters need no lock order.
 """
 
@@ -10,21 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, TextClause, bindparam, text
+from sqlalchemy import TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.memory_counts import forget_counts
-from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
+from app.db.shared import memory_postings as shared
+from app.db.shared.memory_counts import read_statistics as read_counted_statistics
+from app.db.shared.memory_postings import ChunkPosting, Database, PostedChunk
 from app.search.phrases import Phrase
 from app.search.plan import Counts, Statistics, counts_from_rows
-from app.search.postings import (
-    TermCounts,
-    added_term_deltas,
-    chunk_terms,
-    partition_deltas,
-    postings,
-    term_deltas,
-)
+from app.search.postings import Posting, chunk_terms
 
 MEMORY_WORDS = "memory_words"
 _LAST_CHAR = chr(0x10FFFF)  # every word with a prefix sorts below prefix + this (BINARY)
@@ -35,22 +29,27 @@ def expanding(sql: str, *names: str) -> TextClause:
     return text(sql).bindparams(*(bindparam(name, expanding=True) for name in names))
 
 
-def post_chunks(
-    db: Session | Connection, rows: list[tuple[int, str, list[str], TermCounts | None]]
-) -> None:
+def post_chunks(db: Database, rows: list[ChunkPosting]) -> None:
     """Add (chunk id, partition, words, their term counts where known) to the words, the postings
     and the counters."""
-    if not rows:
-        return
-    forget_counts(db)
+    shared.post_chunks(db, rows, _STATEMENTS)
+
+
+def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
+    """Remove chunks from the words, the postings and the counters (chunks never posted are
+    ignored)."""
+    shared.unpost_chunks(db, chunk_ids, _STATEMENTS)
+
+
+def _store_words(db: Database, rows: list[ChunkPosting]) -> None:
     _execute_many(
         db,
         f"INSERT OR REPLACE INTO {MEMORY_WORDS}(chunk_id, partition, tokens) VALUES (?, ?, ?)",
         [(i, p, " ".join(t)) for i, p, t, _ in rows],
     )
-    averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t, _ in rows))
-    posted = [x for i, p, t, c in rows for x in postings(p, i, t, averages.get(p, 0.0), c)]
-    _change_terms(db, added_term_deltas(posted))
+
+
+def _insert_postings(db: Database, posted: list[Posting]) -> None:
     _execute_many(
         db,
         "INSERT OR REPLACE INTO memory_postings(partition, term, chunk_id, frequency, impact) "
@@ -59,7 +58,7 @@ def post_chunks(
     )
 
 
-def _execute_many(db: Session | Connection, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
+def _execute_many(db: Database, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
     """One statement for many rows, on the driver: a long memory writes thousands of postings
     and term counters inside the write lock, and SQLAlchemy's processing of each row's
     parameters cost more than SQLite's inserts. The values are
@@ -69,13 +68,8 @@ def _execute_many(db: Session | Connection, sql: str, rows: Sequence[tuple[objec
         connection.exec_driver_sql(sql, rows)
 
 
-def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
-    """Remove chunks from the words, the postings and the counters (chunks never posted are
-    ignored)."""
-    if not chunk_ids:
-        return
-    forget_counts(db)
-    rows = [
+def _posted_chunks(db: Session, chunk_ids: list[int]) -> list[PostedChunk]:
+    return [
         (int(i), str(p), tokens.split(" ") if tokens else [])
         for i, p, tokens in db.execute(
             expanding(
@@ -85,11 +79,15 @@ def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
             {"ids": list(chunk_ids)},
         )
     ]
+
+
+def _delete_postings(
+    db: Session,
+    rows: list[PostedChunk],
+    chunk_ids: list[int],  # noqa: ARG001 - the posted ones are all there is to delete
+) -> None:
     if not rows:
         return
-    removed = [(p, t, -1) for _, p, t in rows]
-    _change_partitions(db, partition_deltas(removed))
-    _change_terms(db, term_deltas(removed))
     db.execute(
         text("DELETE FROM memory_postings WHERE partition = :p AND term = :t AND chunk_id = :id"),
         [{"p": p, "t": term, "id": i} for i, p, t in rows for term in chunk_terms(t)],
@@ -100,9 +98,7 @@ def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
     )
 
 
-def _change_partitions(
-    db: Session | Connection, deltas: list[tuple[str, int, int]]
-) -> dict[str, float]:
+def _change_partitions(db: Database, deltas: list[tuple[str, int, int]]) -> dict[str, float]:
     """Apply the deltas; returns each changed partition's average words per chunk after them."""
     averages: dict[str, float] = {}
     for partition, chunks, words in deltas:
@@ -118,13 +114,23 @@ def _change_partitions(
     return averages
 
 
-def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) -> None:
+def _change_terms(db: Database, deltas: list[tuple[str, str, int]]) -> None:
     _execute_many(
         db,
         "INSERT INTO memory_terms(partition, term, chunks) VALUES (?, ?, ?) "
         "ON CONFLICT (partition, term) DO UPDATE SET chunks = chunks + excluded.chunks",
         deltas,
     )
+
+
+_STATEMENTS = shared.PostingStatements(
+    store_words=_store_words,
+    change_partitions=_change_partitions,
+    change_terms=_change_terms,
+    insert_postings=_insert_postings,
+    posted_chunks=_posted_chunks,
+    delete_postings=_delete_postings,
+)
 
 
 def query_counts(

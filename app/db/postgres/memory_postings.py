@@ -9,35 +9,35 @@ rarest term from the impact-ordered b-tree: a bounded number of rows whatever th
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.dialects.memory_counts import forget_counts
-from app.db.dialects.memory_counts import read_statistics as read_counted_statistics
-from app.db.dialects.postgres_memory_counts import query_counts
-from app.db.dialects.postgres_text import tsquery_literal
+from app.db.postgres.literals import tsquery_literal
+from app.db.postgres.memory_counts import query_counts
+from app.db.shared import memory_postings as shared
+from app.db.shared.memory_counts import read_statistics as read_counted_statistics
+from app.db.shared.memory_postings import ChunkPosting, Database, PostedChunk
 from app.search.phrases import Phrase
 from app.search.plan import Statistics
-from app.search.postings import (
-    TermCounts,
-    added_term_deltas,
-    partition_deltas,
-    postings,
-    term_deltas,
-)
+from app.search.postings import Posting
 
 
-def post_chunks(
-    db: Session | Connection, rows: list[tuple[int, str, list[str], TermCounts | None]]
-) -> None:
+def post_chunks(db: Database, rows: list[ChunkPosting]) -> None:
     """Add (chunk id, partition, words, their term counts where known) to the postings and the
-    counters."""
-    if not rows:
-        return
-    forget_counts(db)
-    averages = _change_partitions(db, partition_deltas((p, t, 1) for _, p, t, _ in rows))
-    posted = [x for i, p, t, c in rows for x in postings(p, i, t, averages.get(p, 0.0), c)]
-    _change_terms(db, added_term_deltas(posted))
+    counters (``memory_fts`` holds the words: app/db/postgres/memory_words.py)."""
+    shared.post_chunks(db, rows, _STATEMENTS)
+
+
+def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
+    """Remove chunks from the postings and the counters (chunks never posted are ignored)."""
+    shared.unpost_chunks(db, chunk_ids, _STATEMENTS)
+
+
+def _store_words(_db: Database, _rows: list[ChunkPosting]) -> None:
+    """Nothing to keep: the chunk's row in ``memory_fts`` holds its words."""
+
+
+def _insert_postings(db: Database, posted: list[Posting]) -> None:
     db.execute(
         text(
             "INSERT INTO memory_postings(chunk_id, term, partition, frequency, impact) "
@@ -56,25 +56,21 @@ def post_chunks(
     )
 
 
-def unpost_chunks(db: Session, chunk_ids: list[int]) -> None:
-    """Remove chunks from the postings and the counters (chunks never posted are ignored)."""
-    forget_counts(db)
+def _posted_chunks(db: Session, chunk_ids: list[int]) -> list[PostedChunk]:
     rows = db.execute(
         text(
-            "SELECT partition, tokens FROM memory_fts WHERE id = ANY(:ids) AND partition IS NOT NULL"
+            "SELECT id, partition, tokens FROM memory_fts WHERE id = ANY(:ids) AND partition IS NOT NULL"
         ),
         {"ids": list(chunk_ids)},
-    ).all()
-    if rows:
-        removed = [(str(p), list(t), -1) for p, t in rows]
-        _change_partitions(db, partition_deltas(removed))
-        _change_terms(db, term_deltas(removed))
+    )
+    return [(int(i), str(p), list(t)) for i, p, t in rows]
+
+
+def _delete_postings(db: Session, _rows: list[PostedChunk], chunk_ids: list[int]) -> None:
     db.execute(text("DELETE FROM memory_postings WHERE chunk_id = ANY(:ids)"), {"ids": chunk_ids})
 
 
-def _change_partitions(
-    db: Session | Connection, deltas: list[tuple[str, int, int]]
-) -> dict[str, float]:
+def _change_partitions(db: Database, deltas: list[tuple[str, int, int]]) -> dict[str, float]:
     """Apply the deltas; returns each changed partition's average words per chunk after them."""
     if not deltas:
         return {}
@@ -94,7 +90,7 @@ def _change_partitions(
     return {str(p): (w / c if c > 0 else 0.0) for p, c, w in result}
 
 
-def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) -> None:
+def _change_terms(db: Database, deltas: list[tuple[str, str, int]]) -> None:
     if deltas:
         db.execute(
             text(
@@ -108,6 +104,16 @@ def _change_terms(db: Session | Connection, deltas: list[tuple[str, str, int]]) 
                 "deltas": [d for _, _, d in deltas],
             },
         )
+
+
+_STATEMENTS = shared.PostingStatements(
+    store_words=_store_words,
+    change_partitions=_change_partitions,
+    change_terms=_change_terms,
+    insert_postings=_insert_postings,
+    posted_chunks=_posted_chunks,
+    delete_postings=_delete_postings,
+)
 
 
 def read_statistics(db: Session, partitions: list[str], phrases: list[Phrase]) -> Statistics:

@@ -2,7 +2,7 @@
 
 A search reads the searched partitions' statistics from the kept counters, a bounded set of
 candidate chunks with their words (app/search/plan.py says which), scores them with FTS5's bm25()
-(``app.search.postings.score_chunks``) and keeps the current ones, best first. A dialect supplies
+(``app.search.postings.score_chunks``) and keeps the current ones, best first. A backend supplies
 only the SQL that reads those rows: the four hooks below.
 """
 
@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 
 from sqlalchemy.orm import Session
 
-from app.db.dialects.base import TextHit
-from app.db.dialects.memory_counts import read_counts, term_documents
-from app.db.dialects.memory_partitions import memory_partition
+from app.db.shared.memory_counts import read_counts, term_documents
+from app.db.shared.memory_partitions import memory_partition
+from app.db.shared.rows import TextHit
 from app.search.bm25 import fts5_idf
 from app.search.phrases import Phrase
 from app.search.plan import MIN_CANDIDATES, Counts, Statistics
@@ -22,7 +22,7 @@ from app.search.postings import score_chunks
 
 
 class MemoryWordSearch(ABC):
-    """``match_memory_chunks`` and ``memory_term_documents`` over a dialect's row readers."""
+    """``match_memory_chunks`` and ``memory_term_documents`` over a backend's row readers."""
 
     @abstractmethod
     def _word_statistics(

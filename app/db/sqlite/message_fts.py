@@ -81,7 +81,7 @@ def matching_in_order(
 
 def indexed_form(text: str) -> str:
     """What the message index holds of a text (see MAX_INDEXED_CHARS), ended by a line break: a
-    term of two characters at the very end then still starts a trigram (``sqlite_short_terms``)."""
+    term of two characters at the very end then still starts a trigram (``short_terms``)."""
     if len(text) > MAX_INDEXED_CHARS:
         text = text[:MAX_INDEXED_CHARS] + "\n" + PARTIAL_INDEX_MARK
     return text + "\n"
