@@ -103,21 +103,25 @@ class CountingUnitOfWork(UnitOfWork):
 async def test_query_vectors_are_written_later_in_one_transaction(settings: Settings) -> None:
     embedder = HeldEmbedder()
     embedder.release.set()
-    uow = CountingUnitOfWork(create_db_engine(settings))
-    cached = CachedEmbedder(uow, embedder, query_write_delay_s=3600)
-    queries = ["deploy failed", "who owns billing", "rollback plan"]
-    for query in queries:
-        await cached.embed_query(query)
-    assert uow.writes == 0  # the prompts did not wait for (or run beside) a write
-    await cached.drain()
-    assert uow.writes == 1
-    another_process = CachedEmbedder(UnitOfWork(create_db_engine(settings)), embedder)
-    for query in queries:
-        # stored as float32
-        assert await another_process.embed_query(query) == pytest.approx(embedder.vector(query))
-    assert len(embedder.calls) == len(
-        queries
-    )  # the second embedder read them all from the database
+    engine, other_engine = create_db_engine(settings), create_db_engine(settings)
+    try:
+        uow = CountingUnitOfWork(engine)
+        cached = CachedEmbedder(uow, embedder, query_write_delay_s=3600)
+        queries = ["deploy failed", "who owns billing", "rollback plan"]
+        for query in queries:
+            await cached.embed_query(query)
+        assert uow.writes == 0  # the prompts did not wait for (or run beside) a write
+        await cached.drain()
+        assert uow.writes == 1
+        another_process = CachedEmbedder(UnitOfWork(other_engine), embedder)
+        for query in queries:
+            # stored as float32
+            vector = await another_process.embed_query(query)
+            assert vector == pytest.approx(embedder.vector(query))
+        assert len(embedder.calls) == len(queries)  # the second read them all from the database
+    finally:
+        engine.dispose()
+        other_engine.dispose()
 
 
 async def test_query_vectors_reach_the_database_after_the_delay_without_a_drain(
@@ -125,15 +129,18 @@ async def test_query_vectors_reach_the_database_after_the_delay_without_a_drain(
 ) -> None:
     embedder = HeldEmbedder()
     embedder.release.set()
-    cached = CachedEmbedder(
-        UnitOfWork(create_db_engine(settings)), embedder, query_write_delay_s=0.01
-    )
-    await cached.embed_query("deploy failed")
-    for _ in range(100):
-        await asyncio.sleep(0.02)
-        if not cached._unwritten and not cached._storing:
-            break
-    another_process = CachedEmbedder(UnitOfWork(create_db_engine(settings)), embedder)
-    vector = await another_process.embed_query("deploy failed")
-    assert vector == pytest.approx(embedder.vector("deploy failed"))
-    assert embedder.calls == [["deploy failed"]]
+    engine, other_engine = create_db_engine(settings), create_db_engine(settings)
+    try:
+        cached = CachedEmbedder(UnitOfWork(engine), embedder, query_write_delay_s=0.01)
+        await cached.embed_query("deploy failed")
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if not cached._unwritten and not cached._storing:
+                break
+        another_process = CachedEmbedder(UnitOfWork(other_engine), embedder)
+        vector = await another_process.embed_query("deploy failed")
+        assert vector == pytest.approx(embedder.vector("deploy failed"))
+        assert embedder.calls == [["deploy failed"]]
+    finally:
+        engine.dispose()
+        other_engine.dispose()
